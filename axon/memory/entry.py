@@ -1,0 +1,187 @@
+"""What a memory holds: `MemoryEntry` (the seed's record plus expiry) and value checks.
+
+A `MemoryEntry` is immutable. `score` is set only on entries returned by a
+retrieval; `signals` explains a fused score (which retrieval signal gave what).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from axon.errors import AxonMemoryError
+
+Clock = Callable[[], float]
+"""A zero-argument callable returning Unix seconds; every backend takes one."""
+
+MAX_VALUE_BYTES = 1_000_000
+"""Largest JSON encoding of a value (and of its metadata) a memory accepts (1 MB)."""
+
+MAX_KEY_CHARS = 1024
+
+
+@dataclass(frozen=True)
+class MemoryEntry:
+    """A single value stored in semantic memory (seed `000`), with its expiry time.
+
+    `timestamp` is when it was stored; `expires_at` is `None` or the Unix time from
+    which recall no longer returns it.
+    """
+
+    key: str
+    value: Any
+    metadata: dict[str, Any] = field(default_factory=dict)
+    score: float = 0.0
+    timestamp: float = 0.0
+    expires_at: float | None = None
+    signals: dict[str, float] | None = field(default=None, compare=False)
+
+    @property
+    def scope(self) -> str | None:
+        scope = self.metadata.get("scope")
+        return scope if isinstance(scope, str) else None
+
+    def is_expired(self, now: float) -> bool:
+        return self.expires_at is not None and now >= self.expires_at
+
+    def with_score(self, score: float, signals: dict[str, float] | None = None) -> MemoryEntry:
+        return MemoryEntry(
+            key=self.key,
+            value=self.value,
+            metadata=self.metadata,
+            score=score,
+            timestamp=self.timestamp,
+            expires_at=self.expires_at,
+            signals=signals,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "key": self.key,
+            "value": self.value,
+            "score": self.score,
+            "metadata": self.metadata,
+            "timestamp": self.timestamp,
+            "expires_at": self.expires_at,
+        }
+        if self.signals is not None:
+            data["signals"] = self.signals
+        return data
+
+
+@dataclass(frozen=True)
+class NewEntry:
+    """One item of a batch store: what `store(key, value, metadata, expires_at=...)` takes."""
+
+    key: str
+    value: Any
+    metadata: Mapping[str, Any] | None = None
+    expires_at: float | None = None
+
+
+def scope_of(metadata: Mapping[str, Any] | None) -> str | None:
+    """The scope an entry belongs to: its metadata's `scope` when that is a string."""
+    if not metadata:
+        return None
+    scope = metadata.get("scope")
+    return scope if isinstance(scope, str) else None
+
+
+def _find_unstorable(value: Any, path: str = "value") -> str | None:
+    """Describe the first part of `value` that JSON cannot represent, or None."""
+    if value is None or isinstance(value, bool | int | str):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{path} is {value!r} (not a finite number)"
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found = _find_unstorable(item, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    if isinstance(value, dict):
+        for k, item in value.items():
+            if not isinstance(k, str):
+                return f"{path} has a key of type {type(k).__name__} (keys must be strings)"
+            found = _find_unstorable(item, f"{path}[{k!r}]")
+            if found:
+                return found
+        return None
+    return f"{path} is of type {type(value).__name__}, which is not JSON-representable"
+
+
+def encode_json(obj: Any) -> str:
+    """Compact JSON text of a value already checked by `validate_entry`."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def validate_entry(
+    key: str, value: Any, metadata: Mapping[str, Any] | None, *, memory: str | None = None
+) -> None:
+    """Refuse what cannot be stored, before anything is written.
+
+    Raises `AxonMemoryError` (a `ValueError`) naming the memory and key: empty key
+    (the seed's message), non-string key, a value or metadata JSON cannot represent,
+    or one whose encoding is larger than `MAX_VALUE_BYTES`.
+    """
+    if not isinstance(key, str):
+        raise AxonMemoryError(
+            f"Memory key must be a string, not {type(key).__name__}", memory=memory
+        )
+    if not key:
+        raise AxonMemoryError("Memory key must not be empty", memory=memory)
+    if len(key) > MAX_KEY_CHARS:
+        raise AxonMemoryError(
+            f"Memory key is {len(key)} characters long (at most {MAX_KEY_CHARS})",
+            memory=memory,
+            key=key[:40] + "...",
+        )
+    if "\x00" in key:
+        raise AxonMemoryError("Memory key must not contain NUL characters", memory=memory, key=key)
+    problem = _find_unstorable(value)
+    if problem:
+        raise AxonMemoryError(f"Cannot store value: {problem}", memory=memory, key=key)
+    if metadata is not None:
+        problem = _find_unstorable(dict(metadata), "metadata")
+        if problem:
+            raise AxonMemoryError(f"Cannot store metadata: {problem}", memory=memory, key=key)
+    size = len(encode_json(value).encode("utf-8"))
+    if size > MAX_VALUE_BYTES:
+        raise AxonMemoryError(
+            f"Value is too large to store: {size:,} bytes as JSON "
+            f"(the limit is {MAX_VALUE_BYTES:,})",
+            memory=memory,
+            key=key,
+        )
+
+
+def value_text(value: Any) -> str:
+    """The text of a value that retrieval matches against.
+
+    Strings as they are; everything else as `str()` (the seed's `str(entry.value)`).
+    """
+    return value if isinstance(value, str) else str(value)
+
+
+def matches_filters(metadata: Mapping[str, Any], filters: Mapping[str, Any] | None) -> bool:
+    """Whether an entry's metadata satisfies recall filters (`with { tags: [...] }`).
+
+    A list filter matches when the metadata value (a list or a scalar) shares at
+    least one element with it; a scalar filter matches by equality.
+    """
+    if not filters:
+        return True
+    for name, wanted in filters.items():
+        if name not in metadata:
+            return False
+        have = metadata[name]
+        have_items = have if isinstance(have, list) else [have]
+        if isinstance(wanted, list | tuple):
+            if not any(item in have_items for item in wanted):
+                return False
+        elif wanted not in have_items:
+            return False
+    return True

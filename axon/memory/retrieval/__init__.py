@@ -1,0 +1,1 @@
+"""Retrieval strategies shared by every backend: text analysis, vector search, fusion."""

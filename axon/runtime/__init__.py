@@ -1,0 +1,1 @@
+"""The runtime: executor, tracer, model clients and the seed-compatible memory module."""

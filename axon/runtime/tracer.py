@@ -1,0 +1,133 @@
+"""Trace events of a run: what happened, when, in which step, with which data.
+
+Seed-compatible: `Tracer().emit(TraceEventType.MEMORY_WRITE, data={...})` and
+`Tracer().events`. The executor adds the memory name, the backend and a
+duration to every memory event; `axon run --trace FILE` writes `to_dict()`.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import attrs
+
+
+class TraceEventType(str, enum.Enum):
+    """Stable event names (the `event_type` of every event)."""
+
+    PROGRAM_START = "program_start"
+    PROGRAM_END = "program_end"
+    FLOW_START = "flow_start"
+    FLOW_END = "flow_end"
+    STEP_START = "step_start"
+    STEP_END = "step_end"
+    MODEL_CALL = "model_call"
+    MEMORY_WRITE = "memory_write"
+    MEMORY_READ = "memory_read"
+    MEMORY_EXPIRE = "memory_expire"
+    MEMORY_CLEAR = "memory_clear"
+    MEMORY_DELETE = "memory_delete"
+    MEMORY_EMBED = "memory_embed"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@attrs.frozen
+class TraceEvent:
+    """One event. `data` holds event-specific keys (the seed's keys for memory events)."""
+
+    event_type: TraceEventType
+    timestamp: float
+    step_name: str | None = None
+    data: Mapping[str, Any] = attrs.field(factory=dict)
+    duration_ms: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "event_type": self.event_type.value,
+            "timestamp": self.timestamp,
+            "data": dict(self.data),
+        }
+        if self.step_name is not None:
+            out["step_name"] = self.step_name
+        if self.duration_ms is not None:
+            out["duration_ms"] = self.duration_ms
+        return out
+
+    def __getitem__(self, name: str) -> Any:
+        """Dict-style access (`event["event_type"]`) to the `to_dict()` form."""
+        return self.to_dict()[name]
+
+
+class Tracer:
+    """Collects `TraceEvent`s in order. `clock` (Unix seconds) stamps them."""
+
+    def __init__(self, clock: Callable[[], float] | None = None) -> None:
+        self._clock = clock or time.time
+        self._events: list[TraceEvent] = []
+        self._spans: list[str] = []
+        self._listeners: list[Callable[[TraceEvent], None]] = []
+
+    @property
+    def events(self) -> list[TraceEvent]:
+        """Every event emitted so far, oldest first (whether or not a span is open)."""
+        return list(self._events)
+
+    @property
+    def current_step(self) -> str | None:
+        return self._spans[-1] if self._spans else None
+
+    def subscribe(self, listener: Callable[[TraceEvent], None]) -> None:
+        """Call `listener` with every future event (the CLI's live log uses this)."""
+        self._listeners.append(listener)
+
+    def emit(
+        self,
+        event_type: TraceEventType | str,
+        data: Mapping[str, Any] | None = None,
+        step_name: str | None = None,
+        duration_ms: float | None = None,
+    ) -> TraceEvent:
+        event = TraceEvent(
+            event_type=TraceEventType(event_type),
+            timestamp=self._clock(),
+            step_name=step_name if step_name is not None else self.current_step,
+            data=dict(data or {}),
+            duration_ms=duration_ms,
+        )
+        self._events.append(event)
+        for listener in self._listeners:
+            listener(event)
+        return event
+
+    def start_span(self, name: str) -> None:
+        self._spans.append(name)
+
+    def end_span(self) -> None:
+        if self._spans:
+            self._spans.pop()
+
+    @contextmanager
+    def span(self, name: str) -> Iterator[None]:
+        """Events emitted inside carry `step_name=name`."""
+        self.start_span(name)
+        try:
+            yield
+        finally:
+            self.end_span()
+
+    def clear(self) -> None:
+        self._events.clear()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"events": [event.to_dict() for event in self._events]}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=str)
