@@ -52,6 +52,22 @@ def _in_memory(env: BackendEnv) -> MemoryBackend:
 BACKEND_FACTORIES["in_memory"] = _in_memory
 
 
+def _sqlite(env: BackendEnv) -> MemoryBackend:
+    return registry.create(
+        "sqlite", memory_dir=env.tmp_path / "sqlite", clock=env.clock, embedder=env.embedder
+    )
+
+
+def _vector_db(env: BackendEnv) -> MemoryBackend:
+    return registry.create(
+        "vector_db", memory_dir=env.tmp_path / "vector_db", clock=env.clock, embedder=env.embedder
+    )
+
+
+BACKEND_FACTORIES["sqlite"] = _sqlite
+BACKEND_FACTORIES["vector_db"] = _vector_db
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()

@@ -1,0 +1,561 @@
+"""The embedded persistent backend: memory entries in, one SQLite file (WAL, FTS5, vectors) out.
+
+`SQLiteBackend` keeps every memory of a memory directory in `<memory_dir>/memory.db`
+(or in the file named by `location`); memories are scopes inside it. What it
+guarantees, and how:
+
+- Durability: WAL journal with `synchronous=NORMAL`. A commit has reached the
+  operating system before `store` returns, so killing the process (even SIGKILL)
+  loses nothing acknowledged; only a power cut or kernel crash can drop the last
+  transactions. `synchronous="FULL"` (keyword or `AXON_SQLITE_SYNCHRONOUS`) makes
+  every commit wait for an fsync (about 3 ms each on these machines) and survives
+  those too.
+- Concurrency: writes are short `BEGIN IMMEDIATE` transactions; a busy file is waited
+  for (`busy_timeout`) and then retried with jittered backoff for up to
+  `BUSY_DEADLINE` seconds, so "database is locked" never reaches the user under
+  ordinary contention. Reads run in WAL snapshots and do not block writers.
+- Recall: `exact` decides the seed's three tiers in SQL on Python-lower-cased
+  columns and scores in Python (same results as the in-memory backend); `keyword` is
+  FTS5 BM25 over key and text, the query reduced to an OR of quoted content words so
+  user text never becomes FTS syntax; `semantic` keeps an in-process `VectorIndex`
+  per embedding model, loaded from the file and topped up incrementally.
+- Decay: expired rows are filtered out of every read and deleted in batches of
+  `PURGE_BATCH` on open, every `PURGE_EVERY_WRITES` writes and every
+  `PURGE_INTERVAL` seconds of the backend's clock.
+
+`VectorDBBackend` is the same store with `semantic` as its default retrieval.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+import numpy as np
+
+from axon.errors import AxonMemoryError
+from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend
+from axon.memory.backends.sqlite_schema import KEY_LC, LIVE, LIVE_E, TEXT_LC, migrate
+from axon.memory.backends.sqlite_vectors import VectorCaches
+from axon.memory.entry import MemoryEntry, encode_json, matches_filters, scope_of, value_text
+from axon.memory.retrieval.text import query_terms
+
+if TYPE_CHECKING:
+    from axon.memory.embeddings.base import Embedder
+    from axon.runtime.tracer import Tracer
+
+T = TypeVar("T")
+
+DB_FILENAME = "memory.db"
+DEFAULT_MEMORY_DIR = ".axon"
+MEMORY_DIR_ENV = "AXON_MEMORY_DIR"
+SYNCHRONOUS_ENV = "AXON_SQLITE_SYNCHRONOUS"
+
+BUSY_TIMEOUT = 5.0
+"""Seconds SQLite itself waits for a lock before reporting the file busy."""
+
+BUSY_DEADLINE = 120.0
+"""Seconds of retrying a busy file before giving up with an `AxonMemoryError`."""
+
+PURGE_BATCH = 500
+"""Expired rows deleted per transaction, so a purge never holds the write lock long."""
+
+PURGE_EVERY_WRITES = 1000
+PURGE_INTERVAL = 60.0
+
+MAX_QUERY_TERMS = 64
+"""Distinct content words of a keyword query that are searched (the rest are ignored)."""
+
+_SELECT = "SELECT id, scope, key, value_json, metadata_json, timestamp, expires_at FROM entries"
+_COLUMNS = "e.id, e.scope, e.key, e.value_json, e.metadata_json, e.timestamp, e.expires_at"
+
+Row = tuple[int, str | None, str, str, str, float, float | None]
+
+
+def resolve_path(
+    location: str | None, memory_dir: str | Path | None
+) -> tuple[Path, Path | None]:
+    """The database file for `location`/`memory_dir`, and the memory directory in effect.
+
+    `location` may be `env:VAR` (the file named by that environment variable); a
+    relative location is taken relative to the memory directory when one is given
+    (argument or `AXON_MEMORY_DIR`), else to the working directory. Without a
+    location the file is `<memory_dir>/memory.db`, `memory_dir` defaulting to
+    `./.axon`.
+    """
+    directory: Path | None = None
+    if memory_dir is not None:
+        directory = Path(memory_dir).expanduser()
+    elif os.environ.get(MEMORY_DIR_ENV):
+        directory = Path(os.environ[MEMORY_DIR_ENV]).expanduser()
+    if location is not None:
+        if location.startswith("env:"):
+            var = location[4:]
+            value = os.environ.get(var)
+            if not value:
+                raise AxonMemoryError(
+                    f"location '{location}' names environment variable {var}, which is not set"
+                )
+            location = value
+        path = Path(location).expanduser()
+        if not path.is_absolute() and directory is not None:
+            path = directory / path
+        return path, directory
+    directory = directory if directory is not None else Path(DEFAULT_MEMORY_DIR)
+    return directory / DB_FILENAME, directory
+
+
+def _lower_if_not_ascii(text: str) -> str | None:
+    """Python's lower-case form of `text` when SQLite's ASCII-only `lower()` would differ."""
+    return None if text.isascii() else text.lower()
+
+
+def seed_score(key: str, text: str, query: str) -> float:
+    """The seed's exact-match score: 1.0 key equal, 0.7 key contains, 0.4 value contains."""
+    q = query.lower()
+    k = key.lower()
+    if k == q:
+        return 1.0
+    if q in k:
+        return 0.7
+    if q in text.lower():
+        return 0.4
+    return 0.0
+
+
+def fts_match_expression(query: str) -> str | None:
+    """An FTS5 MATCH expression for `query`: its content words, quoted, joined by OR.
+
+    Only letters and digits survive `query_terms`, and each term is a quoted FTS5
+    string, so no operator, column filter, prefix star or NEAR group can come from
+    user text. None when the query has no words at all.
+    """
+    terms = query_terms(query)[:MAX_QUERY_TERMS]
+    if not terms:
+        return None
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    message = str(exc)
+    return "locked" in message or "busy" in message
+
+
+class SQLiteBackend(MemoryBackend):
+    """Persistent memory in one SQLite file; every memory of a directory is a scope in it.
+
+    Keywords beyond the base's: `synchronous` ("NORMAL" or "FULL", default from
+    `AXON_SQLITE_SYNCHRONOUS`, else "NORMAL"; see the module docstring).
+    """
+
+    name: ClassVar[str] = "sqlite"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        persistent=True, retrieval=frozenset(RETRIEVAL_MODES)
+    )
+    default_mode: ClassVar[str] = "exact"
+
+    def __init__(
+        self,
+        tracer: Tracer | None = None,
+        *,
+        location: str | None = None,
+        memory_dir: str | Path | None = None,
+        clock: Callable[[], float] | None = None,
+        embedder: Embedder | None = None,
+        synchronous: str | None = None,
+    ) -> None:
+        super().__init__(
+            tracer, location=location, memory_dir=memory_dir, clock=clock, embedder=embedder
+        )
+        self.path, effective_dir = resolve_path(location, memory_dir)
+        if effective_dir is not None:
+            self.memory_dir = effective_dir
+        sync = (synchronous or os.environ.get(SYNCHRONOUS_ENV) or "NORMAL").upper()
+        if sync not in ("NORMAL", "FULL"):
+            raise AxonMemoryError(f"synchronous must be NORMAL or FULL, got {sync!r}")
+        self._lock = threading.RLock()
+        self._vectors = VectorCaches()
+        self._writes_since_purge = 0
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(
+                str(self.path),
+                timeout=BUSY_TIMEOUT,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        except (OSError, sqlite3.Error) as exc:
+            raise AxonMemoryError(f"cannot open memory file {self.path}: {exc}") from exc
+        try:
+            self._retry(lambda: self._setup(sync))
+            self._last_purge = self.clock()
+            self._purge(self._last_purge)
+        except BaseException:
+            self._conn.close()
+            raise
+
+    # ------------------------------------------------------------------ connection
+
+    def _setup(self, synchronous: str) -> None:
+        conn = self._conn
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise AxonMemoryError(f"memory file {self.path} cannot use WAL journaling ({mode})")
+        conn.execute(f"PRAGMA synchronous = {synchronous}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA cache_size = -32768")
+        conn.execute("PRAGMA temp_store = MEMORY")
+        try:
+            migrate(conn, path=str(self.path))
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and _is_busy(exc):
+                raise
+            raise AxonMemoryError(f"memory file {self.path} is not usable: {exc}") from exc
+
+    def _retry(self, operation: Callable[[], T]) -> T:
+        """Run `operation`, retrying with backoff while the file is locked by someone else."""
+        deadline = time.monotonic() + BUSY_DEADLINE
+        delay = 0.002
+        while True:
+            try:
+                with self._lock:
+                    return operation()
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise AxonMemoryError(f"memory file {self.path}: {exc}") from exc
+                if time.monotonic() >= deadline:
+                    raise AxonMemoryError(
+                        f"memory file {self.path} stayed locked by another process for "
+                        f"{BUSY_DEADLINE:.0f} s"
+                    ) from exc
+            except sqlite3.Error as exc:
+                raise AxonMemoryError(f"memory file {self.path}: {exc}") from exc
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 0.05)
+
+    def _transaction(self, body: Callable[[sqlite3.Connection], T], *, write: bool) -> T:
+        """Run `body` in one transaction (IMMEDIATE for writes, a snapshot for reads)."""
+
+        def attempt() -> T:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                result = body(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return result
+
+        return self._retry(attempt)
+
+    def _write(self, body: Callable[[sqlite3.Connection], T]) -> T:
+        return self._transaction(body, write=True)
+
+    def _read(self, body: Callable[[sqlite3.Connection], T]) -> T:
+        return self._transaction(body, write=False)
+
+    # ------------------------------------------------------------------ decay
+
+    def _purge(self, now: float) -> int:
+        """Delete expired rows, `PURGE_BATCH` per transaction; returns how many."""
+        total = 0
+        while True:
+
+            def batch(conn: sqlite3.Connection) -> int:
+                cur = conn.execute(
+                    "DELETE FROM entries WHERE id IN (SELECT id FROM entries "
+                    "WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?)",
+                    (now, PURGE_BATCH),
+                )
+                return cur.rowcount
+
+            def any_expired() -> bool:
+                row = self._conn.execute(
+                    "SELECT 1 FROM entries WHERE expires_at IS NOT NULL AND expires_at <= ? "
+                    "LIMIT 1",
+                    (now,),
+                ).fetchone()
+                return row is not None
+
+            if not self._retry(any_expired):
+                break
+            removed = self._write(batch)
+            total += removed
+            if removed < PURGE_BATCH:
+                break
+        self._last_purge = now
+        self._writes_since_purge = 0
+        return total
+
+    def _maybe_purge(self, now: float) -> None:
+        if (
+            self._writes_since_purge >= PURGE_EVERY_WRITES
+            or now - self._last_purge >= PURGE_INTERVAL
+        ):
+            self._purge(now)
+
+    # ------------------------------------------------------------------ rows
+
+    @staticmethod
+    def _entry(row: Row, score: float = 0.0) -> MemoryEntry:
+        return MemoryEntry(
+            key=row[2],
+            value=json.loads(row[3]),
+            metadata=json.loads(row[4]),
+            score=score,
+            timestamp=row[5],
+            expires_at=row[6],
+        )
+
+    @staticmethod
+    def _scope_sql(scope: str | None, column: str = "scope") -> tuple[str, tuple[Any, ...]]:
+        """A condition restricting to `scope` (nothing when None: every scope)."""
+        if scope is None:
+            return "", ()
+        return f" AND {column} = ?", (scope,)
+
+    async def _put(self, entries: Sequence[MemoryEntry]) -> None:
+        rows = []
+        for entry in entries:
+            text = value_text(entry.value)
+            rows.append(
+                (
+                    scope_of(entry.metadata),
+                    entry.key,
+                    _lower_if_not_ascii(entry.key),
+                    encode_json(entry.value),
+                    text,
+                    _lower_if_not_ascii(text),
+                    encode_json(entry.metadata),
+                    entry.timestamp,
+                    entry.expires_at,
+                )
+            )
+
+        def body(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT INTO entries (scope, key, key_lc, value_json, text, text_lc, "
+                "metadata_json, timestamp, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (ifnull(scope, X'00'), key) DO UPDATE SET "
+                "value_json = excluded.value_json, text = excluded.text, "
+                "text_lc = excluded.text_lc, metadata_json = excluded.metadata_json, "
+                "timestamp = excluded.timestamp, expires_at = excluded.expires_at",
+                rows,
+            )
+
+        self._write(body)
+        self._writes_since_purge += len(rows)
+        self._maybe_purge(self.clock())
+
+    async def _get(self, key: str, scope: str | None) -> MemoryEntry | None:
+        ident = scope if scope is not None else b"\x00"
+        row = self._retry(
+            lambda: self._conn.execute(
+                f"{_SELECT} WHERE ifnull(scope, X'00') = ? AND key = ?", (ident, key)
+            ).fetchone()
+        )
+        return None if row is None else self._entry(row)
+
+    async def _delete(self, key: str, scope: str | None) -> bool:
+        ident = scope if scope is not None else b"\x00"
+        removed = self._write(
+            lambda conn: conn.execute(
+                "DELETE FROM entries WHERE ifnull(scope, X'00') = ? AND key = ?", (ident, key)
+            ).rowcount
+        )
+        return bool(removed)
+
+    async def _clear(self, scope: str | None) -> int:
+        where, params = self._scope_sql(scope)
+        removed: int = self._write(
+            lambda conn: conn.execute(f"DELETE FROM entries WHERE 1{where}", params).rowcount
+        )
+        self._vectors.clear()
+        return removed
+
+    async def _list(
+        self, scope: str | None, limit: int | None, offset: int, now: float
+    ) -> list[MemoryEntry]:
+        self._maybe_purge(now)
+        where, params = self._scope_sql(scope)
+        rows = self._retry(
+            lambda: self._conn.execute(
+                f"{_SELECT} WHERE {LIVE}{where} ORDER BY timestamp DESC, id LIMIT ? OFFSET ?",
+                (now, *params, -1 if limit is None else limit, offset),
+            ).fetchall()
+        )
+        return [self._entry(row) for row in rows]
+
+    async def _count(self, scope: str | None, now: float) -> int:
+        self._maybe_purge(now)
+        where, params = self._scope_sql(scope)
+        row = self._retry(
+            lambda: self._conn.execute(
+                f"SELECT count(*) FROM entries WHERE {LIVE}{where}", (now, *params)
+            ).fetchone()
+        )
+        return int(row[0])
+
+    async def _purge_expired(self, now: float) -> int:
+        removed = self._purge(now)
+        if removed:
+            self._vectors.clear()
+        return removed
+
+    async def _close(self) -> None:
+        with self._lock:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("PRAGMA optimize")
+            self._conn.close()
+        self._vectors.clear()
+
+    # ------------------------------------------------------------------ exact
+
+    async def _retrieve_exact(
+        self,
+        query: str,
+        top_k: int,
+        scope: str | None,
+        filters: Mapping[str, Any] | None,
+        now: float,
+    ) -> list[MemoryEntry]:
+        """The seed's tiers, best tier first, each newest first, stopping at `top_k`.
+
+        Each tier is one SQL scan in recency order over the lower-cased columns
+        (`KEY_LC`/`TEXT_LC` are exactly Python's `str.lower()`), read lazily so a
+        common query stops early; the score itself is computed in Python.
+        """
+        self._maybe_purge(now)
+        q = query.lower()
+        where, params = self._scope_sql(scope)
+        tiers = (
+            (f"{KEY_LC} = ?", (q,), 1.0),
+            (f"{KEY_LC} != ? AND instr({KEY_LC}, ?) > 0", (q, q), 0.7),
+            (f"instr({KEY_LC}, ?) = 0 AND instr({TEXT_LC}, ?) > 0", (q, q), 0.4),
+        )
+
+        def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
+            found: list[MemoryEntry] = []
+            for condition, args, score in tiers:
+                need = top_k - len(found)
+                if need <= 0:
+                    break
+                sql = f"{_SELECT} WHERE {condition} AND {LIVE}{where} ORDER BY timestamp DESC, id"
+                values: tuple[Any, ...] = (*args, now, *params)
+                if not filters:
+                    sql += " LIMIT ?"
+                    values = (*values, need)
+                for row in conn.execute(sql, values):
+                    entry = self._entry(row)
+                    if not matches_filters(entry.metadata, filters):
+                        continue
+                    exact = seed_score(entry.key, value_text(entry.value), query)
+                    found.append(entry.with_score(exact or score))
+                    if len(found) == top_k:
+                        break
+            found.sort(key=lambda entry: -entry.score)  # stable: recency order kept
+            return found
+
+        return self._read(body)
+
+    # ------------------------------------------------------------------ keyword
+
+    async def _retrieve_keyword(
+        self,
+        query: str,
+        top_k: int,
+        scope: str | None,
+        filters: Mapping[str, Any] | None,
+        now: float,
+    ) -> list[MemoryEntry]:
+        """BM25 over key and text; score = -bm25 (positive, higher is better).
+
+        The best `want` matches of the whole file are taken from FTS5 (exactly the raw
+        `ORDER BY rank LIMIT` query) and joined to their rows; if scope, expiry or
+        filters leave fewer than `top_k`, `want` grows until the matches run out.
+        """
+        self._maybe_purge(now)
+        match = fts_match_expression(query)
+        if match is None:
+            return []
+        where, params = self._scope_sql(scope, "e.scope")
+
+        def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
+            want = max(top_k * 2, 10)
+            while True:
+                rows = conn.execute(
+                    f"SELECT {_COLUMNS}, -m.rank FROM (SELECT rowid, rank FROM entries_fts "
+                    "WHERE entries_fts MATCH ? ORDER BY rank LIMIT ?) AS m "
+                    f"JOIN entries AS e ON e.id = m.rowid WHERE {LIVE_E}{where} ORDER BY m.rank",
+                    (match, want, now, *params),
+                ).fetchall()
+                found = [
+                    entry
+                    for entry in (self._entry(row, float(row[7])) for row in rows)
+                    if matches_filters(entry.metadata, filters)
+                ]
+                if len(found) >= top_k or want < 0 or not self._more_matches(conn, match, want):
+                    break
+                want = want * 16 if want < 100_000 else -1  # -1: no limit
+            # Equal BM25 scores go newest first, as everywhere else.
+            found.sort(key=lambda entry: (-entry.score, -entry.timestamp))
+            return found[:top_k]
+
+        return self._read(body)
+
+    @staticmethod
+    def _more_matches(conn: sqlite3.Connection, match: str, seen: int) -> bool:
+        """Whether the full-text index holds more than `seen` matches of `match`."""
+        row = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)",
+            (match, seen + 1),
+        ).fetchone()
+        return int(row[0]) > seen
+
+    # ------------------------------------------------------------------ semantic
+
+    async def _pending_texts(self, scope: str | None, model_id: str) -> list[tuple[Any, str]]:
+        now = self.clock()
+        return self._read(lambda conn: self._vectors.pending(conn, scope, model_id, now))
+
+    async def _save_vectors(self, model_id: str, items: Sequence[tuple[Any, np.ndarray]]) -> None:
+        self._write(lambda conn: self._vectors.save(conn, model_id, items))
+
+    async def _semantic_search(
+        self,
+        query_vector: np.ndarray,
+        top_k: int,
+        scope: str | None,
+        filters: Mapping[str, Any] | None,
+        now: float,
+    ) -> list[MemoryEntry]:
+        model_id = self._require_embedder(scope).model_id
+
+        def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
+            hits = self._vectors.search(
+                conn, model_id, query_vector, top_k, scope, now, _COLUMNS,
+                lambda row: matches_filters(json.loads(row[4]), filters),
+            )
+            return [self._entry(row, score) for row, score in hits]
+
+        return self._read(body)
+
+
+class VectorDBBackend(SQLiteBackend):
+    """The embedded persistent semantic store: the SQLite backend, `semantic` by default."""
+
+    name: ClassVar[str] = "vector_db"
+    default_mode: ClassVar[str] = "semantic"

@@ -1,0 +1,162 @@
+"""Semantic search over a SQLite memory file: stored float32 vectors in, ranked rows out.
+
+Vectors live in the file's `vectors` table (one per entry, tagged with the model
+that made it). Searching loads them into an in-process `VectorIndex` per model and
+keeps it current incrementally: `vectors.seq` only grows, so each search first
+loads the rows with a `seq` above the last one seen, whoever wrote them (this
+process or another). Rows that went away (entry deleted, text changed, vector
+replaced by another model's) are not tracked: every hit is joined back to its
+entry and current vector, and a hit that no longer joins is dropped from the cache
+on the spot. Vectors of another model are never searched; their entries count as
+pending for this model and are re-embedded lazily.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+import numpy as np
+
+from axon.memory.backends.sqlite_schema import LIVE_E
+from axon.memory.retrieval.vectors import VectorIndex
+
+Row = Any
+"""A row of the entries table as the backend selects it (id first, scope second)."""
+
+
+class _ModelCache:
+    """The vectors of one model: the index, each id's scope, the last `seq` loaded."""
+
+    def __init__(self, dim: int) -> None:
+        self.index = VectorIndex(dim)
+        self.scopes: dict[Hashable, str | None] = {}
+        self.last_seq = 0
+
+    def forget(self, ident: Hashable) -> None:
+        self.index.remove(ident)
+        self.scopes.pop(ident, None)
+
+
+class VectorCaches:
+    """Per-model vector indexes over one connection's file."""
+
+    def __init__(self) -> None:
+        self._models: dict[str, _ModelCache] = {}
+
+    def clear(self) -> None:
+        """Drop every cached vector (after bulk deletes); the next search reloads."""
+        self._models.clear()
+
+    @staticmethod
+    def pending(
+        conn: sqlite3.Connection, scope: str | None, model_id: str, now: float
+    ) -> list[tuple[Any, str]]:
+        """`(id, text)` of live entries of `scope` (all if None) with no `model_id` vector."""
+        where, params = ("", ()) if scope is None else (" AND e.scope = ?", (scope,))
+        rows = conn.execute(
+            "SELECT e.id, e.text FROM entries AS e LEFT JOIN vectors AS v "
+            "ON v.entry_id = e.id AND v.model = ? "
+            f"WHERE v.entry_id IS NULL AND {LIVE_E}{where} ORDER BY e.id",
+            (model_id, now, *params),
+        ).fetchall()
+        return [(int(ident), str(text)) for ident, text in rows]
+
+    @staticmethod
+    def save(
+        conn: sqlite3.Connection, model_id: str, items: Sequence[tuple[Any, np.ndarray]]
+    ) -> None:
+        """Store vectors for entry ids, replacing any earlier vector of those entries."""
+        rows = []
+        for ident, vector in items:
+            array = np.ascontiguousarray(vector, dtype=np.float32)
+            rows.append((int(ident), model_id, int(array.shape[0]), array.tobytes()))
+        # An entry deleted since its text was read has nothing to attach to: skipped.
+        conn.executemany(
+            "INSERT OR REPLACE INTO vectors (entry_id, model, dim, vector) "
+            "SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM entries WHERE id = ?1)",
+            rows,
+        )
+
+    def _sync(self, conn: sqlite3.Connection, model_id: str, dim: int) -> _ModelCache:
+        cache = self._models.get(model_id)
+        if cache is None or cache.index.dim != dim:
+            cache = self._models[model_id] = _ModelCache(dim)
+        rows = conn.execute(
+            "SELECT v.seq, v.entry_id, e.scope, v.vector FROM vectors AS v "
+            "JOIN entries AS e ON e.id = v.entry_id "
+            "WHERE v.model = ? AND v.seq > ? AND v.dim = ? ORDER BY v.seq",
+            (model_id, cache.last_seq, dim),
+        ).fetchall()
+        if rows:
+            ids = [int(row[1]) for row in rows]
+            matrix = np.frombuffer(b"".join(row[3] for row in rows), dtype=np.float32)
+            cache.index.upsert_many(ids, matrix.reshape(len(rows), dim))
+            for row in rows:
+                cache.scopes[int(row[1])] = row[2]
+            cache.last_seq = int(rows[-1][0])
+        return cache
+
+    def search(
+        self,
+        conn: sqlite3.Connection,
+        model_id: str,
+        query_vector: np.ndarray,
+        top_k: int,
+        scope: str | None,
+        now: float,
+        columns: str,
+        accept_row: Callable[[Row], bool],
+    ) -> list[tuple[Row, float]]:
+        """The best `top_k` `(row, cosine)` of live entries of `scope`, best first.
+
+        `columns` is the select list for entries aliased `e` (id first, scope second);
+        `accept_row` applies recall filters. Runs inside the caller's read snapshot.
+        """
+        query = np.asarray(query_vector, dtype=np.float32)
+        cache = self._sync(conn, model_id, int(query.shape[0]))
+        accept: Callable[[Hashable], bool] | None = None
+        if scope is not None:
+            scopes = cache.scopes
+
+            def accept(ident: Hashable) -> bool:
+                return scopes.get(ident) == scope
+
+        want = top_k * 2
+        while True:
+            hits = cache.index.search(query, want, accept)
+            rows = self._rows(conn, [ident for ident, _ in hits], model_id, columns)
+            found: list[tuple[Row, float]] = []
+            for ident, score in hits:
+                row = rows.get(ident)
+                if row is None or (scope is not None and row[1] != scope):
+                    cache.forget(ident)
+                    continue
+                expires_at = row[6]
+                if expires_at is not None and now >= expires_at:
+                    continue
+                if accept_row(row):
+                    found.append((row, score))
+                    if len(found) == top_k:
+                        return found
+            if len(hits) < want:
+                return found
+            want *= 4
+
+    @staticmethod
+    def _rows(
+        conn: sqlite3.Connection, ids: Sequence[Hashable], model_id: str, columns: str
+    ) -> dict[Hashable, Row]:
+        """Entries by id, only those whose stored vector is still `model_id`'s."""
+        rows: dict[Hashable, Row] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in conn.execute(
+                f"SELECT {columns} FROM entries AS e JOIN vectors AS v ON v.entry_id = e.id "
+                f"WHERE e.id IN ({marks}) AND v.model = ?",
+                (*chunk, model_id),
+            ):
+                rows[int(row[0])] = row
+        return rows
