@@ -1,0 +1,1 @@
+"""The compiler front end: text -> (grammar, parser) -> AST -> (checker) -> IR."""

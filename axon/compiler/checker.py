@@ -1,0 +1,920 @@
+"""AST -> IR: resolve names, apply defaults, and collect every diagnostic in one pass.
+
+`check(program, source, env=...)` returns an `IRProgram` or raises `AxonCheckError`
+holding all problems sorted by position. `env` carries what earlier inputs of the
+same session declared and bound, so a REPL line is checked against everything
+before it. Backend names and capabilities come from the memory registry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, assert_never
+
+import attrs
+
+from axon.compiler import ast
+from axon.compiler import ir
+from axon.compiler.durations import DurationError, parse_decay
+from axon.compiler.names import did_you_mean, key_for_literal, key_for_name
+from axon.errors import AxonCheckError, Diagnostic
+from axon.memory.backend import RETRIEVAL_MODES
+from axon.memory.registry import BackendRegistry, registry as default_registry
+from axon.source import NO_SPAN, Source, Span
+
+STORE_TYPES = ("ephemeral", "none", "persistent", "session")
+MEMORY_FIELDS = ("backend", "decay", "location", "retrieval", "store", "top_k")
+STEP_FIELDS = ("ask", "confidence_floor", "given", "output", "probe", "reason", "use", "weave")
+EFFORTS = ("high", "low", "max", "medium")
+ON_FAILURE = ("escalate", "log", "raise", "retry")
+DEFAULT_TOP_K = 5
+PERSISTENT_DEFAULT_BACKEND = "sqlite"
+SESSION_DEFAULT_BACKEND = "in_memory"
+REMEMBER_OPTIONS_META = ("importance", "tags")
+RECALL_CONTROL_OPTIONS = ("retrieval", "top_k")
+
+
+@attrs.frozen
+class Symbol:
+    """A declared name: what kind of thing it is and where it was declared."""
+
+    kind: str
+    name: str
+    line: int
+    column: int
+    node: Any = attrs.field(default=None, eq=False)
+
+
+@attrs.define
+class CheckEnv:
+    """What earlier inputs of a session declared (`symbols`) and bound (`bound`)."""
+
+    symbols: dict[str, Symbol] = attrs.field(factory=dict)
+    bound: set[str] = attrs.field(factory=set)
+
+    def copy(self) -> CheckEnv:
+        return CheckEnv(dict(self.symbols), set(self.bound))
+
+
+def plain(value: ast.Value) -> Any:
+    """A field value as plain JSON data (names as their text)."""
+    match value:
+        case ast.Literal(value=v):
+            return v
+        case ast.Name():
+            return value.text
+        case ast.Duration(text=t):
+            return t
+        case ast.ListValue(items=items):
+            return [plain(item) for item in items]
+        case ast.MapValue(fields=fields):
+            return {f.name: plain(f.value) for f in fields}
+        case ast.Call(callee=callee, args=args):
+            return {
+                "call": callee.text,
+                "args": [plain(a.value) for a in args if a.name is None],
+                "kwargs": {a.name: plain(a.value) for a in args if a.name is not None},
+            }
+        case ast.Raise(error=error):
+            return {"raise": error}
+        case ast.TypeRef():
+            return value.text
+        case _:
+            assert_never(value)
+
+
+def expr(value: ast.Value) -> ir.IRExpr:
+    """A value as an IR expression: names stay references, constants fold to literals."""
+    match value:
+        case ast.Name(parts=parts):
+            return ir.IRRef(parts)
+        case ast.ListValue(items=items):
+            converted = tuple(expr(item) for item in items)
+            if all(isinstance(item, ir.IRLiteral) for item in converted):
+                return ir.IRLiteral([item.value for item in converted])  # type: ignore[union-attr]
+            return ir.IRList(converted)
+        case ast.MapValue(fields=fields):
+            entries = tuple((f.name, expr(f.value)) for f in fields)
+            if all(isinstance(v, ir.IRLiteral) for _, v in entries):
+                return ir.IRLiteral({k: v.value for k, v in entries})  # type: ignore[union-attr]
+            return ir.IRMap(entries)
+        case _:
+            return ir.IRLiteral(plain(value))
+
+
+def _text_of(value: ast.Value) -> str:
+    """The argument of remember/recall as text: a name, or a literal's value."""
+    match value:
+        case ast.Name():
+            return value.text
+        case ast.Literal(value=v) if isinstance(v, str):
+            return v
+        case _:
+            return json.dumps(plain(value), ensure_ascii=False)
+
+
+def _condition_text(cond: ast.Condition) -> str:
+    def operand(o: ast.Literal | ast.Name | ast.Duration) -> str:
+        if isinstance(o, ast.Literal) and isinstance(o.value, str):
+            return json.dumps(o.value)
+        if isinstance(o, ast.Literal) and isinstance(o.value, bool):
+            return "true" if o.value else "false"
+        return str(plain(o))
+
+    def comparison(c: ast.Comparison) -> str:
+        if c.op is None or c.right is None:
+            return operand(c.left)
+        return f"{operand(c.left)} {c.op} {operand(c.right)}"
+
+    parts = [comparison(cond.first)]
+    for connective, comp in cond.rest:
+        parts.append(f"{connective} {comparison(comp)}")
+    return " ".join(parts)
+
+
+class Checker:
+    """One pass over a program; see `check`."""
+
+    def __init__(
+        self, source: Source, env: CheckEnv | None, backends: BackendRegistry
+    ) -> None:
+        self.source = source
+        self.env = env.copy() if env else CheckEnv()
+        self.backends = backends
+        self.errors: list[Diagnostic] = []
+        self.warnings: list[Diagnostic] = []
+        self.memories: dict[str, ir.IRMemory] = {}
+
+    # ------------------------------------------------------------ reporting
+    def error(self, message: str, span: Span) -> None:
+        self.errors.append(Diagnostic(message, span))
+
+    def warn(self, message: str, span: Span) -> None:
+        self.warnings.append(Diagnostic(message, span, "warning"))
+
+    # ------------------------------------------------------------ entry point
+    def check(self, program: ast.Program) -> ir.IRProgram:
+        self._declare(program.items)
+        memories: list[ir.IRMemory] = []
+        flows: list[ir.IRFlow] = []
+        runs: list[ir.IRRun] = []
+        statements: list[ir.IRStatement] = []
+        decls: dict[str, list[ir.IRDeclaration]] = {
+            k: [] for k in ("persona", "context", "anchor", "tool", "intent")
+        }
+        types: list[ir.IRType] = []
+        imports: list[ir.IRImport] = []
+        # Memories first: flows and statements need their resolved settings.
+        for item in program.items:
+            if isinstance(item, ast.Declaration) and item.kind == "memory":
+                memory = self._memory(item)
+                self.memories[item.name] = memory
+                memories.append(memory)
+        for item in program.items:
+            match item:
+                case ast.Declaration(kind="memory"):
+                    pass
+                case ast.Declaration():
+                    decls[item.kind].append(
+                        ir.IRDeclaration(
+                            item.kind,
+                            item.name,
+                            {f.name: plain(f.value) for f in item.fields},
+                            item.span.line,
+                            item.span.column,
+                        )
+                    )
+                case ast.TypeDecl():
+                    types.append(self._type(item))
+                case ast.Import():
+                    imports.append(
+                        ir.IRImport(".".join(item.module), item.names, *_pos(item.span))
+                    )
+                case ast.Flow():
+                    flows.append(self._flow(item))
+                case ast.Run():
+                    run = self._run(item)
+                    runs.append(run)
+                    statements.append(run)
+                case ast.Let() | ast.Remember() | ast.Recall():
+                    statements.extend(self._statements([item], self.env.bound, top=True))
+                case _:
+                    assert_never(item)
+        if self.errors:
+            raise AxonCheckError(self.errors, self.source)
+        return ir.IRProgram(
+            memories=tuple(memories),
+            flows=tuple(flows),
+            runs=tuple(runs),
+            statements=tuple(statements),
+            personas=tuple(decls["persona"]),
+            contexts=tuple(decls["context"]),
+            anchors=tuple(decls["anchor"]),
+            tools=tuple(decls["tool"]),
+            intents=tuple(decls["intent"]),
+            types=tuple(types),
+            imports=tuple(imports),
+            filename=self.source.filename,
+            warnings=tuple(sorted(self.warnings, key=lambda d: (d.line, d.column))),
+        )
+
+    # ------------------------------------------------------------ declarations
+    def _declare(self, items: Iterable[ast.TopLevel]) -> None:
+        for item in items:
+            match item:
+                case ast.Declaration(kind=kind, name=name):
+                    pass
+                case ast.TypeDecl(name=name):
+                    kind = "type"
+                case ast.Flow(name=name):
+                    kind = "flow"
+                case _:
+                    continue
+            first = self.env.symbols.get(name)
+            if first is not None:
+                self.error(
+                    f"Duplicate declaration: '{name}' already defined as {first.kind} "
+                    f"(first defined at line {first.line})",
+                    item.span,
+                )
+                continue
+            self.env.symbols[name] = Symbol(kind, name, *_pos(item.span), node=item)
+
+    def _memory(self, decl: ast.Declaration) -> ir.IRMemory:
+        name = decl.name
+        fields: dict[str, ast.Field] = {}
+        for f in decl.fields:
+            if f.name in fields:
+                self.error(f"Duplicate field '{f.name}' in memory '{name}'", f.span)
+            elif f.name not in MEMORY_FIELDS:
+                self.error(
+                    f"Unknown field '{f.name}' in memory '{name}'"
+                    f"{did_you_mean(f.name, MEMORY_FIELDS)}. Valid: {', '.join(MEMORY_FIELDS)}",
+                    f.span,
+                )
+            else:
+                fields[f.name] = f
+
+        store = self._word(fields.get("store"), "store", name)
+        if store is not None and store not in STORE_TYPES:
+            self.error(
+                f"Unknown store type '{store}' in memory '{name}'. "
+                f"Valid: {', '.join(STORE_TYPES)}",
+                _value_span(fields["store"]),
+            )
+            store = None
+        store = "ephemeral" if store == "none" else (store or "session")
+
+        backend_word = self._word(fields.get("backend"), "backend", name)
+        default_backend = (
+            PERSISTENT_DEFAULT_BACKEND if store == "persistent" else SESSION_DEFAULT_BACKEND
+        )
+        backend = backend_word or default_backend
+        info = self.backends.lookup(backend)
+        capabilities = None
+        if info is None:
+            names = self.backends.names()
+            self.error(
+                f"Unknown backend '{backend}' in memory '{name}'"
+                f"{did_you_mean(backend, self.backends.all_names())}. "
+                f"Registered: {', '.join(names)}",
+                _value_span(fields["backend"]),
+            )
+        else:
+            backend = info.name
+            try:
+                capabilities = info.resolved_capabilities()
+            except Exception as exc:  # a third-party backend that fails to import
+                self.error(
+                    f"Backend '{backend}' of memory '{name}' cannot be loaded: {exc}",
+                    _value_span(fields["backend"]) if "backend" in fields else decl.span,
+                )
+        if capabilities is not None and store == "persistent" and not capabilities.persistent:
+            self.error(
+                f"Memory '{name}' is declared store: persistent but backend '{backend}' "
+                "keeps nothing across processes (use sqlite, vector_db or pgvector)",
+                _value_span(fields["backend"]) if "backend" in fields else decl.span,
+            )
+        if capabilities is not None and store != "persistent" and capabilities.persistent:
+            self.warn(
+                f"Memory '{name}' is store: {store} on persistent backend '{backend}': "
+                "its entries are removed when the "
+                + ("session ends" if store == "session" else "writing flow ends"),
+                _value_span(fields["backend"]) if "backend" in fields else decl.span,
+            )
+
+        retrieval = self._word(fields.get("retrieval"), "retrieval", name)
+        if retrieval is not None and retrieval not in RETRIEVAL_MODES:
+            self.error(
+                f"Unknown retrieval strategy '{retrieval}' in memory '{name}'. "
+                f"Valid: {', '.join(sorted(RETRIEVAL_MODES))}",
+                _value_span(fields["retrieval"]),
+            )
+            retrieval = None
+        elif (
+            retrieval is not None
+            and capabilities is not None
+            and retrieval not in capabilities.retrieval
+        ):
+            self.error(
+                f"Backend '{backend}' cannot do {retrieval} retrieval (memory '{name}'). "
+                f"It supports: {', '.join(sorted(capabilities.retrieval))}",
+                _value_span(fields["retrieval"]),
+            )
+        if retrieval is None:
+            retrieval = capabilities.best_natural_language_mode if capabilities else "hybrid"
+
+        decay_text, decay_seconds = "none", None
+        if "decay" in fields:
+            value = fields["decay"].value
+            raw = plain(value)
+            if isinstance(raw, str):
+                try:
+                    decay_seconds = parse_decay(raw)
+                    decay_text = raw
+                except DurationError as exc:
+                    self.error(
+                        f"Invalid decay '{raw}' in memory '{name}': {exc}", _value_span(fields["decay"])
+                    )
+            else:
+                shown = json.dumps(raw) if not isinstance(raw, str) else raw
+                hint = " (add a unit: ms, s, m, h, d, w)" if isinstance(raw, int | float) else ""
+                self.error(
+                    f"Invalid decay {shown} in memory '{name}': expected a duration such as "
+                    f"30m, 7d or 1h30m, or none/never/daily/weekly{hint}",
+                    _value_span(fields["decay"]),
+                )
+
+        top_k = DEFAULT_TOP_K
+        if "top_k" in fields:
+            top_k = self._positive_int(fields["top_k"], f"in memory '{name}'") or DEFAULT_TOP_K
+
+        location = None
+        if "location" in fields:
+            raw = plain(fields["location"].value)
+            if isinstance(raw, str) and raw:
+                location = raw
+            else:
+                self.error(
+                    f"location of memory '{name}' must be a non-empty string "
+                    '(a file, a DSN or "env:VAR")',
+                    _value_span(fields["location"]),
+                )
+        return ir.IRMemory(
+            name=name,
+            store=store,
+            backend=backend,
+            retrieval=retrieval,
+            decay=decay_text,
+            decay_seconds=decay_seconds,
+            top_k=top_k,
+            location=location,
+            line=decl.span.line,
+            column=decl.span.column,
+        )
+
+    def _word(self, f: ast.Field | None, what: str, memory: str) -> str | None:
+        """A memory field that must be a single word (identifier or string)."""
+        if f is None:
+            return None
+        value = f.value
+        if isinstance(value, ast.Name) and len(value.parts) == 1:
+            return value.parts[0]
+        if isinstance(value, ast.Literal) and isinstance(value.value, str) and value.value:
+            return value.value
+        self.error(
+            f"{what} of memory '{memory}' must be a name, not {json.dumps(plain(value))}",
+            _value_span(f),
+        )
+        return None
+
+    def _positive_int(self, f: ast.Field, where: str) -> int | None:
+        value = f.value
+        if (
+            isinstance(value, ast.Literal)
+            and isinstance(value.value, int)
+            and not isinstance(value.value, bool)
+            and value.value >= 1
+        ):
+            return value.value
+        self.error(
+            f"top_k {where} must be a positive integer, got {json.dumps(plain(value))}",
+            _value_span(f),
+        )
+        return None
+
+    def _type(self, decl: ast.TypeDecl) -> ir.IRType:
+        if decl.range is not None:
+            lo, hi = decl.range
+            if lo > hi:
+                self.error(
+                    f"Empty range in type '{decl.name}': {lo} is greater than {hi}", decl.name_span
+                )
+            kind = "range"
+        elif decl.where is not None:
+            kind = "where"
+        elif decl.alias is not None:
+            kind = "alias"
+        else:
+            kind = "struct"
+        seen: set[str] = set()
+        for tf in decl.fields:
+            if tf.name in seen:
+                self.error(f"Duplicate field '{tf.name}' in type '{decl.name}'", tf.span)
+            seen.add(tf.name)
+        return ir.IRType(
+            decl.name,
+            kind,
+            decl.range,
+            {tf.name: tf.type.text for tf in decl.fields},
+            _condition_text(decl.where) if decl.where else None,
+            decl.alias.text if decl.alias else None,
+            *_pos(decl.span),
+        )
+
+    # ------------------------------------------------------------ flows and statements
+    def _flow(self, flow: ast.Flow) -> ir.IRFlow:
+        bound = set(self.env.bound) | {p.name for p in flow.params}
+        seen: set[str] = set()
+        for p in flow.params:
+            if p.name in seen:
+                self.error(f"Duplicate parameter '{p.name}' in flow '{flow.name}'", p.span)
+            seen.add(p.name)
+        steps = self._statements(flow.body, bound, top=False)
+        step_names = [s.name for s in steps if isinstance(s, ir.IRStep)]
+        for i, step_name in enumerate(step_names):
+            if step_name in step_names[:i]:
+                stmt = next(
+                    s for s in flow.body if isinstance(s, ast.Step) and s.name == step_name
+                )
+                self.error(f"Duplicate step '{step_name}' in flow '{flow.name}'", stmt.span)
+                break
+        return ir.IRFlow(
+            flow.name,
+            tuple(ir.IRParam(p.name, p.type.text if p.type else None) for p in flow.params),
+            flow.returns.text if flow.returns else None,
+            steps,
+            *_pos(flow.span),
+        )
+
+    def _statements(
+        self, stmts: Iterable[ast.Statement], bound: set[str], *, top: bool
+    ) -> tuple[ir.IRStatement, ...]:
+        out: list[ir.IRStatement] = []
+        for stmt in stmts:
+            out.append(self._statement(stmt, bound, top=top))
+        return tuple(out)
+
+    def _statement(self, stmt: ast.Statement, bound: set[str], *, top: bool) -> ir.IRStatement:
+        match stmt:
+            case ast.Let(name=name, value=value):
+                self._check_refs(value, bound, "let", stmt.span, top=top)
+                bound.add(name)
+                return ir.IRLet(name, expr(value), *_pos(stmt.span))
+            case ast.Remember():
+                return self._remember(stmt, bound, top=top)
+            case ast.Recall():
+                return self._recall(stmt, bound)
+            case ast.Step():
+                return self._step(stmt, bound, top=top)
+            case ast.Probe(target=target, items=items):
+                return ir.IRCognitive(
+                    "probe", target.text, None, tuple(expr(i) for i in items.items), {}, (),
+                    *_pos(stmt.span),
+                )
+            case ast.Reason(about=about, fields=fields):
+                return ir.IRCognitive(
+                    "reason", about.text if about else None, None, (),
+                    {f.name: plain(f.value) for f in fields}, (), *_pos(stmt.span),
+                )
+            case ast.Validate(target=target, schema=schema, fields=fields, rules=rules):
+                checked = tuple(self._if(rule, bound, top=top) for rule in rules)
+                return ir.IRCognitive(
+                    "validate", target.text, schema.text, (),
+                    {f.name: plain(f.value) for f in fields}, checked, *_pos(stmt.span),
+                )
+            case ast.Refine(fields=fields):
+                return ir.IRCognitive(
+                    "refine", None, None, (), {f.name: plain(f.value) for f in fields}, (),
+                    *_pos(stmt.span),
+                )
+            case ast.Weave(sources=sources, target=target, fields=fields):
+                bound.add(target.text)
+                return ir.IRCognitive(
+                    "weave", None, target.text, tuple(expr(i) for i in sources.items),
+                    {f.name: plain(f.value) for f in fields}, (), *_pos(stmt.span),
+                )
+            case ast.Use(tool=tool, args=args):
+                self._check_tool(tool, stmt.span)
+                return ir.IRCognitive(
+                    "use", tool.text, None, tuple(expr(a.value) for a in args if a.name is None),
+                    {a.name: plain(a.value) for a in args if a.name is not None}, (),
+                    *_pos(stmt.span),
+                )
+            case ast.If():
+                return self._if(stmt, bound, top=top)
+            case ast.Action(value=value):
+                return self._action(value, stmt.span)
+            case _:
+                assert_never(stmt)
+
+    def _action(self, value: ast.Call | ast.Raise | ast.Name, span: Span) -> ir.IRAction:
+        match value:
+            case ast.Call(callee=callee):
+                data = plain(value)
+                args = dict(data["kwargs"])
+                if data["args"]:
+                    args["args"] = data["args"]
+                return ir.IRAction("call", callee.text, args, *_pos(span))
+            case ast.Raise(error=error):
+                return ir.IRAction("raise", error, {}, *_pos(span))
+            case ast.Name():
+                return ir.IRAction("name", value.text, {}, *_pos(span))
+            case _:
+                assert_never(value)
+
+    def _if(self, stmt: ast.If, bound: set[str], *, top: bool) -> ir.IRIf:
+        cond = stmt.condition
+
+        def comparison(c: ast.Comparison) -> ir.IRComparison:
+            return ir.IRComparison(
+                expr(c.left), c.op, expr(c.right) if c.right is not None else None
+            )
+
+        condition = ir.IRCondition(
+            _condition_text(cond),
+            comparison(cond.first),
+            tuple((conn, comparison(c)) for conn, c in cond.rest),
+        )
+        then_bound = set(bound)
+        else_bound = set(bound)
+        then = self._statements(stmt.then, then_bound, top=top)
+        otherwise = self._statements(stmt.otherwise, else_bound, top=top)
+        bound |= then_bound | else_bound
+        return ir.IRIf(condition, then, otherwise, *_pos(stmt.span))
+
+    def _step(self, step: ast.Step, bound: set[str], *, top: bool) -> ir.IRStep:
+        fields: dict[str, Any] = {}
+        given: ir.IRExpr | None = None
+        ask = output = None
+        for f in step.fields:
+            if f.name in fields:
+                self.error(f"Duplicate field '{f.name}' in step '{step.name}'", f.span)
+                continue
+            if f.name not in STEP_FIELDS:
+                self.warn(
+                    f"Unknown field '{f.name}' in step '{step.name}'"
+                    f"{did_you_mean(f.name, STEP_FIELDS)}",
+                    f.span,
+                )
+            fields[f.name] = plain(f.value)
+            if f.name == "given":
+                given = expr(f.value)
+            elif f.name == "ask":
+                ask = _text_of(f.value)
+            elif f.name == "output":
+                output = _text_of(f.value)
+            elif f.name == "use" and isinstance(f.value, ast.Call):
+                self._check_tool(f.value.callee, f.span)
+        actions = self._statements(step.actions, bound, top=top)
+        bound.add(step.name)
+        if output:
+            bound.add(output)
+        return ir.IRStep(step.name, given, ask, output, fields, actions, *_pos(step.span))
+
+    def _check_tool(self, tool: ast.Name, span: Span) -> None:
+        symbol = self.env.symbols.get(tool.parts[0])
+        if symbol is not None and symbol.kind != "tool":
+            self.error(f"'use' expects a tool, but '{tool.text}' is a {symbol.kind}", span)
+
+    def _memory_ref(self, op: str, role: str, name: str, span: Span) -> ir.IRMemory | None:
+        symbol = self.env.symbols.get(name)
+        if symbol is None:
+            memories = [s.name for s in self.env.symbols.values() if s.kind == "memory"]
+            self.error(f"Undefined memory '{name}'{did_you_mean(name, memories)}", span)
+            return None
+        if symbol.kind != "memory":
+            self.error(
+                f"'{op}' {role} '{name}' is a{'n' if symbol.kind[0] in 'aeiou' else ''} "
+                f"{symbol.kind}, not a memory store",
+                span,
+            )
+            return None
+        memory = self.memories.get(name)
+        if memory is None and isinstance(symbol.node, ir.IRMemory):
+            memory = symbol.node
+        return memory
+
+    def _remember(self, stmt: ast.Remember, bound: set[str], *, top: bool) -> ir.IRRemember:
+        self._memory_ref("remember", "target", stmt.target, stmt.target_span)
+        self._check_refs(stmt.value, bound, "remember", stmt.span, top=top)
+        options: dict[str, Any] = {}
+        key: str | None = None
+        for f in stmt.options.fields if stmt.options else ():
+            if f.name in options or (f.name == "key" and key is not None):
+                self.error(f"Duplicate option '{f.name}' in remember", f.span)
+                continue
+            value = plain(f.value)
+            if f.name == "key":
+                if isinstance(value, str) and value.strip():
+                    key = value
+                else:
+                    self.error("key in 'with' must be a non-empty string", _value_span(f))
+                continue
+            if f.name == "importance" and not (
+                isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and 0.0 <= value <= 1.0
+            ):
+                self.error(
+                    f"importance must be a number from 0 to 1, got {json.dumps(value)}",
+                    _value_span(f),
+                )
+            if f.name == "tags" and not (
+                isinstance(value, list) and all(isinstance(t, str) for t in value)
+            ):
+                self.error('tags must be a list of strings, such as ["finance"]', _value_span(f))
+            if f.name in ("scope", "source"):
+                self.error(
+                    f"'{f.name}' is set by the runtime and cannot be given in 'with'", f.span
+                )
+            options[f.name] = value
+        if key is None:
+            if isinstance(stmt.value, ast.Name):
+                key = key_for_name(stmt.value.parts)
+            else:
+                key = key_for_literal(plain(stmt.value))
+        return ir.IRRemember(
+            expression=_text_of(stmt.value),
+            memory_target=stmt.target,
+            key=key,
+            options=options,
+            line=stmt.span.line,
+            column=stmt.span.column,
+            value=expr(stmt.value),
+        )
+
+    def _recall(self, stmt: ast.Recall, bound: set[str]) -> ir.IRRecall:
+        memory = self._memory_ref("recall", "source", stmt.source, stmt.source_span)
+        options: dict[str, Any] = {}
+        filters: dict[str, Any] = {}
+        top_k = memory.top_k if memory else DEFAULT_TOP_K
+        retrieval = memory.retrieval if memory else "exact"
+        for f in stmt.options.fields if stmt.options else ():
+            if f.name in options:
+                self.error(f"Duplicate option '{f.name}' in recall", f.span)
+                continue
+            value = plain(f.value)
+            options[f.name] = value
+            if f.name == "top_k":
+                top_k = self._positive_int(f, "in recall") or top_k
+            elif f.name == "retrieval":
+                if value not in RETRIEVAL_MODES:
+                    self.error(
+                        f"Unknown retrieval strategy {json.dumps(value)} in recall. "
+                        f"Valid: {', '.join(sorted(RETRIEVAL_MODES))}",
+                        _value_span(f),
+                    )
+                else:
+                    retrieval = value
+                    self._check_mode(memory, value, _value_span(f))
+            else:
+                filters[f.name] = value
+        bound.add(stmt.alias or stmt.source)
+        return ir.IRRecall(
+            query=_text_of(stmt.query),
+            memory_source=stmt.source,
+            top_k=top_k,
+            alias=stmt.alias,
+            options=options,
+            line=stmt.span.line,
+            column=stmt.span.column,
+            query_value=expr(stmt.query),
+            retrieval=retrieval,
+            filters=filters,
+        )
+
+    def _check_mode(self, memory: ir.IRMemory | None, mode: str, span: Span) -> None:
+        if memory is None:
+            return
+        info = self.backends.lookup(memory.backend)
+        if info is None:
+            return
+        caps = info.resolved_capabilities()
+        if mode not in caps.retrieval:
+            self.error(
+                f"Backend '{memory.backend}' of memory '{memory.name}' cannot do {mode} retrieval",
+                span,
+            )
+
+    def _check_refs(
+        self, value: ast.Value, bound: set[str], op: str, span: Span, *, top: bool
+    ) -> None:
+        """Names a statement reads must be bound; an error at top level, a warning in flows."""
+        for name in _names_in(value):
+            root = name.parts[0]
+            if root in bound:
+                continue
+            message = (
+                f"Unbound name '{name.text}' in {op}: bind it first "
+                f"(let, a step, a recall ... as) or write a literal such as \"{name.text}\""
+                f"{did_you_mean(root, bound)}"
+            )
+            if top:
+                self.error(message, name.span if name.span != NO_SPAN else span)
+            else:
+                self.warn(message, name.span if name.span != NO_SPAN else span)
+
+    def _run(self, run: ast.Run) -> ir.IRRun:
+        flow_name = run.flow.text
+        symbol = self.env.symbols.get(flow_name)
+        flow_node: ast.Flow | ir.IRFlow | None = None
+        if symbol is None:
+            flows = [s.name for s in self.env.symbols.values() if s.kind == "flow"]
+            self.error(f"Undefined flow '{flow_name}'{did_you_mean(flow_name, flows)}", run.flow.span)
+        elif symbol.kind != "flow":
+            self.error(f"'run' expects a flow, but '{flow_name}' is a {symbol.kind}", run.flow.span)
+        else:
+            flow_node = symbol.node
+        self._expect_kind(run.persona, "persona", "as", run.persona_span)
+        self._expect_kind(run.context, "context", "within", run.context_span)
+        for anchor, span in zip(run.anchors, run.anchor_spans, strict=False):
+            self._expect_kind(anchor, "anchor", "constrained_by", span)
+        if flow_node is not None:
+            params = flow_node.params
+            if len(run.args) > len(params):
+                self.error(
+                    f"Flow '{flow_name}' takes {len(params)} argument"
+                    f"{'' if len(params) == 1 else 's'} but {len(run.args)} were given",
+                    run.flow.span,
+                )
+            names = {p.name for p in params}
+            for arg in run.args:
+                if arg.name is not None and arg.name not in names:
+                    self.error(
+                        f"Flow '{flow_name}' has no parameter '{arg.name}'"
+                        f"{did_you_mean(arg.name, names)}",
+                        arg.span,
+                    )
+        on_failure: Any = None
+        output_to = effort = None
+        for f in run.options:
+            value = plain(f.value)
+            if f.name == "on_failure":
+                on_failure = value
+                kind = (
+                    value if isinstance(value, str)
+                    else value.get("call") if isinstance(value, dict) and "call" in value
+                    else "raise" if isinstance(value, dict) and "raise" in value
+                    else None
+                )
+                if kind not in ON_FAILURE:
+                    self.error(
+                        f"Invalid on_failure {json.dumps(value)}. "
+                        "Valid: log, escalate, retry(...), raise ErrorName",
+                        _value_span(f),
+                    )
+            elif f.name == "output_to":
+                if isinstance(value, str):
+                    output_to = value
+                else:
+                    self.error("output_to must be a string (a file name)", _value_span(f))
+            elif f.name == "effort":
+                if value in EFFORTS:
+                    effort = value
+                else:
+                    self.error(
+                        f"Invalid effort {json.dumps(value)}. Valid: {', '.join(EFFORTS)}",
+                        _value_span(f),
+                    )
+        # A run binds the flow's result (and its steps' outputs) for later statements.
+        bound = self.env.bound
+        bound.add(flow_name)
+        if isinstance(flow_node, ast.Flow):
+            if flow_node.returns is not None:
+                bound.add(flow_node.returns.name)
+            for stmt in _walk(flow_node.body):
+                if isinstance(stmt, ast.Step):
+                    bound.add(stmt.name)
+                    out = next((f for f in stmt.fields if f.name == "output"), None)
+                    if out is not None and isinstance(out.value, ast.Name | ast.TypeRef):
+                        bound.add(_text_of(out.value) if isinstance(out.value, ast.Name)
+                                  else out.value.name)
+                elif isinstance(stmt, ast.Weave):
+                    bound.add(stmt.target.text)
+        elif isinstance(flow_node, ir.IRFlow):
+            if flow_node.returns:
+                bound.add(flow_node.returns.split("<")[0].rstrip("?"))
+            for step in flow_node.steps:
+                if isinstance(step, ir.IRStep):
+                    bound.add(step.name)
+                    if step.output:
+                        bound.add(step.output)
+                elif isinstance(step, ir.IRCognitive) and step.into:
+                    bound.add(step.into)
+        return ir.IRRun(
+            flow_name,
+            tuple(ir.IRArg(a.name, expr(a.value)) for a in run.args),
+            run.persona,
+            run.context,
+            run.anchors,
+            on_failure,
+            output_to,
+            effort,
+            *_pos(run.span),
+        )
+
+    def _expect_kind(self, name: str | None, kind: str, keyword: str, span: Span) -> None:
+        if name is None:
+            return
+        symbol = self.env.symbols.get(name)
+        if symbol is None:
+            same = [s.name for s in self.env.symbols.values() if s.kind == kind]
+            self.error(f"Undefined {kind} '{name}'{did_you_mean(name, same)}", span)
+        elif symbol.kind != kind:
+            self.error(f"'{keyword}' expects a {kind}, but '{name}' is a {symbol.kind}", span)
+
+
+def _walk(stmts: Iterable[ast.Statement]) -> Iterable[ast.Statement]:
+    for stmt in stmts:
+        yield stmt
+        if isinstance(stmt, ast.If):
+            yield from _walk(stmt.then)
+            yield from _walk(stmt.otherwise)
+        elif isinstance(stmt, ast.Step):
+            yield from _walk(stmt.actions)
+
+
+def _names_in(value: ast.Value) -> Iterable[ast.Name]:
+    match value:
+        case ast.Name():
+            yield value
+        case ast.ListValue(items=items):
+            for item in items:
+                yield from _names_in(item)
+        case _:
+            return
+
+
+def _value_span(f: ast.Field) -> Span:
+    span = getattr(f.value, "span", NO_SPAN)
+    return span if isinstance(span, Span) and span.line else f.span
+
+
+def _pos(span: Span) -> tuple[int, int]:
+    return span.line, span.column
+
+
+def check(
+    program: ast.Program,
+    source: Source,
+    *,
+    env: CheckEnv | None = None,
+    backends: BackendRegistry | None = None,
+) -> ir.IRProgram:
+    """Check a parsed program and return its IR; raises `AxonCheckError` with every problem.
+
+    With `env`, names declared and bound by earlier inputs are known, and
+    redeclaring one is a duplicate. `env` itself is not modified; use
+    `extend_env` after a successful check.
+    """
+    return Checker(source, env, backends or default_registry).check(program)
+
+
+def extend_env(env: CheckEnv, program: ir.IRProgram, source: Source | None = None) -> None:
+    """Record what a checked program declares and binds into a session's `env`."""
+    for memory in program.memories:
+        env.symbols[memory.name] = Symbol("memory", memory.name, memory.line, memory.column, memory)
+    for flow in program.flows:
+        env.symbols[flow.name] = Symbol("flow", flow.name, flow.line, flow.column, flow)
+    for group in (program.personas, program.contexts, program.anchors, program.tools,
+                  program.intents):
+        for decl in group:
+            env.symbols[decl.name] = Symbol(decl.kind, decl.name, decl.line, decl.column, decl)
+    for t in program.types:
+        env.symbols[t.name] = Symbol("type", t.name, t.line, t.column, t)
+    for stmt in program.statements:
+        match stmt:
+            case ir.IRLet(name=name):
+                env.bound.add(name)
+            case ir.IRRecall(alias=alias, memory_source=source_name):
+                env.bound.add(alias or source_name)
+            case ir.IRRun(flow=flow_name):
+                env.bound.add(flow_name)
+                flow = next((f for f in program.flows if f.name == flow_name), None)
+                if flow is None:
+                    symbol = env.symbols.get(flow_name)
+                    flow = symbol.node if symbol and isinstance(symbol.node, ir.IRFlow) else None
+                if flow is not None:
+                    if flow.returns:
+                        env.bound.add(flow.returns.split("<")[0].rstrip("?"))
+                    for step in flow.steps:
+                        if isinstance(step, ir.IRStep):
+                            env.bound.add(step.name)
+                            if step.output:
+                                env.bound.add(step.output)
+                        elif isinstance(step, ir.IRCognitive) and step.into:
+                            env.bound.add(step.into)
+            case _:
+                pass

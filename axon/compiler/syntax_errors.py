@@ -1,0 +1,145 @@
+"""Lark's parse exceptions -> `AxonSyntaxError` with a message a person can act on.
+
+Lark reports terminal names (`COLON`, `RBRACE`); we say what was expected in
+words ("expected ':' after field name 'store'"), say "unexpected end of input"
+when the text stopped too early (and mark it incomplete for the REPL), and
+suggest the closest keyword for a misspelt one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+import lark
+from lark import Token
+
+from axon.errors import AxonSyntaxError
+from axon.source import Source, Span
+
+_DESCRIBE = {
+    "NAME": "a name",
+    "STRING": "a string",
+    "NUMBER": "a number",
+    "SIGNED_NUMBER": "a number",
+    "DURATION": "a duration",
+    "COMP_OP": "a comparison operator",
+    "$END": "end of input",
+}
+
+_KEYWORD = re.compile(r"[a-z_]+")
+
+_STARTERS = (
+    "import persona context anchor tool intent memory type flow run let remember recall "
+    "step probe reason validate refine weave use if"
+).split()
+
+
+def _describe_terminal(name: str, parser: lark.Lark) -> str:
+    if name in _DESCRIBE:
+        return _DESCRIBE[name]
+    try:
+        pattern = parser.get_terminal(name).pattern
+    except KeyError:
+        return name.lower()
+    if isinstance(pattern, lark.lexer.PatternStr):
+        return f"'{pattern.value}'"
+    return name.lower()
+
+
+def _describe_token(token: Token) -> str:
+    if token.type == "$END":
+        return "end of input"
+    if token.type == "STRING":
+        return f"string {token}"
+    text = str(token)
+    if len(text) > 30:
+        text = text[:27] + "..."
+    return f"'{text}'"
+
+
+def _expected_list(expected: set[str], parser: lark.Lark) -> str:
+    words = sorted({_describe_terminal(name, parser) for name in expected})
+    if len(words) == 1:
+        return words[0]
+    if len(words) > 8:
+        words = [*words[:8], "..."]
+    return "one of " + ", ".join(words)
+
+
+def _keyword_words(expected: set[str], parser: lark.Lark) -> list[str]:
+    words = []
+    for name in expected:
+        try:
+            pattern = parser.get_terminal(name).pattern
+        except KeyError:
+            continue
+        if isinstance(pattern, lark.lexer.PatternStr) and _KEYWORD.fullmatch(pattern.value):
+            words.append(pattern.value)
+    return words
+
+
+def _message_for_token(exc: lark.UnexpectedToken, parser: lark.Lark) -> tuple[str, bool]:
+    token: Token = exc.token
+    expected: set[str] = set(exc.expected)
+    history = list(exc.token_history or [])
+    previous = history[-1] if history else None
+    if token.type == "$END":
+        return f"unexpected end of input: expected {_expected_list(expected, parser)}", True
+    if "COLON" in expected and previous is not None and previous.type == "NAME":
+        return f"expected ':' after field name '{previous}'", False
+    keywords = _keyword_words(expected, parser)
+    if token.type == "NAME" and keywords and "NAME" not in expected:
+        close = difflib.get_close_matches(str(token), keywords, n=1, cutoff=0.6)
+        if close:
+            return f"unknown keyword '{token}' (did you mean '{close[0]}'?)", False
+        if set(keywords) & set(_STARTERS) and len(keywords) > 3:
+            return (
+                f"unexpected {_describe_token(token)}: expected a declaration or statement "
+                f"({', '.join(sorted(set(keywords) & set(_STARTERS)))})",
+                False,
+            )
+    return (
+        f"unexpected {_describe_token(token)}: expected {_expected_list(expected, parser)}",
+        False,
+    )
+
+
+def _message_for_characters(exc: lark.UnexpectedCharacters, source: Source) -> str:
+    char = exc.char
+    if char in "\"'":
+        return "unterminated string (missing closing quote)"
+    if exc.allowed and "STRING" in exc.allowed and char not in "\"'":
+        pass
+    shown = repr(char) if not char.isprintable() or char in " \t" else f"'{char}'"
+    if char == "/" and source.text[exc.pos_in_stream : exc.pos_in_stream + 2] == "/*":
+        return "unterminated comment (missing '*/')"
+    return f"unexpected character {shown}"
+
+
+def translate(exc: lark.exceptions.LarkError, source: Source, parser: lark.Lark) -> AxonSyntaxError:
+    """Turn any Lark error raised while parsing `source` into an `AxonSyntaxError`."""
+    if isinstance(exc, lark.UnexpectedToken):
+        message, incomplete = _message_for_token(exc, parser)
+        token: Token = exc.token
+        if token.type == "$END":
+            span = _end_span(source)
+        else:
+            span = Span(token.line or 1, token.column or 1, token.end_line, token.end_column)
+        return AxonSyntaxError(message, span, source, incomplete=incomplete)
+    if isinstance(exc, lark.UnexpectedCharacters):
+        message = _message_for_characters(exc, source)
+        incomplete = message.startswith("unterminated comment")
+        return AxonSyntaxError(
+            message, Span(exc.line, exc.column, exc.line, exc.column + 1), source,
+            incomplete=incomplete,
+        )
+    if isinstance(exc, lark.UnexpectedEOF):
+        return AxonSyntaxError("unexpected end of input", _end_span(source), source, incomplete=True)
+    return AxonSyntaxError(f"invalid syntax: {exc}", Span(1, 1), source)
+
+
+def _end_span(source: Source) -> Span:
+    """The position just after the last non-blank character of the text."""
+    lines = source.text.rstrip().splitlines() or [""]
+    return Span(len(lines), len(lines[-1]) + 1)
