@@ -1,0 +1,205 @@
+"""An incremental in-process BM25 index: token lists in by id, ranked `(id, score)` pairs out.
+
+Okapi BM25 with the Lucene idf, `log(1 + (N - df + 0.5) / (df + 0.5))`, which is
+always positive, so every matching document scores above zero. `N`, `df` and the
+average document length count live documents only, and are updated on every add
+and remove, so scores are always those of the current collection.
+
+Postings are typed arrays (document id, term frequency) appended in id order;
+scoring a query is vectorised with numpy: for each query term, one gather of
+document lengths and one scatter-add into a score array (dense for common terms,
+sparse via `np.unique` for rare ones). Removed documents stay in the postings as
+tombstones, masked out at query time, until they outnumber the live ones and the
+index is rebuilt.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+K1 = 1.2
+B = 0.75
+
+_COMPACT_MIN_DEAD = 1024
+
+_Buf = TypeVar("_Buf", "array[Any]", bytearray)
+
+
+def _appended(buffer: _Buf, value: Any) -> _Buf:
+    """`buffer` with `value` appended; a copy if a numpy view still pins the original."""
+    try:
+        buffer.append(value)
+    except BufferError:
+        buffer = type(buffer)(buffer) if isinstance(buffer, bytearray) else array(
+            buffer.typecode, buffer
+        )
+        buffer.append(value)
+    return buffer
+
+
+class BM25Index:
+    """Documents by id, each a list of tokens; `search` ranks them for a list of terms."""
+
+    def __init__(self, k1: float = K1, b: float = B) -> None:
+        self.k1 = k1
+        self.b = b
+        self._reset()
+
+    def _reset(self) -> None:
+        self._doc_of: dict[Hashable, int] = {}
+        self._ident: list[Hashable | None] = []
+        self._terms: list[Counter[str] | None] = []
+        self._length: array[float] = array("f")
+        self._alive = bytearray()
+        self._ids: dict[str, array[int]] = {}
+        self._tfs: dict[str, array[float]] = {}
+        self._df: dict[str, int] = {}
+        self._total_length = 0
+        self._dead = 0
+
+    def __len__(self) -> int:
+        return len(self._doc_of)
+
+    def __contains__(self, ident: object) -> bool:
+        return ident in self._doc_of
+
+    def add(self, ident: Hashable, tokens: Sequence[str]) -> None:
+        """Index (or re-index) a document given its tokens (see `text.tokenize`)."""
+        self.remove(ident)
+        doc = len(self._ident)
+        counts = Counter(tokens)
+        self._doc_of[ident] = doc
+        self._ident.append(ident)
+        self._terms.append(counts)
+        self._length = _appended(self._length, float(len(tokens)))
+        self._alive = _appended(self._alive, 1)
+        self._total_length += len(tokens)
+        for term, tf in counts.items():
+            if term not in self._ids:
+                self._ids[term] = array("i")
+                self._tfs[term] = array("f")
+            self._ids[term] = _appended(self._ids[term], doc)
+            self._tfs[term] = _appended(self._tfs[term], float(tf))
+            self._df[term] = self._df.get(term, 0) + 1
+
+    def remove(self, ident: Hashable) -> bool:
+        """Forget a document; True when it was indexed."""
+        doc = self._doc_of.pop(ident, None)
+        if doc is None:
+            return False
+        counts = self._terms[doc]
+        assert counts is not None
+        for term in counts:
+            self._df[term] -= 1
+        self._total_length -= int(self._length[doc])
+        self._terms[doc] = None
+        self._ident[doc] = None
+        self._alive[doc] = 0  # item assignment never resizes, so views do not block it
+        self._dead += 1
+        if self._dead >= _COMPACT_MIN_DEAD and self._dead > len(self._doc_of):
+            self._compact()
+        return True
+
+    def clear(self) -> None:
+        self._reset()
+
+    def _compact(self) -> None:
+        live = [
+            (ident, counts)
+            for ident, counts in zip(self._ident, self._terms, strict=True)
+            if ident is not None and counts is not None
+        ]
+        self._reset()
+        for ident, counts in live:
+            self.add(ident, list(counts.elements()))
+
+    def idf(self, term: str) -> float:
+        """Inverse document frequency of `term` among the live documents (0.0 if absent)."""
+        df = self._df.get(term, 0)
+        if df <= 0:
+            return 0.0
+        n = len(self._doc_of)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    def scores(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """`(doc ids, scores)` of every live document matching at least one term."""
+        n_docs = len(self._ident)
+        live = len(self._doc_of)
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+        if live == 0:
+            return empty
+        avgdl = max(self._total_length / live, 1e-9)
+        lengths = np.frombuffer(self._length, dtype=np.float32)
+        parts: list[tuple[np.ndarray, np.ndarray]] = []
+        for term in dict.fromkeys(terms):
+            idf = self.idf(term)
+            if idf <= 0.0:
+                continue
+            ids = np.frombuffer(self._ids[term], dtype=np.int32)
+            tf = np.frombuffer(self._tfs[term], dtype=np.float32).astype(np.float64)
+            norm = self.k1 * (1.0 - self.b + self.b * lengths[ids] / avgdl)
+            parts.append((ids, idf * tf * (self.k1 + 1.0) / (tf + norm)))
+        if not parts:
+            return empty
+        alive = np.frombuffer(self._alive, dtype=np.uint8)
+        total = sum(len(ids) for ids, _ in parts)
+        if len(parts) == 1:
+            ids, contrib = parts[0]
+            keep = alive[ids].astype(bool)
+            return ids[keep].astype(np.int64), contrib[keep]
+        if total * 16 < n_docs:
+            all_ids = np.concatenate([ids for ids, _ in parts])
+            all_contrib = np.concatenate([c for _, c in parts])
+            uniq, inverse = np.unique(all_ids, return_inverse=True)
+            summed = np.bincount(inverse, weights=all_contrib)
+            keep = alive[uniq].astype(bool)
+            return uniq[keep].astype(np.int64), summed[keep]
+        dense = np.zeros(n_docs, dtype=np.float64)
+        for ids, contrib in parts:
+            dense[ids] += contrib  # ids are unique within one term's postings
+        dense *= alive
+        found = np.flatnonzero(dense)
+        return found, dense[found]
+
+    def search(
+        self,
+        terms: Sequence[str],
+        limit: int,
+        accept: Callable[[Hashable], bool] | None = None,
+    ) -> list[tuple[Hashable, float]]:
+        """The best `limit` accepted documents as `(ident, score)`, best first.
+
+        Documents tied with the last one kept are returned too (the list may be
+        longer than `limit`), so the caller can break ties by its own order.
+        """
+        docs, scores = self.scores(terms)
+        if limit <= 0 or not len(docs):
+            return []
+        idents = self._ident
+        size = len(docs)
+        pool = min(size, max(4 * limit, 64))
+        while True:
+            part = np.argpartition(-scores, pool - 1)[:pool] if pool < size else np.arange(size)
+            order = part[np.lexsort((docs[part], -scores[part]))]
+            found: list[tuple[Hashable, float]] = []
+            threshold: float | None = None
+            complete = pool >= size
+            for i in order.tolist():
+                score = float(scores[i])
+                if threshold is not None and score < threshold:
+                    complete = True
+                    break
+                ident = idents[int(docs[i])]
+                if accept is None or accept(ident):
+                    found.append((ident, score))
+                    if len(found) == limit:
+                        threshold = score
+            if complete:
+                return found
+            pool = min(size, pool * 4)
