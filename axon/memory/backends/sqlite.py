@@ -80,9 +80,7 @@ _COLUMNS = "e.id, e.scope, e.key, e.value_json, e.metadata_json, e.timestamp, e.
 Row = tuple[int, str | None, str, str, str, float, float | None]
 
 
-def resolve_path(
-    location: str | None, memory_dir: str | Path | None
-) -> tuple[Path, Path | None]:
+def resolve_path(location: str | None, memory_dir: str | Path | None) -> tuple[Path, Path | None]:
     """The database file for `location`/`memory_dir`, and the memory directory in effect.
 
     `location` may be `env:VAR` (the file named by that environment variable); a
@@ -178,7 +176,8 @@ class SQLiteBackend(MemoryBackend):
         super().__init__(
             tracer, location=location, memory_dir=memory_dir, clock=clock, embedder=embedder
         )
-        self.path, effective_dir = resolve_path(location, memory_dir)
+        path, effective_dir = resolve_path(location, memory_dir)
+        self.path = path.absolute()
         if effective_dir is not None:
             self.memory_dir = effective_dir
         sync = (synchronous or os.environ.get(SYNCHRONOUS_ENV) or "NORMAL").upper()
@@ -372,9 +371,11 @@ class SQLiteBackend(MemoryBackend):
     async def _delete(self, key: str, scope: str | None) -> bool:
         ident = scope if scope is not None else b"\x00"
         removed = self._write(
-            lambda conn: conn.execute(
-                "DELETE FROM entries WHERE ifnull(scope, X'00') = ? AND key = ?", (ident, key)
-            ).rowcount
+            lambda conn: (
+                conn.execute(
+                    "DELETE FROM entries WHERE ifnull(scope, X'00') = ? AND key = ?", (ident, key)
+                ).rowcount
+            )
         )
         return bool(removed)
 
@@ -546,7 +547,13 @@ class SQLiteBackend(MemoryBackend):
 
         def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
             hits = self._vectors.search(
-                conn, model_id, query_vector, top_k, scope, now, _COLUMNS,
+                conn,
+                model_id,
+                query_vector,
+                top_k,
+                scope,
+                now,
+                _COLUMNS,
                 lambda row: matches_filters(json.loads(row[4]), filters),
             )
             return [self._entry(row, score) for row, score in hits]
