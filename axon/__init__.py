@@ -51,7 +51,7 @@ def parse(source: str, filename: str = "<input>") -> Program:
     return _parse(source, filename)
 
 
-def compile(source: str, filename: str = "<input>") -> IRProgram:  # noqa: A001
+def compile(source: str, filename: str = "<input>") -> IRProgram:
     """Parse and check AXON text into IR; raises `AxonSyntaxError` or `AxonCheckError`."""
     from axon.compiler.checker import check
     from axon.source import Source

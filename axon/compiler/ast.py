@@ -302,7 +302,7 @@ class Flow:
 
 @attrs.frozen
 class Run:
-    """`run Flow(args) as P within C constrained_by [A] on_failure: ... output_to: ... effort: ...`."""
+    """`run Flow(args)` with `as P`, `within C`, `constrained_by [A]` and option fields."""
 
     flow: Name
     args: tuple[Arg, ...]
@@ -324,3 +324,22 @@ class Program:
     items: tuple[TopLevel, ...]
     filename: str = attrs.field(default="<input>", eq=False)
     span: Span = _span()
+
+
+def to_data(node: Any) -> Any:
+    """An AST node as plain JSON data: `{"node": "Remember", ..., "span": [line, col]}`."""
+    if attrs.has(type(node)):
+        out: dict[str, Any] = {"node": type(node).__name__}
+        for field in attrs.fields(type(node)):
+            value = getattr(node, field.name)
+            if isinstance(value, Span):
+                if field.name == "span":
+                    out["span"] = [value.line, value.column]
+                continue
+            if field.name == "anchor_spans":
+                continue
+            out[field.name] = to_data(value)
+        return out
+    if isinstance(value := node, tuple | list):
+        return [to_data(item) for item in value]
+    return node

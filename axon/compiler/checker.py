@@ -14,13 +14,13 @@ from typing import Any, assert_never
 
 import attrs
 
-from axon.compiler import ast
-from axon.compiler import ir
+from axon.compiler import ast, ir
 from axon.compiler.durations import DurationError, parse_decay
 from axon.compiler.names import did_you_mean, key_for_literal, key_for_name
 from axon.errors import AxonCheckError, Diagnostic
 from axon.memory.backend import RETRIEVAL_MODES
-from axon.memory.registry import BackendRegistry, registry as default_registry
+from axon.memory.registry import BackendRegistry
+from axon.memory.registry import registry as default_registry
 from axon.source import NO_SPAN, Source, Span
 
 STORE_TYPES = ("ephemeral", "none", "persistent", "session")
@@ -136,15 +136,14 @@ def _condition_text(cond: ast.Condition) -> str:
 class Checker:
     """One pass over a program; see `check`."""
 
-    def __init__(
-        self, source: Source, env: CheckEnv | None, backends: BackendRegistry
-    ) -> None:
+    def __init__(self, source: Source, env: CheckEnv | None, backends: BackendRegistry) -> None:
         self.source = source
         self.env = env.copy() if env else CheckEnv()
         self.backends = backends
         self.errors: list[Diagnostic] = []
         self.warnings: list[Diagnostic] = []
         self.memories: dict[str, ir.IRMemory] = {}
+        self.flows: dict[str, ir.IRFlow] = {}
 
     # ------------------------------------------------------------ reporting
     def error(self, message: str, span: Span) -> None:
@@ -171,6 +170,10 @@ class Checker:
                 memory = self._memory(item)
                 self.memories[item.name] = memory
                 memories.append(memory)
+        # Then flows: a run may come before the flow it runs.
+        for item in program.items:
+            if isinstance(item, ast.Flow):
+                self.flows[item.name] = self._flow(item)
         for item in program.items:
             match item:
                 case ast.Declaration(kind="memory"):
@@ -188,11 +191,9 @@ class Checker:
                 case ast.TypeDecl():
                     types.append(self._type(item))
                 case ast.Import():
-                    imports.append(
-                        ir.IRImport(".".join(item.module), item.names, *_pos(item.span))
-                    )
+                    imports.append(ir.IRImport(".".join(item.module), item.names, *_pos(item.span)))
                 case ast.Flow():
-                    flows.append(self._flow(item))
+                    flows.append(self.flows[item.name])
                 case ast.Run():
                     run = self._run(item)
                     runs.append(run)
@@ -259,8 +260,7 @@ class Checker:
         store = self._word(fields.get("store"), "store", name)
         if store is not None and store not in STORE_TYPES:
             self.error(
-                f"Unknown store type '{store}' in memory '{name}'. "
-                f"Valid: {', '.join(STORE_TYPES)}",
+                f"Unknown store type '{store}' in memory '{name}'. Valid: {', '.join(STORE_TYPES)}",
                 _value_span(fields["store"]),
             )
             store = None
@@ -335,7 +335,8 @@ class Checker:
                     decay_text = raw
                 except DurationError as exc:
                     self.error(
-                        f"Invalid decay '{raw}' in memory '{name}': {exc}", _value_span(fields["decay"])
+                        f"Invalid decay '{raw}' in memory '{name}': {exc}",
+                        _value_span(fields["decay"]),
                     )
             else:
                 shown = json.dumps(raw) if not isinstance(raw, str) else raw
@@ -445,9 +446,7 @@ class Checker:
         step_names = [s.name for s in steps if isinstance(s, ir.IRStep)]
         for i, step_name in enumerate(step_names):
             if step_name in step_names[:i]:
-                stmt = next(
-                    s for s in flow.body if isinstance(s, ast.Step) and s.name == step_name
-                )
+                stmt = next(s for s in flow.body if isinstance(s, ast.Step) and s.name == step_name)
                 self.error(f"Duplicate step '{step_name}' in flow '{flow.name}'", stmt.span)
                 break
         return ir.IRFlow(
@@ -480,36 +479,65 @@ class Checker:
                 return self._step(stmt, bound, top=top)
             case ast.Probe(target=target, items=items):
                 return ir.IRCognitive(
-                    "probe", target.text, None, tuple(expr(i) for i in items.items), {}, (),
+                    "probe",
+                    target.text,
+                    None,
+                    tuple(expr(i) for i in items.items),
+                    {},
+                    (),
                     *_pos(stmt.span),
                 )
             case ast.Reason(about=about, fields=fields):
                 return ir.IRCognitive(
-                    "reason", about.text if about else None, None, (),
-                    {f.name: plain(f.value) for f in fields}, (), *_pos(stmt.span),
+                    "reason",
+                    about.text if about else None,
+                    None,
+                    (),
+                    {f.name: plain(f.value) for f in fields},
+                    (),
+                    *_pos(stmt.span),
                 )
             case ast.Validate(target=target, schema=schema, fields=fields, rules=rules):
                 checked = tuple(self._if(rule, bound, top=top) for rule in rules)
                 return ir.IRCognitive(
-                    "validate", target.text, schema.text, (),
-                    {f.name: plain(f.value) for f in fields}, checked, *_pos(stmt.span),
+                    "validate",
+                    target.text,
+                    schema.text,
+                    (),
+                    {f.name: plain(f.value) for f in fields},
+                    checked,
+                    *_pos(stmt.span),
                 )
             case ast.Refine(fields=fields):
                 return ir.IRCognitive(
-                    "refine", None, None, (), {f.name: plain(f.value) for f in fields}, (),
+                    "refine",
+                    None,
+                    None,
+                    (),
+                    {f.name: plain(f.value) for f in fields},
+                    (),
                     *_pos(stmt.span),
                 )
             case ast.Weave(sources=sources, target=target, fields=fields):
                 bound.add(target.text)
                 return ir.IRCognitive(
-                    "weave", None, target.text, tuple(expr(i) for i in sources.items),
-                    {f.name: plain(f.value) for f in fields}, (), *_pos(stmt.span),
+                    "weave",
+                    None,
+                    target.text,
+                    tuple(expr(i) for i in sources.items),
+                    {f.name: plain(f.value) for f in fields},
+                    (),
+                    *_pos(stmt.span),
                 )
             case ast.Use(tool=tool, args=args):
                 self._check_tool(tool, stmt.span)
                 return ir.IRCognitive(
-                    "use", tool.text, None, tuple(expr(a.value) for a in args if a.name is None),
-                    {a.name: plain(a.value) for a in args if a.name is not None}, (),
+                    "use",
+                    tool.text,
+                    None,
+                    tuple(expr(a.value) for a in args if a.name is None),
+                    {a.name: plain(a.value) for a in args if a.name is not None},
+                    (),
                     *_pos(stmt.span),
                 )
             case ast.If():
@@ -718,7 +746,7 @@ class Checker:
                 continue
             message = (
                 f"Unbound name '{name.text}' in {op}: bind it first "
-                f"(let, a step, a recall ... as) or write a literal such as \"{name.text}\""
+                f'(let, a step, a recall ... as) or write a literal such as "{name.text}"'
                 f"{did_you_mean(root, bound)}"
             )
             if top:
@@ -729,14 +757,18 @@ class Checker:
     def _run(self, run: ast.Run) -> ir.IRRun:
         flow_name = run.flow.text
         symbol = self.env.symbols.get(flow_name)
-        flow_node: ast.Flow | ir.IRFlow | None = None
+        flow_node: ir.IRFlow | None = None
         if symbol is None:
             flows = [s.name for s in self.env.symbols.values() if s.kind == "flow"]
-            self.error(f"Undefined flow '{flow_name}'{did_you_mean(flow_name, flows)}", run.flow.span)
+            self.error(
+                f"Undefined flow '{flow_name}'{did_you_mean(flow_name, flows)}", run.flow.span
+            )
         elif symbol.kind != "flow":
             self.error(f"'run' expects a flow, but '{flow_name}' is a {symbol.kind}", run.flow.span)
         else:
-            flow_node = symbol.node
+            flow_node = self.flows.get(flow_name)
+            if flow_node is None and isinstance(symbol.node, ir.IRFlow):
+                flow_node = symbol.node
         self._expect_kind(run.persona, "persona", "as", run.persona_span)
         self._expect_kind(run.context, "context", "within", run.context_span)
         for anchor, span in zip(run.anchors, run.anchor_spans, strict=False):
@@ -764,9 +796,12 @@ class Checker:
             if f.name == "on_failure":
                 on_failure = value
                 kind = (
-                    value if isinstance(value, str)
-                    else value.get("call") if isinstance(value, dict) and "call" in value
-                    else "raise" if isinstance(value, dict) and "raise" in value
+                    value
+                    if isinstance(value, str)
+                    else value.get("call")
+                    if isinstance(value, dict) and "call" in value
+                    else "raise"
+                    if isinstance(value, dict) and "raise" in value
                     else None
                 )
                 if kind not in ON_FAILURE:
@@ -789,30 +824,9 @@ class Checker:
                         _value_span(f),
                     )
         # A run binds the flow's result (and its steps' outputs) for later statements.
-        bound = self.env.bound
-        bound.add(flow_name)
-        if isinstance(flow_node, ast.Flow):
-            if flow_node.returns is not None:
-                bound.add(flow_node.returns.name)
-            for stmt in _walk(flow_node.body):
-                if isinstance(stmt, ast.Step):
-                    bound.add(stmt.name)
-                    out = next((f for f in stmt.fields if f.name == "output"), None)
-                    if out is not None and isinstance(out.value, ast.Name | ast.TypeRef):
-                        bound.add(_text_of(out.value) if isinstance(out.value, ast.Name)
-                                  else out.value.name)
-                elif isinstance(stmt, ast.Weave):
-                    bound.add(stmt.target.text)
-        elif isinstance(flow_node, ir.IRFlow):
-            if flow_node.returns:
-                bound.add(flow_node.returns.split("<")[0].rstrip("?"))
-            for step in flow_node.steps:
-                if isinstance(step, ir.IRStep):
-                    bound.add(step.name)
-                    if step.output:
-                        bound.add(step.output)
-                elif isinstance(step, ir.IRCognitive) and step.into:
-                    bound.add(step.into)
+        self.env.bound.add(flow_name)
+        if flow_node is not None:
+            self.env.bound |= run_bindings(flow_node)
         return ir.IRRun(
             flow_name,
             tuple(ir.IRArg(a.name, expr(a.value)) for a in run.args),
@@ -834,16 +848,6 @@ class Checker:
             self.error(f"Undefined {kind} '{name}'{did_you_mean(name, same)}", span)
         elif symbol.kind != kind:
             self.error(f"'{keyword}' expects a {kind}, but '{name}' is a {symbol.kind}", span)
-
-
-def _walk(stmts: Iterable[ast.Statement]) -> Iterable[ast.Statement]:
-    for stmt in stmts:
-        yield stmt
-        if isinstance(stmt, ast.If):
-            yield from _walk(stmt.then)
-            yield from _walk(stmt.otherwise)
-        elif isinstance(stmt, ast.Step):
-            yield from _walk(stmt.actions)
 
 
 def _names_in(value: ast.Value) -> Iterable[ast.Name]:
@@ -882,14 +886,34 @@ def check(
     return Checker(source, env, backends or default_registry).check(program)
 
 
-def extend_env(env: CheckEnv, program: ir.IRProgram, source: Source | None = None) -> None:
+def run_bindings(flow: ir.IRFlow) -> set[str]:
+    """Names a `run` of `flow` binds for later statements: its return type, steps, outputs."""
+    names = {flow.name}
+    if flow.returns:
+        names.add(flow.returns.split("<")[0].rstrip("?"))
+    for step in flow.steps:
+        if isinstance(step, ir.IRStep):
+            names.add(step.name)
+            if step.output:
+                names.add(step.output)
+        elif isinstance(step, ir.IRCognitive) and step.into:
+            names.add(step.into)
+    return names
+
+
+def extend_env(env: CheckEnv, program: ir.IRProgram) -> None:
     """Record what a checked program declares and binds into a session's `env`."""
     for memory in program.memories:
         env.symbols[memory.name] = Symbol("memory", memory.name, memory.line, memory.column, memory)
     for flow in program.flows:
         env.symbols[flow.name] = Symbol("flow", flow.name, flow.line, flow.column, flow)
-    for group in (program.personas, program.contexts, program.anchors, program.tools,
-                  program.intents):
+    for group in (
+        program.personas,
+        program.contexts,
+        program.anchors,
+        program.tools,
+        program.intents,
+    ):
         for decl in group:
             env.symbols[decl.name] = Symbol(decl.kind, decl.name, decl.line, decl.column, decl)
     for t in program.types:
@@ -902,19 +926,8 @@ def extend_env(env: CheckEnv, program: ir.IRProgram, source: Source | None = Non
                 env.bound.add(alias or source_name)
             case ir.IRRun(flow=flow_name):
                 env.bound.add(flow_name)
-                flow = next((f for f in program.flows if f.name == flow_name), None)
-                if flow is None:
-                    symbol = env.symbols.get(flow_name)
-                    flow = symbol.node if symbol and isinstance(symbol.node, ir.IRFlow) else None
-                if flow is not None:
-                    if flow.returns:
-                        env.bound.add(flow.returns.split("<")[0].rstrip("?"))
-                    for step in flow.steps:
-                        if isinstance(step, ir.IRStep):
-                            env.bound.add(step.name)
-                            if step.output:
-                                env.bound.add(step.output)
-                        elif isinstance(step, ir.IRCognitive) and step.into:
-                            env.bound.add(step.into)
+                symbol = env.symbols.get(flow_name)
+                if symbol is not None and isinstance(symbol.node, ir.IRFlow):
+                    env.bound |= run_bindings(symbol.node)
             case _:
                 pass

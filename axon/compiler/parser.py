@@ -329,7 +329,7 @@ def parse(text: str, filename: str = "<input>") -> ast.Program:
     """
     source = Source(text, filename)
     try:
-        items = _parser().parse(text)
+        items: list[ast.TopLevel] = _parser().parse(text)  # type: ignore[assignment]
     except lark.exceptions.VisitError as exc:  # a callback failed: report where
         raise AxonSyntaxError(f"invalid syntax: {exc.orig_exc}", Span(0, 0), source) from None
     except lark.exceptions.LarkError as exc:

@@ -29,10 +29,29 @@ _DESCRIBE = {
 
 _KEYWORD = re.compile(r"[a-z_]+")
 
-_STARTERS = (
-    "import persona context anchor tool intent memory type flow run let remember recall "
-    "step probe reason validate refine weave use if"
-).split()
+_STARTERS = [
+    "import",
+    "persona",
+    "context",
+    "anchor",
+    "tool",
+    "intent",
+    "memory",
+    "type",
+    "flow",
+    "run",
+    "let",
+    "remember",
+    "recall",
+    "step",
+    "probe",
+    "reason",
+    "validate",
+    "refine",
+    "weave",
+    "use",
+    "if",
+]
 
 
 def _describe_terminal(name: str, parser: lark.Lark) -> str:
@@ -109,10 +128,9 @@ def _message_for_characters(exc: lark.UnexpectedCharacters, source: Source) -> s
     char = exc.char
     if char in "\"'":
         return "unterminated string (missing closing quote)"
-    if exc.allowed and "STRING" in exc.allowed and char not in "\"'":
-        pass
     shown = repr(char) if not char.isprintable() or char in " \t" else f"'{char}'"
-    if char == "/" and source.text[exc.pos_in_stream : exc.pos_in_stream + 2] == "/*":
+    pos = exc.pos_in_stream or 0
+    if char == "/" and source.text[pos : pos + 2] == "/*":
         return "unterminated comment (missing '*/')"
     return f"unexpected character {shown}"
 
@@ -131,11 +149,15 @@ def translate(exc: lark.exceptions.LarkError, source: Source, parser: lark.Lark)
         message = _message_for_characters(exc, source)
         incomplete = message.startswith("unterminated comment")
         return AxonSyntaxError(
-            message, Span(exc.line, exc.column, exc.line, exc.column + 1), source,
+            message,
+            Span(exc.line, exc.column, exc.line, exc.column + 1),
+            source,
             incomplete=incomplete,
         )
     if isinstance(exc, lark.UnexpectedEOF):
-        return AxonSyntaxError("unexpected end of input", _end_span(source), source, incomplete=True)
+        return AxonSyntaxError(
+            "unexpected end of input", _end_span(source), source, incomplete=True
+        )
     return AxonSyntaxError(f"invalid syntax: {exc}", Span(1, 1), source)
 
 

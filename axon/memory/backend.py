@@ -278,6 +278,7 @@ class MemoryBackend(abc.ABC):
 
     async def _save_vectors(self, model_id: str, items: Sequence[tuple[Any, np.ndarray]]) -> None:
         """Keep the vectors computed for `_pending_texts` ids (tagged with `model_id`)."""
+        return None
 
     @abc.abstractmethod
     async def _clear(self, scope: str | None) -> int: ...

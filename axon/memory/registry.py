@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -98,14 +97,18 @@ class BackendRegistry:
         if self._entry_points_loaded:
             return
         self._entry_points_loaded = True
+        from importlib import metadata  # costs ~10 ms: only when a name is not built in
+
         for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
             if ep.name.lower() not in self._aliases:
                 self.register(BackendInfo(ep.name, ep.value))
 
     def lookup(self, name: str) -> BackendInfo | None:
         """The backend registered under `name` or one of its aliases, or None."""
-        self._load_entry_points()
         canonical = self._aliases.get(name.lower())
+        if canonical is None:
+            self._load_entry_points()
+            canonical = self._aliases.get(name.lower())
         return self._by_name[canonical] if canonical else None
 
     def names(self) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 
-class TraceEventType(str, enum.Enum):
+class TraceEventType(enum.StrEnum):
     """Stable event names (the `event_type` of every event)."""
 
     PROGRAM_START = "program_start"

@@ -1,0 +1,341 @@
+"""IR statements -> effects: runs flows and top-level statements, yielding output records.
+
+The executor walks IR in order. remember/recall go to the `MemoryManager`
+(never to a model); steps and the other cognitive operations go to the model
+client; `let`, `if` and `run` are handled here. Every executed remember and
+recall yields an output record (LANGUAGE.md §4), in execution order. A failure
+becomes an `AxonRuntimeError` naming the statement's position.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any, assert_never
+
+from axon.compiler import ir
+from axon.errors import AxonError, AxonMemoryError, AxonRuntimeError
+from axon.runtime.memories import MemoryManager
+from axon.runtime.model import ModelClient, ModelRequest, Recalled
+from axon.runtime.tracer import TraceEventType, Tracer
+from axon.runtime.values import Frame, Unbound, condition_holds, evaluate, evaluate_or_text
+from axon.source import Source, Span
+
+Record = dict[str, Any]
+
+MAX_RETRIES = 3
+
+
+class FlowRaised(AxonRuntimeError):
+    """A `raise Name` action ran: the flow stops with the named error."""
+
+
+class Executor:
+    """Runs checked IR against a session's memories, model client and tracer."""
+
+    def __init__(
+        self,
+        *,
+        memories: MemoryManager,
+        model: ModelClient,
+        tracer: Tracer,
+        declarations: Mapping[str, Any],
+        flows: Mapping[str, ir.IRFlow],
+    ) -> None:
+        self.memories = memories
+        self.model = model
+        self.tracer = tracer
+        self.declarations = declarations
+        self.flows = flows
+        self.records: list[Record] = []
+        self.source: Source | None = None
+        self._run_context: dict[str, Any] = {}
+
+    # ------------------------------------------------------------ entry points
+    async def run_statements(
+        self, statements: tuple[ir.IRStatement, ...], frame: Frame, source: Source
+    ) -> list[Record]:
+        """Run top-level statements; ephemeral writes end with them. Returns new records."""
+        self.source = source
+        first = len(self.records)
+        self.memories.push_lifetime()
+        try:
+            for stmt in statements:
+                await self._statement(stmt, frame, origin="main")
+        finally:
+            await self.memories.pop_lifetime()
+        return self.records[first:]
+
+    # ------------------------------------------------------------ statements
+    async def _statement(self, stmt: ir.IRStatement, frame: Frame, origin: str) -> None:
+        try:
+            await self._dispatch(stmt, frame, origin)
+        except AxonError as exc:
+            if exc.span.line or not getattr(stmt, "line", 0):
+                raise
+            raise AxonRuntimeError(exc.message, _span(stmt), self.source) from None
+        except AxonMemoryError as exc:
+            raise AxonRuntimeError(str(exc), _span(stmt), self.source) from None
+        except Unbound as exc:
+            raise AxonRuntimeError(
+                f"Unbound name '{exc.name}': nothing bound it before this statement",
+                _span(stmt),
+                self.source,
+            ) from None
+
+    async def _dispatch(self, stmt: ir.IRStatement, frame: Frame, origin: str) -> None:
+        match stmt:
+            case ir.IRLet(name=name, value=value):
+                frame.bind(name, evaluate(value, frame))
+            case ir.IRRemember():
+                await self._remember(stmt, frame, origin)
+            case ir.IRRecall():
+                await self._recall(stmt, frame, origin)
+            case ir.IRStep():
+                await self._step(stmt, frame, origin)
+            case ir.IRCognitive():
+                await self._cognitive(stmt, frame, origin)
+            case ir.IRIf(condition=cond, then=then, otherwise=otherwise):
+                for inner in then if condition_holds(cond, frame) else otherwise:
+                    await self._statement(inner, frame, origin)
+            case ir.IRAction():
+                await self._action(stmt, frame, origin)
+            case ir.IRRun():
+                await self._run(stmt, frame)
+            case _:
+                assert_never(stmt)
+
+    async def _remember(self, stmt: ir.IRRemember, frame: Frame, origin: str) -> None:
+        value = evaluate(stmt.value, frame)
+        if isinstance(value, Recalled):
+            value = [dict(r) for r in value.results]
+        source = origin
+        if isinstance(stmt.value, ir.IRRef):
+            source = frame.source_of(stmt.value.path[0]) or origin
+        metadata = {"source": source, **stmt.options}
+        entry = await self.memories.remember(stmt.memory_target, stmt.key, value, metadata)
+        self.records.append(
+            {
+                "op": "remember",
+                "memory": stmt.memory_target,
+                "key": stmt.key,
+                "value": value,
+                "metadata": entry.metadata,
+                "expires_at": entry.expires_at,
+                "line": stmt.line,
+                "column": stmt.column,
+                "flow": None if origin == "main" else origin,
+            }
+        )
+
+    async def _recall(self, stmt: ir.IRRecall, frame: Frame, origin: str) -> None:
+        query = evaluate_or_text(stmt.query_value, frame)
+        if isinstance(query, Recalled):
+            query = " ".join(str(r.get("value")) for r in query.results)
+        text = query if isinstance(query, str) else str(query)
+        entries = await self.memories.recall(
+            stmt.memory_source, text, stmt.top_k, stmt.retrieval, stmt.filters
+        )
+        results = tuple(
+            {
+                "key": e.key,
+                "value": e.value,
+                "score": round(e.score, 6),
+                "metadata": e.metadata,
+                **({"signals": e.signals} if e.signals else {}),
+            }
+            for e in entries
+        )
+        frame.bind(
+            stmt.alias or stmt.memory_source,
+            Recalled(stmt.memory_source, text, results),
+            source=f"recall:{stmt.memory_source}",
+        )
+        self.records.append(
+            {
+                "op": "recall",
+                "memory": stmt.memory_source,
+                "query": text,
+                "retrieval": self.memories.effective_mode(
+                    self.memories.get(stmt.memory_source), stmt.retrieval
+                ),
+                "top_k": stmt.top_k,
+                "alias": stmt.alias,
+                "results": list(results),
+                "line": stmt.line,
+                "column": stmt.column,
+                "flow": None if origin == "main" else origin,
+            }
+        )
+
+    # ------------------------------------------------------------ model-facing steps
+    def _request(self, kind: str, name: str, **kwargs: Any) -> ModelRequest:
+        return ModelRequest(
+            kind=kind,
+            name=name,
+            persona=self._run_context.get("persona"),
+            context=self._run_context.get("context"),
+            **kwargs,
+        )
+
+    def _call_model(self, request: ModelRequest) -> str:
+        started = time.perf_counter()
+        answer = self.model.complete(request)
+        self.tracer.emit(
+            TraceEventType.MODEL_CALL,
+            data={
+                "client": self.model.name,
+                "kind": request.kind,
+                "name": request.name,
+                "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+            },
+        )
+        return answer
+
+    async def _step(self, stmt: ir.IRStep, frame: Frame, origin: str) -> None:
+        started = time.perf_counter()
+        self.tracer.emit(TraceEventType.STEP_START, data={"step": stmt.name}, step_name=stmt.name)
+        self.tracer.start_span(stmt.name)
+        try:
+            given = evaluate_or_text(stmt.given, frame) if stmt.given is not None else None
+            for action in stmt.actions:
+                await self._statement(action, frame, stmt.name)
+            answer = self._call_model(
+                self._request(
+                    "step",
+                    stmt.name,
+                    ask=stmt.ask,
+                    given=given,
+                    output_type=stmt.output,
+                    fields={k: v for k, v in stmt.fields.items() if k not in ("given", "ask")},
+                )
+            )
+        finally:
+            self.tracer.end_span()
+        frame.bind(stmt.name, answer, source=stmt.name)
+        if stmt.output:
+            frame.bind(stmt.output, answer, source=stmt.name)
+        self.tracer.emit(
+            TraceEventType.STEP_END,
+            data={"step": stmt.name, "output": stmt.output},
+            step_name=stmt.name,
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+
+    async def _cognitive(self, stmt: ir.IRCognitive, frame: Frame, origin: str) -> None:
+        name = stmt.into or stmt.target or stmt.kind
+        items = [evaluate_or_text(item, frame) for item in stmt.items]
+        target = (
+            evaluate_or_text(ir.IRRef(tuple(stmt.target.split("."))), frame)
+            if stmt.target and stmt.kind in ("probe", "validate", "reason")
+            else None
+        )
+        started = time.perf_counter()
+        self.tracer.emit(TraceEventType.STEP_START, data={"step": name, "kind": stmt.kind})
+        answer = self._call_model(
+            self._request(
+                stmt.kind,
+                name,
+                given={"target": target, "items": items} if items else target,
+                fields=stmt.fields,
+            )
+        )
+        if stmt.kind == "validate":
+            # The offline client reports full confidence and no mismatch; rules see that.
+            checks = frame.child()
+            checks.bind("confidence", 1.0)
+            checks.bind("structural_mismatch", False)
+            checks.bind("result", answer)
+            for rule in stmt.rules:
+                await self._statement(rule, checks, origin)
+        if stmt.into:
+            frame.bind(stmt.into, answer, source=stmt.into)
+        self.tracer.emit(
+            TraceEventType.STEP_END,
+            data={"step": name, "kind": stmt.kind},
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+
+    async def _action(self, stmt: ir.IRAction, frame: Frame, origin: str) -> None:
+        if stmt.kind == "raise":
+            raise FlowRaised(f"{stmt.name} raised in '{origin}'", _span(stmt), self.source)
+        self._call_model(self._request("action", stmt.name, fields=stmt.arguments))
+
+    # ------------------------------------------------------------ run
+    async def _run(self, stmt: ir.IRRun, frame: Frame) -> None:
+        flow = self.flows.get(stmt.flow)
+        if flow is None:
+            raise AxonRuntimeError(f"Undefined flow '{stmt.flow}'", _span(stmt), self.source)
+        attempts = 1
+        failure = stmt.on_failure
+        if isinstance(failure, dict) and failure.get("call") == "retry":
+            attempts = int(failure["kwargs"].get("max_attempts", MAX_RETRIES))
+        for attempt in range(1, attempts + 1):
+            try:
+                await self._run_flow(flow, stmt, frame)
+                return
+            except FlowRaised as exc:
+                self.tracer.emit(
+                    TraceEventType.ERROR,
+                    data={"flow": flow.name, "attempt": attempt, "message": exc.message},
+                )
+                if failure == "log":
+                    return
+                if attempt == attempts:
+                    raise
+
+    async def _run_flow(self, flow: ir.IRFlow, stmt: ir.IRRun, caller: Frame) -> None:
+        local = caller.child()
+        args = [evaluate_or_text(arg.value, caller) for arg in stmt.args]
+        named = {a.name: v for a, v in zip(stmt.args, args, strict=True) if a.name}
+        positional = [v for a, v in zip(stmt.args, args, strict=True) if not a.name]
+        for param in flow.params:
+            if param.name in named:
+                local.bind(param.name, named[param.name])
+            elif positional:
+                local.bind(param.name, positional.pop(0))
+            else:
+                local.bind(param.name, None)
+        self._run_context = {
+            "persona": _fields(self.declarations.get(stmt.persona or "")),
+            "context": _fields(self.declarations.get(stmt.context or "")),
+        }
+        started = time.perf_counter()
+        self.tracer.emit(
+            TraceEventType.FLOW_START,
+            data={"flow": flow.name, "persona": stmt.persona, "context": stmt.context,
+                  "anchors": list(stmt.anchors)},
+        )
+        self.memories.push_lifetime()
+        result: Any = None
+        try:
+            for inner in flow.steps:
+                await self._statement(inner, local, flow.name)
+                if isinstance(inner, ir.IRStep):
+                    result = local.lookup(inner.name)
+                elif isinstance(inner, ir.IRCognitive) and inner.into:
+                    result = local.lookup(inner.into)
+        finally:
+            await self.memories.pop_lifetime()
+            self._run_context = {}
+        # The flow's result (and its steps' outputs) are visible after the run.
+        caller.bind(flow.name, result, source=flow.name)
+        if flow.returns:
+            caller.bind(flow.returns.split("<")[0].rstrip("?"), result, source=flow.name)
+        for name, value in local.values.items():
+            if local.sources.get(name) and name not in {p.name for p in flow.params}:
+                caller.bind(name, value, source=local.sources[name])
+        self.tracer.emit(
+            TraceEventType.FLOW_END,
+            data={"flow": flow.name},
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+
+
+def _fields(decl: Any) -> dict[str, Any] | None:
+    fields = getattr(decl, "fields", None)
+    return dict(fields) if isinstance(fields, dict) else None
+
+
+def _span(stmt: Any) -> Span:
+    return Span(getattr(stmt, "line", 0), getattr(stmt, "column", 0))

@@ -1,0 +1,180 @@
+"""A session: the state of a REPL or an embedding application, and one-shot `run`.
+
+`Session.execute(text)` parses and checks the text against everything the
+session declared and bound before, binds new memories to their backends, runs
+the statements and returns the output records (LANGUAGE.md §4). Declarations,
+`let` bindings and memories persist across calls; `close()` closes every
+backend. `clock` (Unix seconds) drives timestamps and decay everywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from axon.compiler import ir
+from axon.compiler.checker import CheckEnv, check, extend_env
+from axon.compiler.parser import parse
+from axon.memory.entry import Clock, MemoryEntry
+from axon.memory.registry import BackendRegistry
+from axon.memory.registry import registry as default_registry
+from axon.runtime.executor import Executor, Record
+from axon.runtime.memories import EmbedderProvider, MemoryManager, _default_embedder
+from axon.runtime.model import ModelClient, OfflineModelClient
+from axon.runtime.tracer import Tracer
+from axon.runtime.values import Frame
+from axon.source import Source
+
+
+class RunResult(NamedTuple):
+    """What `axon.run` returns: the output records and the trace events (as dicts)."""
+
+    records: list[Record]
+    events: list[dict[str, Any]]
+
+
+class Session:
+    """Everything declared, bound and remembered so far; see the module docstring."""
+
+    def __init__(
+        self,
+        memory_dir: str | os.PathLike[str] | None = None,
+        clock: Clock | None = None,
+        *,
+        model: ModelClient | None = None,
+        registry: BackendRegistry | None = None,
+        embedder: EmbedderProvider | None = None,
+        tracer: Tracer | None = None,
+    ) -> None:
+        self.clock = clock
+        self.tracer = tracer or Tracer(clock=clock)
+        self.env = CheckEnv()
+        self.frame = Frame()
+        self.memory_decls: dict[str, ir.IRMemory] = {}
+        self.flows: dict[str, ir.IRFlow] = {}
+        self.declarations: dict[str, Any] = {}
+        self.warnings: list[Any] = []
+        self.memories = MemoryManager(
+            registry=registry or default_registry,
+            tracer=self.tracer,
+            clock=clock,
+            memory_dir=memory_dir,
+            embedder=embedder or _default_embedder,
+        )
+        self.executor = Executor(
+            memories=self.memories,
+            model=model or OfflineModelClient(),
+            tracer=self.tracer,
+            declarations=self.declarations,
+            flows=self.flows,
+        )
+        self._runner = asyncio.Runner()
+        self.closed = False
+
+    # ------------------------------------------------------------ the API
+    def check(self, text: str, filename: str = "<input>") -> ir.IRProgram:
+        """Parse and check `text` against the session without running or recording it."""
+        return check(parse(text, filename), Source(text, filename), env=self.env)
+
+    def execute(self, text: str, filename: str = "<input>") -> list[Record]:
+        """Check and run `text`; returns the remember/recall records it produced.
+
+        Raises `AxonSyntaxError` / `AxonCheckError` (nothing is run or declared
+        then) or `AxonRuntimeError` (statements before the failing one took effect).
+        """
+        self._check_open()
+        source = Source(text, filename)
+        program = check(parse(text, filename), source, env=self.env)
+        return self._runner.run(self._execute(program, source))
+
+    async def _execute(self, program: ir.IRProgram, source: Source) -> list[Record]:
+        for memory in program.memories:
+            await self.memories.bind(memory)
+        extend_env(self.env, program)
+        self.warnings.extend(program.warnings)
+        for memory in program.memories:
+            self.memory_decls[memory.name] = memory
+        for flow in program.flows:
+            self.flows[flow.name] = flow
+        for group in (program.personas, program.contexts, program.anchors, program.tools,
+                      program.intents):
+            for decl in group:
+                self.declarations[decl.name] = decl
+        return await self.executor.run_statements(program.statements, self.frame, source)
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """Every trace event so far, as plain dicts (`event_type`, `timestamp`, `data`, ...)."""
+        return [event.to_dict() for event in self.tracer.events]
+
+    # ------------------------------------------------------------ inspection (REPL)
+    def memory_names(self) -> list[str]:
+        return list(self.memory_decls)
+
+    def describe_memories(self) -> list[dict[str, Any]]:
+        """Each memory's settings and current entry count."""
+        out = []
+        for name, decl in self.memory_decls.items():
+            count = self._runner.run(self.memories.count(name))
+            out.append(
+                {
+                    "name": name,
+                    "store": decl.store,
+                    "backend": decl.backend,
+                    "retrieval": decl.retrieval,
+                    "decay": decl.decay,
+                    "top_k": decl.top_k,
+                    "location": decl.location,
+                    "entries": count,
+                }
+            )
+        return out
+
+    def recent_entries(self, name: str, limit: int = 10) -> list[MemoryEntry]:
+        """The newest `limit` unexpired entries of memory `name`."""
+        return self._runner.run(self.memories.entries(name, limit))
+
+    def clear_memory(self, name: str) -> int:
+        """Delete every entry of memory `name`; returns how many."""
+        return self._runner.run(self.memories.clear(name))
+
+    def bound_names(self) -> list[str]:
+        return sorted(self.frame.values)
+
+    # ------------------------------------------------------------ lifetime
+    def _check_open(self) -> None:
+        if self.closed:
+            raise RuntimeError("this session is closed")
+
+    def close(self) -> None:
+        """Close every backend (session entries on persistent backends are dropped)."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self._runner.run(self.memories.close())
+        finally:
+            self._runner.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def run(
+    source: str,
+    *,
+    filename: str = "<input>",
+    memory_dir: str | os.PathLike[str] | None = None,
+    clock: Callable[[], float] | None = None,
+    **kwargs: Any,
+) -> RunResult:
+    """Check and run a whole program in a fresh session; returns records and events."""
+    with Session(memory_dir=memory_dir, clock=clock, **kwargs) as session:
+        records = session.execute(source, filename)
+        events = session.events
+    return RunResult(records, events)
