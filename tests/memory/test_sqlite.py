@@ -184,6 +184,8 @@ async def test_scopes_are_isolated_in_one_file(tmp_path: Path) -> None:
         assert await backend.delete("k", None)
         assert not await backend.delete("k", None)
         assert (await backend.get("k", "")) is not None
+        # As in the seed, a falsy scope in recall searches every scope.
+        assert len(await backend.retrieve("k", 10, "", mode="exact")) == 2
     finally:
         await backend.close()
 
@@ -394,6 +396,21 @@ async def test_expired_rows_never_come_back_and_are_purged(tmp_path: Path) -> No
         assert await backend.count("A") == 1
         assert await backend.purge_expired() == 1
         assert _raw(tmp_path).execute("SELECT count(*) FROM entries").fetchone()[0] == 1
+    finally:
+        await backend.close()
+
+
+async def test_expired_rows_are_not_counted_by_clear_or_delete(tmp_path: Path) -> None:
+    clock = FakeClock()
+    backend = _open(tmp_path, clock)
+    try:
+        await backend.store("gone", "x", A, expires_at=clock.now + 1)
+        await backend.store("gone_too", "x", A, expires_at=clock.now + 1)
+        await backend.store("kept", "x", A)
+        clock.advance(1)
+        assert not await backend.delete("gone", "A")
+        assert await backend.clear("A") == 1
+        assert _raw(tmp_path).execute("SELECT count(*) FROM entries").fetchone()[0] == 0
     finally:
         await backend.close()
 

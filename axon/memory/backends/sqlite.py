@@ -369,21 +369,33 @@ class SQLiteBackend(MemoryBackend):
         return None if row is None else self._entry(row)
 
     async def _delete(self, key: str, scope: str | None) -> bool:
+        """Remove `(scope, key)`; True only when it was visible (not expired)."""
         ident = scope if scope is not None else b"\x00"
-        removed = self._write(
-            lambda conn: (
-                conn.execute(
-                    "DELETE FROM entries WHERE ifnull(scope, X'00') = ? AND key = ?", (ident, key)
-                ).rowcount
-            )
-        )
-        return bool(removed)
+        now = self.clock()
+
+        def body(conn: sqlite3.Connection) -> bool:
+            row = conn.execute(
+                "DELETE FROM entries WHERE ifnull(scope, X'00') = ? AND key = ? "
+                "RETURNING expires_at",
+                (ident, key),
+            ).fetchone()
+            return row is not None and (row[0] is None or row[0] > now)
+
+        return self._write(body)
 
     async def _clear(self, scope: str | None) -> int:
+        """Delete every row of `scope` (all when None); returns how many were visible."""
         where, params = self._scope_sql(scope)
-        removed: int = self._write(
-            lambda conn: conn.execute(f"DELETE FROM entries WHERE 1{where}", params).rowcount
-        )
+        now = self.clock()
+
+        def body(conn: sqlite3.Connection) -> int:
+            visible = conn.execute(
+                f"SELECT count(*) FROM entries WHERE {LIVE}{where}", (now, *params)
+            ).fetchone()[0]
+            conn.execute(f"DELETE FROM entries WHERE 1{where}", params)
+            return int(visible)
+
+        removed = self._write(body)
         self._vectors.clear()
         return removed
 
@@ -441,7 +453,7 @@ class SQLiteBackend(MemoryBackend):
         """
         self._maybe_purge(now)
         q = query.lower()
-        where, params = self._scope_sql(scope)
+        where, params = self._scope_sql(scope or None)
         tiers = (
             (f"{KEY_LC} = ?", (q,), 1.0),
             (f"{KEY_LC} != ? AND instr({KEY_LC}, ?) > 0", (q, q), 0.7),
@@ -492,7 +504,7 @@ class SQLiteBackend(MemoryBackend):
         match = fts_match_expression(query)
         if match is None:
             return []
-        where, params = self._scope_sql(scope, "e.scope")
+        where, params = self._scope_sql(scope or None, "e.scope")
 
         def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
             want = max(top_k * 2, 10)
@@ -530,7 +542,7 @@ class SQLiteBackend(MemoryBackend):
 
     async def _pending_texts(self, scope: str | None, model_id: str) -> list[tuple[Any, str]]:
         now = self.clock()
-        return self._read(lambda conn: self._vectors.pending(conn, scope, model_id, now))
+        return self._read(lambda conn: self._vectors.pending(conn, scope or None, model_id, now))
 
     async def _save_vectors(self, model_id: str, items: Sequence[tuple[Any, np.ndarray]]) -> None:
         self._write(lambda conn: self._vectors.save(conn, model_id, items))
@@ -551,7 +563,7 @@ class SQLiteBackend(MemoryBackend):
                 model_id,
                 query_vector,
                 top_k,
-                scope,
+                scope or None,
                 now,
                 _COLUMNS,
                 lambda row: matches_filters(json.loads(row[4]), filters),

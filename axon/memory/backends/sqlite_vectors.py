@@ -53,7 +53,7 @@ class VectorCaches:
     def pending(
         conn: sqlite3.Connection, scope: str | None, model_id: str, now: float
     ) -> list[tuple[Any, str]]:
-        """`(id, text)` of live entries of `scope` (all if None) with no `model_id` vector."""
+        """`((id, text), text)` of live entries of `scope` (None: all) with no `model_id` vector."""
         where, params = ("", ()) if scope is None else (" AND e.scope = ?", (scope,))
         rows = conn.execute(
             "SELECT e.id, e.text FROM entries AS e LEFT JOIN vectors AS v "
@@ -61,21 +61,24 @@ class VectorCaches:
             f"WHERE v.entry_id IS NULL AND {LIVE_E}{where} ORDER BY e.id",
             (model_id, now, *params),
         ).fetchall()
-        return [(int(ident), str(text)) for ident, text in rows]
+        return [((int(ident), str(text)), str(text)) for ident, text in rows]
 
     @staticmethod
     def save(
         conn: sqlite3.Connection, model_id: str, items: Sequence[tuple[Any, np.ndarray]]
     ) -> None:
-        """Store vectors for entry ids, replacing any earlier vector of those entries."""
+        """Store vectors for `pending` ids, replacing earlier vectors of those entries.
+
+        An id is `(entry id, text embedded)`: an entry deleted or given a new text since
+        `pending` read it is skipped (its new text is pending again).
+        """
         rows = []
-        for ident, vector in items:
+        for (ident, text), vector in items:
             array = np.ascontiguousarray(vector, dtype=np.float32)
-            rows.append((int(ident), model_id, int(array.shape[0]), array.tobytes()))
-        # An entry deleted since its text was read has nothing to attach to: skipped.
+            rows.append((int(ident), model_id, int(array.shape[0]), array.tobytes(), text))
         conn.executemany(
-            "INSERT OR REPLACE INTO vectors (entry_id, model, dim, vector) "
-            "SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM entries WHERE id = ?1)",
+            "INSERT OR REPLACE INTO vectors (entry_id, model, dim, vector) SELECT ?1, ?2, ?3, ?4 "
+            "WHERE EXISTS (SELECT 1 FROM entries WHERE id = ?1 AND text = ?5)",
             rows,
         )
 
