@@ -149,9 +149,7 @@ class InMemoryBackend(MemoryBackend):
         if not state.entries:
             del self._scopes[state.name]
 
-    def _rank(
-        self, found: list[tuple[float, _Scope, str]], top_k: int
-    ) -> list[MemoryEntry]:
+    def _rank(self, found: list[tuple[float, _Scope, str]], top_k: int) -> list[MemoryEntry]:
         """Entries for `(score, scope, key)` hits: score desc, newest first, seed order."""
 
         def order(hit: tuple[float, _Scope, str]) -> tuple[float, float, int]:

@@ -36,8 +36,10 @@ def _appended(buffer: _Buf, value: Any) -> _Buf:
     try:
         buffer.append(value)
     except BufferError:
-        buffer = type(buffer)(buffer) if isinstance(buffer, bytearray) else array(
-            buffer.typecode, buffer
+        buffer = (
+            type(buffer)(buffer)
+            if isinstance(buffer, bytearray)
+            else array(buffer.typecode, buffer)
         )
         buffer.append(value)
     return buffer
@@ -55,7 +57,7 @@ class BM25Index:
         self._doc_of: dict[Hashable, int] = {}
         self._ident: list[Hashable | None] = []
         self._terms: list[Counter[str] | None] = []
-        self._length: array[float] = array("f")
+        self._length: array[float] = array("d")
         self._alive = bytearray()
         self._ids: dict[str, array[int]] = {}
         self._tfs: dict[str, array[float]] = {}
@@ -135,7 +137,7 @@ class BM25Index:
         if live == 0:
             return empty
         avgdl = max(self._total_length / live, 1e-9)
-        lengths = np.frombuffer(self._length, dtype=np.float32)
+        lengths = np.frombuffer(self._length, dtype=np.float64)
         parts: list[tuple[np.ndarray, np.ndarray]] = []
         for term in dict.fromkeys(terms):
             idf = self.idf(term)

@@ -310,8 +310,8 @@ class SubstringIndex:
             return hits
 
         def value_contains(doc: int) -> bool:
-            return q in texts[doc] and q not in keys[doc] and (
-                accept is None or accept(idents[doc])
+            return (
+                q in texts[doc] and q not in keys[doc] and (accept is None or accept(idents[doc]))
             )
 
         for doc in self._walk(self._values.candidates(q), value_contains, top_k - len(hits)):

@@ -1,0 +1,425 @@
+"""The backend contract, checked on every registered backend (the `backend` fixture).
+
+Each test states one promise of `MemoryBackend`; a new backend gets all of them by
+adding a factory to `conftest.BACKEND_FACTORIES` (a test below fails if a
+registered backend has none). Time is driven with the shared `FakeClock`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from typing import Any
+
+import pytest
+
+from axon.errors import AxonMemoryError
+from axon.memory.backend import MemoryBackend
+from axon.memory.entry import MAX_VALUE_BYTES, MemoryEntry, NewEntry
+from axon.memory.registry import registry
+from axon.memory.retrieval.exact import seed_score
+from tests.memory.conftest import BACKEND_FACTORIES, FakeClock
+
+
+def keys(entries: list[MemoryEntry]) -> list[str]:
+    return [entry.key for entry in entries]
+
+
+def exact_mode(backend: MemoryBackend) -> str:
+    if "exact" not in backend.capabilities.retrieval:
+        pytest.skip(f"{backend.name} has no exact retrieval")
+    return "exact"
+
+
+async def snapshot(backend: MemoryBackend) -> list[tuple[Any, ...]]:
+    entries = await backend.list_entries()
+    return sorted((e.scope or "", e.key, repr(e.value)) for e in entries)
+
+
+# ---------------------------------------------------------------------- registry
+
+
+def test_every_importable_registered_backend_has_a_factory() -> None:
+    """A registered backend cannot skip this suite: if its module imports, it needs a factory."""
+    missing = []
+    for name in registry.names():
+        info = registry.lookup(name)
+        assert info is not None
+        module_name = info.target.partition(":")[0]
+        try:
+            importlib.import_module(module_name)
+        except ImportError:
+            continue
+        if name not in BACKEND_FACTORIES:
+            missing.append(name)
+    assert not missing, f"registered backends without a factory in conftest.py: {missing}"
+
+
+def test_backend_declares_its_identity(backend: MemoryBackend) -> None:
+    info = registry.lookup(backend.name)
+    assert info is not None and info.name == backend.name
+    assert backend.default_mode in backend.capabilities.retrieval
+    assert info.resolved_capabilities().retrieval <= backend.capabilities.retrieval
+
+
+# ---------------------------------------------------------------------- store / retrieve / clear
+
+
+async def test_store_returns_the_entry(backend: MemoryBackend, clock: FakeClock) -> None:
+    entry = await backend.store("contract_type", "NDA", {"source": "Extract"})
+    assert entry.key == "contract_type"
+    assert entry.value == "NDA"
+    assert entry.metadata == {"source": "Extract"}
+    assert entry.timestamp == clock.now
+    assert entry.expires_at is None
+
+
+async def test_seed_example_exact(backend: MemoryBackend, clock: FakeClock) -> None:
+    mode = exact_mode(backend)
+    await backend.store("contract_type", "NDA")
+    clock.advance(1)
+    await backend.store("contract_date", "2024-01-15")
+    clock.advance(1)
+    await backend.store("parties", "Acme Corp, Beta LLC")
+    results = await backend.retrieve("contract", top_k=2, mode=mode)
+    assert [(e.key, e.score) for e in results] == [("contract_date", 0.7), ("contract_type", 0.7)]
+    results = await backend.retrieve("CONTRACT_TYPE", mode=mode)
+    assert [(e.key, e.score) for e in results] == [("contract_type", 1.0)]
+    results = await backend.retrieve("Contract_", mode=mode)
+    assert [(e.key, e.score) for e in results] == [("contract_date", 0.7), ("contract_type", 0.7)]
+    results = await backend.retrieve("acme", mode=mode)
+    assert [(e.key, e.score, e.value) for e in results] == [("parties", 0.4, "Acme Corp, Beta LLC")]
+    assert await backend.retrieve("nothing like it", mode=mode) == []
+
+
+async def test_exact_scores_match_seed_scoring(backend: MemoryBackend, clock: FakeClock) -> None:
+    mode = exact_mode(backend)
+    values: dict[str, Any] = {
+        "Risk": "low",
+        "risk_score": 0.35,
+        "summary": {"finding": "Risk is low", "parties": ["Acme"]},
+        "notes": ["no risk here"],
+        "count": 3,
+    }
+    for key, value in values.items():
+        await backend.store(key, value)
+        clock.advance(1)
+    for query in ["risk", "RISK", "acme", "0.3", "3", "", "no", "missing"]:
+        got = await backend.retrieve(query, top_k=10, mode=mode)
+        want = sorted(
+            (
+                (seed_score(query.lower(), key, value), i, key)
+                for i, (key, value) in enumerate(values.items())
+                if seed_score(query.lower(), key, value) > 0
+            ),
+            key=lambda t: (-t[0], -t[1]),
+        )
+        assert [(e.key, e.score) for e in got] == [(k, s) for s, _, k in want], query
+
+
+async def test_exact_ties_keep_first_store_order(backend: MemoryBackend) -> None:
+    mode = exact_mode(backend)
+    for key in ["note_b", "note_a", "note_c"]:
+        await backend.store(key, "same instant")
+    await backend.store("note_b", "overwritten, keeps its place")
+    assert keys(await backend.retrieve("note", mode=mode)) == ["note_b", "note_a", "note_c"]
+
+
+async def test_overwrite_replaces(backend: MemoryBackend, clock: FakeClock) -> None:
+    await backend.store("k", "first version")
+    clock.advance(5)
+    await backend.store("k", "second version", {"v": 2})
+    assert await backend.count() == 1
+    entry = await backend.get("k")
+    assert entry is not None
+    assert (entry.value, entry.metadata, entry.timestamp) == ("second version", {"v": 2}, clock.now)
+    if "exact" in backend.capabilities.retrieval:
+        assert await backend.retrieve("first", mode="exact") == []
+        assert keys(await backend.retrieve("second", mode="exact")) == ["k"]
+    if "keyword" in backend.capabilities.retrieval:
+        assert await backend.retrieve("first", mode="keyword") == []
+
+
+async def test_clear_returns_counts(backend: MemoryBackend) -> None:
+    await backend.store("a", 1, {"scope": "S"})
+    await backend.store("b", 2, {"scope": "S"})
+    await backend.store("c", 3, {"scope": "T"})
+    await backend.store("d", 4)
+    assert await backend.clear("S") == 2
+    assert await backend.clear("S") == 0
+    assert await backend.count() == 2
+    assert await backend.clear() == 2
+    assert await backend.count() == 0
+
+
+# ---------------------------------------------------------------------- scopes
+
+
+async def test_scopes_are_isolated(backend: MemoryBackend) -> None:
+    await backend.store("research_summary", "Quantum knowledge", {"scope": "ResearchKnowledge"})
+    await backend.store("legal_precedent", "Smith v. Jones knowledge", {"scope": "LegalKnowledge"})
+    await backend.store("shared", "in research", {"scope": "ResearchKnowledge"})
+    await backend.store("shared", "in legal", {"scope": "LegalKnowledge"})
+    for mode in sorted(backend.capabilities.retrieval):
+        for query in ["quantum", "knowledge", "shared", "smith"]:
+            results = await backend.retrieve(query, 10, "ResearchKnowledge", mode=mode)
+            assert all(e.metadata["scope"] == "ResearchKnowledge" for e in results), mode
+    research = await backend.get("shared", "ResearchKnowledge")
+    legal = await backend.get("shared", "LegalKnowledge")
+    assert research is not None and research.value == "in research"
+    assert legal is not None and legal.value == "in legal"
+    assert await backend.get("shared") is None
+    assert await backend.count("ResearchKnowledge") == 2
+    assert await backend.count("Nowhere") == 0
+    assert await backend.retrieve("knowledge", scope="Nowhere") == []
+
+
+async def test_unscoped_retrieve_searches_every_scope(backend: MemoryBackend) -> None:
+    mode = exact_mode(backend)
+    await backend.store("research_summary", "Quantum knowledge", {"scope": "ResearchKnowledge"})
+    await backend.store("legal_precedent", "Smith knowledge", {"scope": "LegalKnowledge"})
+    await backend.store("plain", "no scope knowledge")
+    found = await backend.retrieve("knowledge", scope=None, mode=mode)
+    assert sorted(keys(found)) == ["legal_precedent", "plain", "research_summary"]
+    assert keys(await backend.retrieve("quantum", scope="ResearchKnowledge", mode=mode)) == [
+        "research_summary"
+    ]
+
+
+# ---------------------------------------------------------------------- expiry
+
+
+async def test_expired_entries_are_invisible(backend: MemoryBackend, clock: FakeClock) -> None:
+    start = clock.now
+    await backend.store("short", "lived text", {"scope": "S"}, expires_at=start + 10)
+    await backend.store("long", "lived text", {"scope": "S"}, expires_at=start + 100)
+    await backend.store("forever", "lived text", {"scope": "S"})
+    clock.advance(9.999)
+    assert await backend.count("S") == 3
+    clock.now = start + 10  # invisible from t + d on, not after
+    assert await backend.get("short", "S") is None
+    assert await backend.count("S") == 2
+    assert "short" not in keys(await backend.list_entries("S"))
+    for mode in sorted(backend.capabilities.retrieval):
+        found = await backend.retrieve("lived", 10, "S", mode=mode)
+        assert "short" not in keys(found), mode
+    if "exact" in backend.capabilities.retrieval:
+        assert await backend.retrieve("short", 10, "S", mode="exact") == []
+
+
+async def test_purge_expired_counts(backend: MemoryBackend, clock: FakeClock) -> None:
+    await backend.store("a", "x", expires_at=clock.now + 5)
+    await backend.store("b", "x", {"scope": "S"}, expires_at=clock.now + 5)
+    await backend.store("c", "x", expires_at=clock.now + 50)
+    await backend.store("d", "x")
+    await backend.store("e", "x", expires_at=clock.now + 5)
+    await backend.store("e", "x, now forever")  # replaced: no longer expires
+    assert await backend.purge_expired() == 0
+    clock.advance(6)
+    assert await backend.purge_expired() == 2
+    assert await backend.purge_expired() == 0
+    assert sorted(keys(await backend.list_entries())) == ["c", "d", "e"]
+    clock.advance(100)
+    assert await backend.purge_expired() == 1
+    assert await backend.count() == 2
+
+
+# ---------------------------------------------------------------------- batch
+
+
+async def test_store_many(backend: MemoryBackend, clock: FakeClock) -> None:
+    stored = await backend.store_many(
+        [
+            NewEntry("a", "alpha", {"scope": "S"}),
+            NewEntry("b", "beta", {"scope": "S"}, expires_at=clock.now + 60),
+            NewEntry("a", "alpha again", {"scope": "T"}),
+        ]
+    )
+    assert [(e.key, e.scope) for e in stored] == [("a", "S"), ("b", "S"), ("a", "T")]
+    assert await backend.count("S") == 2
+    assert await backend.count("T") == 1
+    entry = await backend.get("b", "S")
+    assert entry is not None and entry.expires_at == clock.now + 60
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        NewEntry("", "empty key"),
+        NewEntry("k", object()),
+        NewEntry("k", {1, 2}),
+        NewEntry("k", math.nan),
+        NewEntry("k", {"nested": [1, math.inf]}),
+        NewEntry("k", "x" * (MAX_VALUE_BYTES + 1)),
+        NewEntry("k", "fine", {"bad": object()}),
+    ],
+    ids=["empty-key", "object", "set", "nan", "inf", "huge", "bad-metadata"],
+)
+async def test_a_bad_item_stores_nothing(backend: MemoryBackend, bad: NewEntry) -> None:
+    await backend.store("existing", "kept", {"scope": "S"})
+    before = await snapshot(backend)
+    with pytest.raises(AxonMemoryError):
+        await backend.store_many(
+            [NewEntry("good1", "fine", {"scope": "S"}), bad, NewEntry("existing", "changed")]
+        )
+    assert await snapshot(backend) == before
+    with pytest.raises(AxonMemoryError):
+        await backend.store(bad.key, bad.value, dict(bad.metadata or {}))
+    assert await snapshot(backend) == before
+
+
+# ---------------------------------------------------------------------- bad input
+
+
+async def test_bad_values_name_memory_and_key(backend: MemoryBackend) -> None:
+    with pytest.raises(AxonMemoryError) as info:
+        await backend.store("the_key", object(), {"scope": "Notes"})
+    assert info.value.memory == "Notes" and info.value.key == "the_key"
+    assert "object" in str(info.value) and "'Notes'" in str(info.value)
+    with pytest.raises(AxonMemoryError) as info:
+        await backend.store("big", "x" * (MAX_VALUE_BYTES + 10), {"scope": "Notes"})
+    assert info.value.key == "big" and "too large" in str(info.value)
+    with pytest.raises(ValueError, match="Memory key must not be empty"):
+        await backend.store("", "value", {"scope": "Notes"})
+    assert await backend.count() == 0
+
+
+@pytest.mark.parametrize("top_k", [0, -1, True, 2.5, "3"])
+async def test_bad_top_k(backend: MemoryBackend, top_k: Any) -> None:
+    await backend.store("k", "v", {"scope": "Notes"})
+    with pytest.raises(AxonMemoryError) as info:
+        await backend.retrieve("k", top_k=top_k, scope="Notes")
+    assert info.value.memory == "Notes"
+    assert await backend.count() == 1
+
+
+async def test_unsupported_mode_is_an_error(backend: MemoryBackend) -> None:
+    with pytest.raises(AxonMemoryError):
+        await backend.retrieve("q", mode="telepathy")
+
+
+async def test_odd_queries_do_not_crash(backend: MemoryBackend) -> None:
+    await backend.store("k", "quotes \" and ' and NEAR( and * AND OR")
+    for mode in sorted(backend.capabilities.retrieval):
+        for query in ['"', "NEAR(", "*", "AND", "a\x00b", "'; DROP TABLE x; --", "x" * 100_000]:
+            results = await backend.retrieve(query, mode=mode)
+            assert isinstance(results, list)
+
+
+async def test_closed_backend_refuses_work(backend: MemoryBackend) -> None:
+    await backend.store("k", "v")
+    await backend.close()
+    await backend.close()  # idempotent
+    with pytest.raises(AxonMemoryError, match="closed"):
+        await backend.store("k2", "v")
+    with pytest.raises(AxonMemoryError, match="closed"):
+        await backend.retrieve("k")
+    with pytest.raises(AxonMemoryError, match="closed"):
+        await backend.count()
+
+
+# ---------------------------------------------------------------------- get / delete / list / count
+
+
+async def test_get_delete_list_count(backend: MemoryBackend, clock: FakeClock) -> None:
+    for i in range(5):
+        await backend.store(f"k{i}", f"value {i}", {"scope": "S"})
+        clock.advance(1)
+    await backend.store("other", "x", {"scope": "T"})
+    assert await backend.count() == 6
+    assert await backend.count("S") == 5
+    assert keys(await backend.list_entries("S")) == ["k4", "k3", "k2", "k1", "k0"]
+    assert keys(await backend.list_entries("S", limit=2, offset=1)) == ["k3", "k2"]
+    assert keys(await backend.list_entries()) == ["other", "k4", "k3", "k2", "k1", "k0"]
+    entry = await backend.get("k2", "S")
+    assert entry is not None and entry.value == "value 2"
+    assert await backend.get("k2") is None  # scope is part of the identity
+    assert await backend.delete("k2", "S") is True
+    assert await backend.delete("k2", "S") is False
+    assert await backend.get("k2", "S") is None
+    assert await backend.count("S") == 4
+    if "exact" in backend.capabilities.retrieval:
+        assert await backend.retrieve("value 2", scope="S", mode="exact") == []
+
+
+async def test_values_round_trip(backend: MemoryBackend) -> None:
+    values: list[Any] = [
+        "text",
+        "",
+        "ünïcödé ✓",
+        0,
+        -7,
+        3.25,
+        True,
+        None,
+        [1, "two", [3.0]],
+        {"a": {"b": [1, 2]}, "c": None},
+    ]
+    for i, value in enumerate(values):
+        await backend.store(f"k{i}", value, {"scope": "S", "tags": ["x"], "importance": 0.5})
+    for i, value in enumerate(values):
+        entry = await backend.get(f"k{i}", "S")
+        assert entry is not None
+        assert entry.value == value and type(entry.value) is type(value)
+        assert entry.metadata == {"scope": "S", "tags": ["x"], "importance": 0.5}
+
+
+# ---------------------------------------------------------------------- filters and modes
+
+
+async def test_filters_apply_in_every_mode(backend: MemoryBackend) -> None:
+    await backend.store("a", "quarterly finance report", {"scope": "S", "tags": ["finance"]})
+    await backend.store("b", "quarterly travel report", {"scope": "S", "tags": ["travel"]})
+    await backend.store("c", "quarterly finance notes", {"scope": "S", "tags": ["finance", "x"]})
+    await backend.store("d", "quarterly untagged report", {"scope": "S"})
+    for mode in sorted(backend.capabilities.retrieval):
+        found = await backend.retrieve(
+            "quarterly report", 10, "S", mode=mode, filters={"tags": ["finance"]}
+        )
+        if mode == "exact":
+            assert found == []  # "quarterly report" is a substring of none
+            found = await backend.retrieve(
+                "quarterly", 10, "S", mode=mode, filters={"tags": ["finance"]}
+            )
+        assert sorted(keys(found)) == ["a", "c"], mode
+
+
+async def test_keyword_ranks_more_query_terms_first(backend: MemoryBackend) -> None:
+    if "keyword" not in backend.capabilities.retrieval:
+        pytest.skip("no keyword retrieval")
+    await backend.store("one", "The indemnification clause was discussed at length.")
+    await backend.store("two", "Indemnification and liability caps were negotiated.")
+    await backend.store("three", "Lunch was served at noon.")
+    await backend.store("four", "Liability insurance is required.")
+    found = await backend.retrieve("indemnification liability", 10, mode="keyword")
+    assert keys(found)[0] == "two"
+    assert set(keys(found)) == {"one", "two", "four"}
+    assert all(e.score > 0 for e in found)
+    assert [e.score for e in found] == sorted((e.score for e in found), reverse=True)
+
+
+TOPICS = {
+    "cats": "the cat sat on the mat and purred at the cat next door",
+    "markets": "stock market prices fell sharply as markets reacted to rates",
+    "quantum": "quantum computing research trends and quantum error correction",
+    "cooking": "a recipe for tomato soup with basil and garlic",
+}
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+async def test_semantic_modes_find_the_related_entry(backend: MemoryBackend, mode: str) -> None:
+    if mode not in backend.capabilities.retrieval:
+        pytest.skip(f"no {mode} retrieval")
+    for key, text in TOPICS.items():
+        await backend.store(key, text, {"scope": "S"})
+    found = await backend.retrieve("quantum computing trends", 3, "S", mode=mode)
+    assert found and found[0].key == "quantum"
+    assert len(found) <= 3
+    assert [e.score for e in found] == sorted((e.score for e in found), reverse=True)
+    if mode == "hybrid":
+        assert all(e.signals is not None for e in found)
+        assert found[0].signals is not None and set(found[0].signals) >= {"keyword", "semantic"}
+    await backend.store("quantum", "tomato soup with garlic", {"scope": "S"})  # text changed
+    found = await backend.retrieve("tomato soup garlic", 2, "S", mode=mode)
+    assert found[0].key in {"quantum", "cooking"}
+    assert "quantum" in keys(found)

@@ -1,0 +1,308 @@
+"""The in-memory backend against the seed's linear scan, and the BM25 index against a formula.
+
+`SeedScan` is the seed `000` retrieve loop copied verbatim (over a dict keyed by
+`(scope, key)`, plus expiry); every `exact` recall of `InMemoryBackend` must return
+the same entries, scores and order, whatever the operations before it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from axon.memory.backends.in_memory import InMemoryBackend
+from axon.memory.entry import MemoryEntry, NewEntry, matches_filters
+from axon.memory.retrieval import exact
+from axon.memory.retrieval.bm25 import BM25Index
+from axon.memory.retrieval.exact import SubstringIndex, grams_of, seed_score
+from axon.memory.retrieval.text import tokenize
+from tests.memory.conftest import FakeClock
+
+
+class SeedScan:
+    """The seed's `InMemoryBackend.retrieve`, line for line, over `(scope, key)` identities."""
+
+    def __init__(self) -> None:
+        self.store: dict[tuple[str | None, str], MemoryEntry] = {}
+
+    def put(self, entry: MemoryEntry) -> None:
+        self.store[(entry.scope, entry.key)] = entry
+
+    def retrieve(
+        self,
+        query: str,
+        top_k: int,
+        scope: str | None,
+        now: float,
+        filters: Mapping[str, Any] | None = None,
+    ) -> list[MemoryEntry]:
+        candidates: list[MemoryEntry] = []
+        query_lower = query.lower()
+        for entry in self.store.values():
+            if entry.is_expired(now) or not matches_filters(entry.metadata, filters):
+                continue
+            if scope and entry.metadata.get("scope") != scope:
+                continue
+            score = 0.0
+            if entry.key.lower() == query_lower:
+                score = 1.0
+            elif query_lower in entry.key.lower():
+                score = 0.7
+            elif query_lower in str(entry.value).lower():
+                score = 0.4
+            if score > 0:
+                candidates.append(entry.with_score(score))
+        candidates.sort(key=lambda e: (-e.score, -e.timestamp))
+        return candidates[:top_k]
+
+
+def summary(entries: list[MemoryEntry]) -> list[tuple[str | None, str, float, float]]:
+    return [(e.scope, e.key, e.score, e.timestamp) for e in entries]
+
+
+def test_seed_score_is_the_seed_table() -> None:
+    assert seed_score("contract_type", "Contract_Type", "x") == 1.0
+    assert seed_score("contract", "contract_type", "x") == 0.7
+    assert seed_score("nda", "kind", "Non-Disclosure (NDA)") == 0.4
+    assert seed_score("nda", "kind", {"name": "NDA"}) == 0.4  # str(value), as the seed
+    assert seed_score("zzz", "kind", "NDA") == 0.0
+    assert seed_score("", "kind", "NDA") == 0.7
+
+
+def test_grams_of_short_and_long_texts() -> None:
+    assert grams_of("") == set()
+    assert grams_of("ab") == {"ab"}
+    assert grams_of("abcd") == {"abc", "bcd"}
+
+
+# ---------------------------------------------------------------------- Hypothesis
+
+ALPHABET = "abcAB_ .İßé1"  # "İ".lower() is two characters; "ß" has no lower change
+texts = st.text(alphabet=ALPHABET, max_size=8)
+keys = st.text(alphabet=ALPHABET, min_size=1, max_size=6)
+values = st.one_of(
+    texts,
+    st.integers(-50, 50),
+    st.lists(texts, max_size=2),
+    st.dictionaries(st.sampled_from(["a", "b"]), texts, max_size=2),
+)
+scopes = st.sampled_from([None, "A", "B"])
+
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("store"), keys, values, scopes, st.sampled_from([None, 5.0, 50.0])),
+        st.tuples(
+            st.just("batch"), st.lists(st.tuples(keys, values), min_size=1, max_size=4), scopes
+        ),
+        st.tuples(st.just("delete"), keys, scopes),
+        st.tuples(st.just("clear"), scopes),
+        st.tuples(st.just("tick"), st.sampled_from([0.0, 1.0, 10.0, -3.0])),
+        st.tuples(
+            st.just("recall"),
+            texts,
+            st.integers(1, 6),
+            st.sampled_from([None, "", "A", "B", "C"]),
+        ),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(operations)
+def test_exact_recall_equals_the_seed_linear_scan(ops: list[tuple[Any, ...]]) -> None:
+    clock = FakeClock()
+    backend = InMemoryBackend(clock=clock)
+    model = SeedScan()
+
+    async def run() -> None:
+        for op in ops:
+            match op:
+                case ("store", key, value, scope, ttl):
+                    metadata = {"scope": scope} if scope else {}
+                    expires_at = clock.now + ttl if ttl is not None else None
+                    model.put(await backend.store(key, value, metadata, expires_at=expires_at))
+                case ("batch", items, scope):
+                    metadata = {"scope": scope} if scope else {}
+                    stored = await backend.store_many(
+                        [NewEntry(key, value, metadata) for key, value in items]
+                    )
+                    for entry in stored:
+                        model.put(entry)
+                case ("delete", key, scope):
+                    await backend.delete(key, scope)
+                    model.store.pop((scope, key), None)
+                case ("clear", scope):
+                    await backend.clear(scope)
+                    for ident in [i for i in model.store if scope is None or i[0] == scope]:
+                        del model.store[ident]
+                case ("tick", seconds):
+                    clock.advance(seconds)
+                case ("recall", query, top_k, scope):
+                    got = await backend.retrieve(query, top_k, scope)
+                    want = model.retrieve(query, top_k, scope, clock.now)
+                    assert summary(got) == summary(want), (query, top_k, scope)
+
+    asyncio.run(run())
+
+
+# ---------------------------------------------------------------------- bigger, seeded
+
+WORDS = [
+    "contract", "party", "liability", "indemnification", "risk", "clause", "term", "notice",
+    "payment", "delivery", "warranty", "breach", "damages", "court", "law", "agreement",
+    "confidential", "the", "a", "of",
+]  # fmt: skip
+
+
+def _sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 9)))
+
+
+@pytest.mark.parametrize("seed, small_limits", [(1, False), (2, True)])
+async def test_large_mixed_workload_matches_linear_scan(
+    seed: int, small_limits: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Thousands of entries: long posting lists (the numpy pre-filter), short queries
+    (the union and full walks), tombstones and rebuilds, ties and a clock that jumps
+    back. `small_limits` shrinks the index's thresholds so every path is taken."""
+    if small_limits:
+        monkeypatch.setattr(exact, "_DIRECT_LIMIT", 64)
+        monkeypatch.setattr(exact, "_UNION_LIMIT", 200)
+        monkeypatch.setattr(exact, "_COMPACT_MIN_DEAD", 100)
+    rng = random.Random(seed)
+    clock = FakeClock()
+    backend = InMemoryBackend(clock=clock)
+    model = SeedScan()
+    for round_ in range(12):
+        batch = [
+            NewEntry(
+                f"{rng.choice(WORDS)}_{rng.randint(0, 3000)}",
+                _sentence(rng) if rng.random() < 0.9 else {"n": rng.randint(0, 9)},
+                {"scope": rng.choice(["A", "B"]), "tag": rng.choice(["x", "y"])},
+            )
+            for _ in range(600)
+        ]
+        for entry in await backend.store_many(batch):
+            model.put(entry)
+        for _ in range(50):  # single stores, some at equal timestamps
+            key = f"{rng.choice(WORDS)}_{rng.randint(0, 3000)}"
+            scope = rng.choice(["A", "B"])
+            model.put(await backend.store(key, _sentence(rng), {"scope": scope, "tag": "x"}))
+            clock.advance(rng.choice([0.0, 0.5]))
+        for ident in rng.sample(sorted(model.store, key=str), 150):
+            assert await backend.delete(ident[1], ident[0])
+            del model.store[ident]
+        clock.advance(-7.0 if round_ == 6 else 1.0)
+    queries = [*WORDS, "", "a", "e", "q", "on", "zz", "ity", "contract_1", "party liab", "x y"]
+
+    async def compare() -> None:
+        for query in queries:
+            for scope in (None, "A"):
+                for top_k in (1, 5, 40):
+                    got = await backend.retrieve(query, top_k, scope)
+                    want = model.retrieve(query, top_k, scope, clock.now)
+                    assert summary(got) == summary(want), (query, scope, top_k)
+            got = await backend.retrieve(query, 7, "B", filters={"tag": "y"})
+            want = model.retrieve(query, 7, "B", clock.now, {"tag": "y"})
+            assert summary(got) == summary(want)
+
+    await compare()
+    for ident in rng.sample(sorted(model.store, key=str), len(model.store) * 4 // 5):
+        assert await backend.delete(ident[1], ident[0])  # enough to rebuild the indexes
+        del model.store[ident]
+    await compare()
+
+
+def test_substring_index_reuses_nothing_after_removal() -> None:
+    index = SubstringIndex()
+    index.add("k1", "alpha", "some text", 1.0, 0)
+    index.add("k2", "beta", "other text", 2.0, 1)
+    assert [h.ident for h in index.search("text", 5)] == ["k2", "k1"]
+    assert index.remove("k2")
+    assert not index.remove("k2")
+    assert [h.ident for h in index.search("text", 5)] == ["k1"]
+    assert index.search("beta", 5) == []
+    index.add("k1", "alpha", "changed", 3.0, 0)
+    assert index.search("text", 5) == []
+    assert len(index) == 1
+
+
+# ---------------------------------------------------------------------- BM25
+
+
+def bm25_reference(docs: dict[str, list[str]], terms: list[str]) -> dict[str, float]:
+    """Okapi BM25 (k1=1.2, b=0.75, Lucene idf) computed the slow, obvious way."""
+    n = len(docs)
+    avgdl = sum(len(tokens) for tokens in docs.values()) / n
+    scores: dict[str, float] = {}
+    for ident, tokens in docs.items():
+        total = 0.0
+        for term in dict.fromkeys(terms):
+            tf = tokens.count(term)
+            if not tf:
+                continue
+            df = sum(1 for other in docs.values() if term in other)
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            total += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(tokens) / avgdl))
+        if total > 0:
+            scores[ident] = total
+    return scores
+
+
+def test_bm25_ranks_more_query_terms_first() -> None:
+    index = BM25Index()
+    index.add("one", tokenize("the contract names the parties"))
+    index.add("two", tokenize("the contract limits liability for both parties"))
+    index.add("three", tokenize("weather report for tuesday"))
+    ranked = index.search(["contract", "liability"], 5)
+    assert [ident for ident, _ in ranked] == ["two", "one"]
+    assert all(score > 0 for _, score in ranked)
+
+
+@pytest.mark.parametrize("n_docs", [40, 3000])  # sparse and dense scoring paths
+def test_bm25_scores_match_the_formula(n_docs: int) -> None:
+    rng = random.Random(n_docs)
+    docs = {f"d{i}": [rng.choice(WORDS) for _ in range(rng.randint(1, 12))] for i in range(n_docs)}
+    index = BM25Index()
+    for ident, tokens in docs.items():
+        index.add(ident, tokens)
+    for ident in list(docs)[::3]:  # removals must update N, df and lengths
+        index.remove(ident)
+        del docs[ident]
+    for terms in (["risk"], ["contract", "breach"], ["law", "court", "term"], ["absent"]):
+        want = bm25_reference(docs, terms)
+        got = dict(index.search(terms, len(docs) + 1))
+        assert got.keys() == want.keys()
+        for ident, score in want.items():
+            assert got[ident] == pytest.approx(score, rel=1e-9)
+
+
+def test_bm25_returns_ties_at_the_cut_and_honours_accept() -> None:
+    index = BM25Index()
+    for i in range(10):
+        index.add(i, ["same", "words"])
+    index.add("other", ["same"])
+    found = index.search(["words"], 3)
+    assert len(found) == 10  # all ten tie: the caller breaks ties
+    accepted = index.search(["same"], 2, accept=lambda ident: ident == "other")
+    assert [ident for ident, _ in accepted] == ["other"]
+
+
+def test_bm25_survives_rebuilds() -> None:
+    index = BM25Index()
+    for i in range(3000):
+        index.add(i, ["alpha", "beta"] if i % 2 else ["beta"])
+    for i in range(2500):
+        index.remove(i)
+    assert len(index) == 500
+    found = dict(index.search(["alpha"], 1000))
+    assert set(found) == {i for i in range(2500, 3000) if i % 2}
+    assert index.idf("alpha") == pytest.approx(math.log(1 + (500 - 250 + 0.5) / 250.5))
