@@ -6,10 +6,11 @@ The reference implementation of the backend contract and the seed's
 - `exact` (the default, so a plain `retrieve()` is the seed's): `SubstringIndex`
   (trigram postings walked newest first) gives exactly the seed's linear-scan
   results and order, in well under a millisecond at a million entries.
-- `keyword`: BM25 over the tokens of key and value text (`BM25Index`). Statistics
-  (document count, document frequencies, average length) are kept **per scope**:
-  a memory's ranking depends only on what that memory holds. An unscoped recall
-  merges the per-scope rankings by score.
+- `keyword`: BM25 (`BM25Index`) over the Porter-stemmed tokens of key and value
+  text (`text.index_terms` / `text.search_terms`, the same stems as FTS5's
+  `porter`). Statistics (document count, document frequencies, average length)
+  are kept **per scope**: a memory's ranking depends only on what that memory
+  holds. An unscoped recall merges the per-scope rankings by score.
 - `semantic` / `hybrid`: one exact `VectorIndex` per scope, filled lazily by the
   base class (`ensure_vectors`) and tagged with the embedder's model id; storing an
   entry again drops its vector, so the new text gets embedded.
@@ -40,7 +41,7 @@ from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend
 from axon.memory.entry import Clock, MemoryEntry, matches_filters, value_text
 from axon.memory.retrieval.bm25 import BM25Index
 from axon.memory.retrieval.exact import SubstringIndex
-from axon.memory.retrieval.text import query_terms, tokenize
+from axon.memory.retrieval.text import index_terms, search_terms
 from axon.memory.retrieval.vectors import VectorIndex
 
 if TYPE_CHECKING:
@@ -182,7 +183,7 @@ class InMemoryBackend(MemoryBackend):
             else:
                 state.expiring.pop(key, None)
             text = value_text(entry.value)
-            state.keyword.add(key, tokenize(f"{key} {text}"))
+            state.keyword.add(key, index_terms(f"{key} {text}"))
             if state.vectors is not None:
                 state.vectors.remove(key)
             batches.setdefault(scope, []).append(
@@ -282,7 +283,7 @@ class InMemoryBackend(MemoryBackend):
         filters: Mapping[str, Any] | None,
         now: float,
     ) -> list[MemoryEntry]:
-        terms = query_terms(query)
+        terms = search_terms(query)
         if not terms:
             return []
         found = [
