@@ -8,7 +8,10 @@ deterministic embedder) and returns a fresh, empty backend.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import hashlib
+import os
+import secrets
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import attrs
@@ -66,6 +69,82 @@ def _vector_db(env: BackendEnv) -> MemoryBackend:
 
 BACKEND_FACTORIES["sqlite"] = _sqlite
 BACKEND_FACTORIES["vector_db"] = _vector_db
+
+
+# ---------------------------------------------------------------------- PostgreSQL (scripts/pg)
+
+_PG_SESSION = secrets.token_hex(4)
+_pg_checked: list[str | None] = []  # [None] when reachable, [reason] when not
+PG_TEST_SCHEMAS: set[str] = set()
+"""Schemas made for tests in this session; dropped when the session ends."""
+
+
+def pg_dsn_or_skip() -> str:
+    """The test server's DSN (`AXON_PG_DSN`, set by scripts/test from `scripts/pg env`).
+
+    Without a reachable server the test is skipped with the reason, or fails when
+    `CI=true`: in CI the PostgreSQL tests must run.
+    """
+    dsn = os.environ.get("AXON_PG_DSN", "")
+    if not _pg_checked:
+        reason = None
+        if not dsn:
+            reason = "AXON_PG_DSN is not set (scripts/test starts a server with scripts/pg)"
+        else:
+            try:
+                import psycopg
+
+                with psycopg.connect(dsn, connect_timeout=5) as conn:
+                    conn.execute("SELECT 1")
+            except Exception as exc:
+                name = type(exc).__name__
+                reason = f"the PostgreSQL server in AXON_PG_DSN is unreachable ({name})"
+        _pg_checked.append(reason)
+    reason = _pg_checked[0]
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and {reason}", pytrace=False)
+        pytest.skip(reason)
+    return dsn
+
+
+def pg_test_schema(tmp_path: Path) -> str:
+    """A schema private to one test (the same for the same `tmp_path`, so reopening works)."""
+    digest = hashlib.sha1(str(tmp_path).encode()).hexdigest()[:12]
+    schema = f"axon_t_{_PG_SESSION}_{digest}"
+    PG_TEST_SCHEMAS.add(schema)
+    return schema
+
+
+def _pgvector(env: BackendEnv) -> MemoryBackend:
+    return registry.create(
+        "pgvector",
+        location=pg_dsn_or_skip(),
+        schema=pg_test_schema(env.tmp_path),
+        pool_size=2,
+        clock=env.clock,
+        embedder=env.embedder,
+    )
+
+
+BACKEND_FACTORIES["pgvector"] = _pgvector
+
+
+@pytest.fixture
+def pg_dsn() -> str:
+    """The PostgreSQL test server's DSN; skips (fails in CI) when there is none."""
+    return pg_dsn_or_skip()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _drop_pg_test_schemas() -> Iterator[None]:
+    yield
+    if PG_TEST_SCHEMAS and _pg_checked == [None]:
+        import psycopg
+
+        with psycopg.connect(os.environ["AXON_PG_DSN"], autocommit=True) as conn:
+            for schema in sorted(PG_TEST_SCHEMAS):
+                conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 @pytest.fixture

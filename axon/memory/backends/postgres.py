@@ -1,0 +1,711 @@
+"""The shared server backend: memory entries in, rows of a PostgreSQL + pgvector database out.
+
+`PostgresBackend` keeps every memory (scope) of a database schema in one table
+(layout and migrations: `postgres_schema`). What it guarantees, and how:
+
+- Connections: a `psycopg_pool.ConnectionPool` (autocommit connections; every
+  operation is one explicit transaction). The pool is opened and the schema
+  migrated on first use, after one direct connection that reports the server's
+  own reason when it cannot be reached. Messages name `user@host:port/db`, never
+  the password.
+- Durability: `store` returns only after COMMIT has returned, so an acknowledged
+  write is on the server. A dropped connection (server restart, failover) makes
+  the failed operation check the pool and run once more on a fresh connection:
+  every operation is idempotent (an upsert, a delete, a read), so the retry is
+  safe; if the server stays unreachable past `connect_timeout` the operation
+  raises `AxonMemoryError`. Deadlocks between concurrent batch upserts are
+  retried too.
+- Recall: `exact` prefilters in SQL (substring of the lower-cased key or text) and
+  scores in Python with the seed's 1.0/0.7/0.4; `keyword` is PostgreSQL full-text
+  search over key and text (GIN), the query turned into an OR of quoted content
+  words passed as a parameter, ranked by `ts_rank`; `semantic` is pgvector cosine
+  distance on an HNSW index per embedding model (score = 1 - distance) with
+  iterative index scans, so scope and expiry conditions do not starve the result;
+  `hybrid` is fused by the base class.
+- Every query restricts to the scope it was given (`scope = %s`) and to unexpired
+  rows; expired rows are also deleted in batches (`purge_expired`, and every
+  `PURGE_INTERVAL` seconds of the backend's clock during writes).
+
+Calls are synchronous inside the async methods (as the SQLite backend's are): a
+query holds the event loop for its round trip.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import struct
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+import numpy as np
+
+from axon.errors import AxonMemoryError
+from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend
+from axon.memory.backends.postgres_schema import (
+    DEFAULT_SCHEMA,
+    SCHEMA_ENV,
+    TS_CONFIG,
+    check_schema_name,
+    describe_dsn,
+    ensure_vector_table,
+    find_vector_table,
+    install_hint,
+    migrate,
+    parse_dsn,
+    quote_ident,
+    redact,
+    resolve_dsn,
+)
+from axon.memory.entry import MemoryEntry, encode_json, matches_filters, scope_of, value_text
+from axon.memory.retrieval.exact import seed_score
+from axon.memory.retrieval.text import query_terms
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg_pool import ConnectionPool
+
+    from axon.memory.embeddings.base import Embedder
+    from axon.runtime.tracer import Tracer
+
+T = TypeVar("T")
+
+POOL_SIZE_ENV = "AXON_PG_POOL_SIZE"
+DEFAULT_POOL_SIZE = 8
+DEFAULT_CONNECT_TIMEOUT = 15.0
+
+WRITE_CHUNK = 5000
+"""Rows per multi-row upsert statement (a batch is still one transaction)."""
+
+PURGE_BATCH = 1000
+PURGE_INTERVAL = 60.0
+
+MAX_QUERY_TERMS = 64
+DEADLOCK_RETRIES = 5
+
+HNSW_EF_SEARCH = 100
+"""`hnsw.ef_search` for recall (raised to the number of candidates wanted when larger)."""
+
+_COLUMNS = "e.id, e.scope, e.key, e.value, e.metadata, e.timestamp, e.expires_at"
+_LIVE = "(e.expires_at IS NULL OR e.expires_at > %s)"
+_KEY_LC = 'coalesce(e.key_lc, lower(e.key COLLATE "C"))'
+_TEXT_LC = 'coalesce(e.text_lc, lower(e.text COLLATE "C"))'
+
+Row = tuple[Any, ...]
+
+
+def tsquery_text(query: str) -> str | None:
+    """A `to_tsquery` argument for `query`: its content words, each quoted, joined by `|`.
+
+    `query_terms` keeps only letters and digits, and each term is a quoted lexeme,
+    so no tsquery operator can come from user text; the string is passed as a
+    query parameter, so nothing becomes SQL. None when the query has no words.
+    """
+    terms = query_terms(query)[:MAX_QUERY_TERMS]
+    if not terms:
+        return None
+    return " | ".join("'" + term.replace("\\", "\\\\").replace("'", "''") + "'" for term in terms)
+
+
+def _db_text(text: str) -> str:
+    """PostgreSQL text cannot hold NUL characters: they are left out of matched text."""
+    return text.replace("\x00", "") if "\x00" in text else text
+
+
+def _lower_if_not_ascii(text: str) -> str | None:
+    """Python's lower-case form of `text` when ASCII-only lower-casing would differ."""
+    return None if text.isascii() else text.lower()
+
+
+class VectorParam:
+    """A query parameter holding one float32 vector, sent in pgvector's binary format."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = np.asarray(array, dtype=">f4").reshape(-1)
+
+    def binary(self) -> bytes:
+        return struct.pack(">HH", self.array.shape[0], 0) + self.array.tobytes()
+
+
+@functools.cache
+def _vector_dumper() -> type[Any]:
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+
+    class VectorDumper(Dumper):
+        format = Format.BINARY
+        oid = 0  # unknown: the server takes the type from the `::vector` cast
+
+        def dump(self, obj: Any) -> bytes:
+            data: bytes = obj.binary()
+            return data
+
+    return VectorDumper
+
+
+def _configure_connection(conn: Connection[Any]) -> None:
+    """Teach a new connection to send `VectorParam` as binary `vector` data."""
+    conn.adapters.register_dumper(VectorParam, _vector_dumper())
+
+
+def _import_driver() -> None:
+    try:
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError:
+        raise AxonMemoryError(
+            f"backend 'pgvector' needs psycopg 3 and psycopg-pool: {install_hint()}"
+        ) from None
+
+
+class PostgresBackend(MemoryBackend):
+    """Memory in a PostgreSQL database with pgvector; many processes and machines share it.
+
+    Keywords beyond the base's: `schema` (default `AXON_PG_SCHEMA`, else `axon`),
+    `pool_size` (most connections this instance opens; default `AXON_PG_POOL_SIZE`,
+    else 8) and `connect_timeout` (seconds to wait for a connection before the
+    operation fails; default 15). `location` is a connection string or `env:VAR`;
+    without it `AXON_PG_DSN` is used.
+    """
+
+    name: ClassVar[str] = "pgvector"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        persistent=True, retrieval=frozenset(RETRIEVAL_MODES), shared=True
+    )
+    default_mode: ClassVar[str] = "exact"
+
+    def __init__(
+        self,
+        tracer: Tracer | None = None,
+        *,
+        location: str | None = None,
+        memory_dir: str | Path | None = None,
+        clock: Callable[[], float] | None = None,
+        embedder: Embedder | None = None,
+        schema: str | None = None,
+        pool_size: int | None = None,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    ) -> None:
+        super().__init__(
+            tracer, location=location, memory_dir=memory_dir, clock=clock, embedder=embedder
+        )
+        _import_driver()
+        self._dsn = resolve_dsn(location)
+        self._params = parse_dsn(self._dsn)
+        self.target = describe_dsn(self._params)
+        self.schema = check_schema_name(schema or os.environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA)
+        self._s = quote_ident(self.schema)
+        self._entries = f"{self._s}.entries"
+        size = pool_size or int(os.environ.get(POOL_SIZE_ENV) or DEFAULT_POOL_SIZE)
+        if size < 1:
+            raise AxonMemoryError(f"pool_size must be at least 1, got {size}")
+        self._pool_size = size
+        self._timeout = float(connect_timeout)
+        self._pool: ConnectionPool[Any] | None = None
+        self._lock = threading.Lock()
+        self._last_purge: float | None = None
+        self._vector_tables: dict[str, str] = {}
+        # Per (model, scope): transactions older than this id were all seen by a
+        # complete pending-vector check, so later checks only look at newer rows.
+        self._embedded_since: dict[tuple[str, str | None], int] = {}
+
+    # ------------------------------------------------------------------ connection
+
+    def _error(self, what: str, exc: BaseException) -> AxonMemoryError:
+        detail = redact(str(exc).strip() or type(exc).__name__, self._params)
+        return AxonMemoryError(f"PostgreSQL at {self.target}: {what}: {detail}")
+
+    def _open(self) -> ConnectionPool[Any]:
+        """The pool, opened (and the schema migrated) on first use."""
+        pool = self._pool
+        if pool is not None:
+            return pool
+        with self._lock:
+            if self._pool is not None:
+                return self._pool
+            self._check_open()
+            import psycopg
+            from psycopg_pool import ConnectionPool, PoolTimeout
+
+            connect_timeout = max(1, int(self._timeout))
+            try:
+                with psycopg.connect(
+                    self._dsn, autocommit=True, connect_timeout=connect_timeout
+                ) as conn:
+                    migrate(conn, self.schema)
+            except psycopg.Error as exc:
+                raise self._error("cannot connect or set up the schema", exc) from None
+            pool = ConnectionPool(
+                self._dsn,
+                min_size=1,
+                max_size=self._pool_size,
+                kwargs={"autocommit": True, "connect_timeout": connect_timeout},
+                configure=_configure_connection,
+                timeout=self._timeout,
+                open=False,
+                name=f"axon-pgvector-{self.schema}",
+            )
+            try:
+                pool.open(wait=True, timeout=self._timeout)
+            except PoolTimeout as exc:
+                pool.close()
+                raise self._error("no connection within the timeout", exc) from None
+            self._pool = pool
+            self._last_purge = None
+            return pool
+
+    def _run(self, body: Callable[[Connection[Any]], T]) -> T:
+        """Run `body` in one transaction; retry on a dropped connection or a deadlock.
+
+        A connection broken by a server restart is detected by the failed statement;
+        the pool is then checked (broken idle connections are replaced) and `body`
+        runs once more. `body` must therefore be idempotent, which every operation
+        of this backend is.
+        """
+        import psycopg
+        from psycopg import errors
+        from psycopg_pool import PoolTimeout
+
+        pool = self._open()
+        reconnected = False
+        deadlocks = 0
+        while True:
+            try:
+                with pool.connection() as conn:
+                    try:
+                        with conn.transaction():
+                            return body(conn)
+                    except psycopg.OperationalError as exc:
+                        if not conn.broken:
+                            raise
+                        raise _Broken(exc) from None
+            except _Broken as broken:
+                if reconnected:
+                    raise self._error("the connection was lost twice", broken.cause) from None
+                reconnected = True
+                pool.check()
+            except (errors.DeadlockDetected, errors.SerializationFailure) as exc:
+                deadlocks += 1
+                if deadlocks > DEADLOCK_RETRIES:
+                    raise self._error("gave up after repeated deadlocks", exc) from None
+            except PoolTimeout as exc:
+                raise self._error(
+                    f"no connection available within {self._timeout:g} s "
+                    "(is the server running and reachable?)",
+                    exc,
+                ) from None
+            except psycopg.OperationalError as exc:
+                raise self._error("operation failed", exc) from None
+            except psycopg.Error as exc:
+                raise self._error("query failed", exc) from None
+
+    async def _close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
+    # ------------------------------------------------------------------ rows
+
+    @staticmethod
+    def _entry(row: Row, score: float = 0.0) -> MemoryEntry:
+        return MemoryEntry(
+            key=row[2],
+            value=row[3],
+            metadata=row[4],
+            score=score,
+            timestamp=float(row[5]),
+            expires_at=None if row[6] is None else float(row[6]),
+        )
+
+    @staticmethod
+    def _scope_sql(scope: str | None, column: str = "e.scope") -> tuple[str, tuple[Any, ...]]:
+        """A condition restricting to `scope` (nothing when None: every scope)."""
+        if scope is None:
+            return "", ()
+        return f" AND {column} = %s", (scope,)
+
+    @staticmethod
+    def _identity_sql(scope: str | None) -> tuple[str, tuple[Any, ...]]:
+        """The condition selecting one `(scope, key)`: None is the scope-less entries."""
+        if scope is None:
+            return "scope IS NULL AND key = %s", ()
+        return "scope = %s AND key = %s", (scope,)
+
+    # ------------------------------------------------------------------ writes
+
+    async def _put(self, entries: Sequence[MemoryEntry]) -> None:
+        # One row per (scope, key): the last value wins, at the place of the first
+        # (as a dictionary update does), so ids keep insertion order.
+        latest: dict[tuple[str | None, str], MemoryEntry] = {}
+        for entry in entries:
+            latest[(scope_of(entry.metadata), entry.key)] = entry
+        columns: list[list[Any]] = [[] for _ in range(9)]
+        for (scope, key), entry in latest.items():
+            if scope is not None and "\x00" in scope:
+                raise AxonMemoryError("a memory scope must not contain NUL characters", key=key)
+            text = _db_text(value_text(entry.value))
+            row = (
+                scope,
+                key,
+                _lower_if_not_ascii(key),
+                encode_json(entry.value),
+                text,
+                _lower_if_not_ascii(text),
+                encode_json(entry.metadata),
+                entry.timestamp,
+                entry.expires_at,
+            )
+            for column, value in zip(columns, row, strict=True):
+                column.append(value)
+        e = self._entries
+        statement = (
+            f"INSERT INTO {e} AS e (scope, key, key_lc, value, text, text_lc, metadata, "
+            "timestamp, expires_at) "
+            "SELECT u.scope, u.key, u.key_lc, u.value::json, u.text, u.text_lc, "
+            "u.metadata::json, u.ts, u.exp FROM unnest("
+            "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+            "%s::text[], %s::float8[], %s::float8[]) WITH ORDINALITY "
+            "AS u(scope, key, key_lc, value, text, text_lc, metadata, ts, exp, n) ORDER BY u.n "
+            "ON CONFLICT (scope, key) DO UPDATE SET key_lc = excluded.key_lc, "
+            "value = excluded.value, text = excluded.text, text_lc = excluded.text_lc, "
+            "metadata = excluded.metadata, timestamp = excluded.timestamp, "
+            "expires_at = excluded.expires_at, "
+            f"vgen = nextval('{self._s}.vgen_seq'), "
+            "wxid = pg_current_xact_id()::text::bigint"
+        )
+        total = len(columns[0])
+
+        def body(conn: Connection[Any]) -> None:
+            for start in range(0, total, WRITE_CHUNK):
+                conn.execute(statement, [c[start : start + WRITE_CHUNK] for c in columns])
+
+        try:
+            self._run(body)
+        except UnicodeEncodeError as exc:
+            raise AxonMemoryError(
+                f"Cannot store value: it is not valid Unicode text ({exc.reason})"
+            ) from None
+        self._maybe_purge(self.clock())
+
+    async def _delete(self, key: str, scope: str | None) -> bool:
+        """Remove `(scope, key)`; True only when it was visible (not expired)."""
+        where, params = self._identity_sql(scope)
+        now = self.clock()
+
+        def body(conn: Connection[Any]) -> bool:
+            row = conn.execute(
+                f"DELETE FROM {self._entries} WHERE {where} RETURNING expires_at", (*params, key)
+            ).fetchone()
+            return row is not None and (row[0] is None or float(row[0]) > now)
+
+        return self._run(body)
+
+    async def _clear(self, scope: str | None) -> int:
+        """Delete every row of `scope` (all when None); returns how many were visible."""
+        where, params = self._scope_sql(scope, "scope")
+        now = self.clock()
+
+        def body(conn: Connection[Any]) -> int:
+            row = conn.execute(
+                f"WITH gone AS (DELETE FROM {self._entries} WHERE true{where} "
+                "RETURNING expires_at) "
+                "SELECT count(*) FILTER (WHERE expires_at IS NULL OR expires_at > %s) FROM gone",
+                (*params, now),
+            ).fetchone()
+            return int(row[0]) if row else 0
+
+        return self._run(body)
+
+    async def _purge_expired(self, now: float) -> int:
+        return self._purge(now)
+
+    def _purge(self, now: float) -> int:
+        """Delete expired rows, `PURGE_BATCH` per transaction (the expiry index finds them)."""
+        statement = (
+            f"DELETE FROM {self._entries} WHERE id IN (SELECT id FROM {self._entries} "
+            "WHERE expires_at IS NOT NULL AND expires_at <= %s LIMIT %s)"
+        )
+        total = 0
+        while True:
+            removed: int = self._run(
+                lambda conn: conn.execute(statement, (now, PURGE_BATCH)).rowcount
+            )
+            total += removed
+            if removed < PURGE_BATCH:
+                break
+        self._last_purge = now
+        return total
+
+    def _maybe_purge(self, now: float) -> None:
+        """Sweep expired rows at most every `PURGE_INTERVAL` seconds of the clock."""
+        if self._last_purge is None:
+            self._last_purge = now
+        elif now - self._last_purge >= PURGE_INTERVAL:
+            self._last_purge = now
+            with contextlib.suppress(AxonMemoryError):  # the write itself succeeded
+                self._purge(now)
+
+    # ------------------------------------------------------------------ reads
+
+    async def _get(self, key: str, scope: str | None) -> MemoryEntry | None:
+        where, params = self._identity_sql(scope)
+        row = self._run(
+            lambda conn: conn.execute(
+                f"SELECT {_COLUMNS} FROM {self._entries} AS e WHERE {where}", (*params, key)
+            ).fetchone()
+        )
+        return None if row is None else self._entry(row)
+
+    async def _list(
+        self, scope: str | None, limit: int | None, offset: int, now: float
+    ) -> list[MemoryEntry]:
+        where, params = self._scope_sql(scope)
+        paging = " LIMIT %s OFFSET %s" if limit is not None else " OFFSET %s"
+        page: tuple[Any, ...] = (limit, offset) if limit is not None else (offset,)
+        rows = self._run(
+            lambda conn: conn.execute(
+                f"SELECT {_COLUMNS} FROM {self._entries} AS e WHERE {_LIVE}{where} "
+                f"ORDER BY e.timestamp DESC, e.id{paging}",
+                (now, *params, *page),
+            ).fetchall()
+        )
+        return [self._entry(row) for row in rows]
+
+    async def _count(self, scope: str | None, now: float) -> int:
+        where, params = self._scope_sql(scope)
+        row = self._run(
+            lambda conn: conn.execute(
+                f"SELECT count(*) FROM {self._entries} AS e WHERE {_LIVE}{where}",
+                (now, *params),
+            ).fetchone()
+        )
+        return int(row[0]) if row else 0
+
+    def _grow(
+        self,
+        fetch: Callable[[Connection[Any], int], list[Row]],
+        keep: Callable[[Row], MemoryEntry | None],
+        top_k: int,
+        first: int,
+    ) -> list[MemoryEntry]:
+        """Fetch `first` ranked rows, keep those `keep` accepts; fetch more until `top_k`.
+
+        Used when some condition (metadata filters, NUL characters) is checked in
+        Python after SQL ranked the rows: the window grows eightfold until `top_k`
+        are kept or the rows run out.
+        """
+
+        def body(conn: Connection[Any]) -> list[MemoryEntry]:
+            want = first
+            while True:
+                rows = fetch(conn, want)
+                found = [entry for entry in map(keep, rows) if entry is not None]
+                if len(found) >= top_k or len(rows) < want:
+                    return found[:top_k]
+                want *= 8
+
+        return self._run(body)
+
+    # ------------------------------------------------------------------ exact
+
+    async def _retrieve_exact(
+        self,
+        query: str,
+        top_k: int,
+        scope: str | None,
+        filters: Mapping[str, Any] | None,
+        now: float,
+    ) -> list[MemoryEntry]:
+        """The seed's tiers, best first, each newest first: matched in SQL, scored in Python.
+
+        SQL sees the lower-cased key and text (exactly Python's `str.lower()`) and
+        orders by tier and recency; the score is then recomputed from the stored
+        value, which also drops the rare false match of text stripped of NULs.
+        """
+        query_lower = query.lower()
+        q = _db_text(query_lower)
+        where, params = self._scope_sql(scope or None)
+        sql = (
+            f"SELECT {_COLUMNS} FROM {self._entries} AS e "
+            f"WHERE (strpos({_KEY_LC}, %s) > 0 OR strpos({_TEXT_LC}, %s) > 0) "
+            f"AND {_LIVE}{where} "
+            f"ORDER BY CASE WHEN {_KEY_LC} = %s THEN 0 WHEN strpos({_KEY_LC}, %s) > 0 THEN 1 "
+            "ELSE 2 END, e.timestamp DESC, e.id LIMIT %s"
+        )
+
+        def fetch(conn: Connection[Any], want: int) -> list[Row]:
+            return conn.execute(sql, (q, q, now, *params, q, q, want)).fetchall()
+
+        def keep(row: Row) -> MemoryEntry | None:
+            entry = self._entry(row)
+            if not matches_filters(entry.metadata, filters):
+                return None
+            score = seed_score(query_lower, entry.key, entry.value)
+            return entry.with_score(score) if score > 0 else None
+
+        # A query with NUL characters was matched on NUL-less text: score all it found.
+        first = top_k if not filters else max(top_k * 4, 32)
+        first = 1 << 62 if "\x00" in query else first
+        found = self._grow(fetch, keep, top_k, first)
+        # Stable: equal score and time keep the SQL order (first stored first).
+        found.sort(key=lambda entry: (-entry.score, -entry.timestamp))
+        return found
+
+    # ------------------------------------------------------------------ keyword
+
+    async def _retrieve_keyword(
+        self,
+        query: str,
+        top_k: int,
+        scope: str | None,
+        filters: Mapping[str, Any] | None,
+        now: float,
+    ) -> list[MemoryEntry]:
+        """Full-text match on key and text, ranked by `ts_rank` (positive, higher is better)."""
+        tsquery = tsquery_text(query)
+        if tsquery is None:
+            return []
+        where, params = self._scope_sql(scope or None)
+        sql = (
+            f"SELECT {_COLUMNS}, ts_rank(e.tsv, q) AS rank "
+            f"FROM {self._entries} AS e, to_tsquery('{TS_CONFIG}', %s) AS q "
+            f"WHERE e.tsv @@ q AND {_LIVE}{where} "
+            "ORDER BY rank DESC, e.timestamp DESC, e.id LIMIT %s"
+        )
+
+        def fetch(conn: Connection[Any], want: int) -> list[Row]:
+            return conn.execute(sql, (tsquery, now, *params, want)).fetchall()
+
+        def keep(row: Row) -> MemoryEntry | None:
+            entry = self._entry(row, float(row[7]))
+            return entry if matches_filters(entry.metadata, filters) else None
+
+        return self._grow(fetch, keep, top_k, top_k if not filters else max(top_k * 4, 32))
+
+    # ------------------------------------------------------------------ semantic
+
+    def _vector_table(self, conn: Connection[Any], model_id: str, dim: int | None) -> str | None:
+        table = self._vector_tables.get(model_id)
+        if table is None:
+            if dim is None:
+                table = find_vector_table(conn, self.schema, model_id)
+            else:
+                table = ensure_vector_table(conn, self.schema, model_id, dim)
+            if table is not None:
+                self._vector_tables[model_id] = table
+        return table
+
+    async def _pending_texts(self, scope: str | None, model_id: str) -> list[tuple[Any, str]]:
+        """Live entries of `scope` whose current text has no `model_id` vector.
+
+        Only rows written since the last complete check (by transaction id) are
+        looked at, so a recall on an up-to-date store costs one index probe.
+        """
+        now = self.clock()
+        scope = scope or None  # retrieval: a falsy scope is every scope
+        mark = (model_id, scope)
+        since = self._embedded_since.get(mark, 0)
+        where, params = self._scope_sql(scope)
+
+        def body(conn: Connection[Any]) -> tuple[int, list[tuple[Any, str]]]:
+            row = conn.execute(
+                "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
+            ).fetchone()
+            horizon = int(row[0]) if row else 0
+            table = self._vector_table(conn, model_id, None)
+            missing = (
+                ""
+                if table is None
+                else f" AND NOT EXISTS (SELECT 1 FROM {table} AS v "
+                "WHERE v.entry_id = e.id AND v.vgen = e.vgen)"
+            )
+            rows = conn.execute(
+                f"SELECT e.id, e.vgen, e.text FROM {self._entries} AS e "
+                f"WHERE e.wxid >= %s AND {_LIVE}{where}{missing} ORDER BY e.id",
+                (since, now, *params),
+            ).fetchall()
+            return horizon, [((int(r[0]), int(r[1])), str(r[2])) for r in rows]
+
+        horizon, pending = self._run(body)
+        # The horizon is only trusted once the pending rows have vectors; until then
+        # the next check starts from the same place.
+        if not pending:
+            self._embedded_since[mark] = horizon
+        return pending
+
+    async def _save_vectors(self, model_id: str, items: Sequence[tuple[Any, np.ndarray]]) -> None:
+        if not items:
+            return
+        dim = int(np.asarray(items[0][1]).shape[-1])
+
+        def body(conn: Connection[Any]) -> None:
+            table = self._vector_table(conn, model_id, dim)
+            # An entry rewritten or deleted since its text was read keeps no vector.
+            with conn.cursor() as cur:
+                cur.executemany(
+                    f"INSERT INTO {table} (entry_id, vgen, embedding) "
+                    f"SELECT e.id, e.vgen, %s::vector FROM {self._entries} AS e "
+                    "WHERE e.id = %s AND e.vgen = %s "
+                    "ON CONFLICT (entry_id) DO UPDATE SET vgen = excluded.vgen, "
+                    "embedding = excluded.embedding",
+                    [(VectorParam(vector), ident[0], ident[1]) for ident, vector in items],
+                )
+
+        try:
+            self._run(body)
+        except BaseException:
+            self._vector_tables.pop(model_id, None)  # its creation may have rolled back
+            raise
+
+    async def _semantic_search(
+        self,
+        query_vector: np.ndarray,
+        top_k: int,
+        scope: str | None,
+        filters: Mapping[str, Any] | None,
+        now: float,
+    ) -> list[MemoryEntry]:
+        """Nearest live entries of `scope` by cosine (HNSW, iterative scan); score = cosine."""
+        model_id = self._require_embedder(scope).model_id
+        where, params = self._scope_sql(scope or None)
+        vector = VectorParam(query_vector)
+
+        def fetch(conn: Connection[Any], want: int) -> list[Row]:
+            table = self._vector_table(conn, model_id, None)
+            if table is None:
+                return []
+            conn.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true), "
+                "set_config('hnsw.iterative_scan', 'strict_order', true)",
+                (str(min(max(HNSW_EF_SEARCH, want), 1000)),),
+            )
+            return conn.execute(
+                f"SELECT {_COLUMNS}, v.embedding <=> %s::vector AS distance "
+                f"FROM {table} AS v JOIN {self._entries} AS e "
+                "ON e.id = v.entry_id AND e.vgen = v.vgen "
+                f"WHERE {_LIVE}{where} ORDER BY distance LIMIT %s",
+                (vector, now, *params, want),
+            ).fetchall()
+
+        def keep(row: Row) -> MemoryEntry | None:
+            entry = self._entry(row, 1.0 - float(row[7]))
+            return entry if matches_filters(entry.metadata, filters) else None
+
+        found = self._grow(fetch, keep, top_k, top_k if not filters else max(top_k * 4, 32))
+        # Equal distances: newest first, as everywhere else.
+        found.sort(key=lambda entry: (-entry.score, -entry.timestamp))
+        return found
+
+
+class _Broken(Exception):
+    """Internal: the connection broke under a statement (server restart, network)."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause

@@ -1,0 +1,273 @@
+"""PostgreSQL layout of a memory store: connection settings in, DSNs, schema DDL and migrations out.
+
+Everything AXON keeps lives in one PostgreSQL schema (default `axon`, or
+`AXON_PG_SCHEMA`, or the backend's `schema` keyword):
+
+- `meta (name, value)`: `schema_version` is the number of `MIGRATIONS` applied.
+- `entries`: one row per `(scope, key)` (`UNIQUE NULLS NOT DISTINCT`, so the
+  scope-less entries are unique too; hence PostgreSQL 15 or newer). `value` and
+  `metadata` are `json` (not `jsonb`): the text is kept as written, so object key
+  order survives and strings may hold `\\u0000`, which `jsonb` refuses. `text` is
+  what recall matches (`value_text`, NUL characters dropped); `key_lc`/`text_lc`
+  hold Python's `str.lower()` only where it differs from ASCII lower-casing, so
+  `exact` matches exactly as the in-memory backend does on any database locale.
+  `tsv` is a generated `tsvector` (`english` configuration, GIN-indexed) over key
+  and text. `vgen` changes on every write of the row (it versions the text a
+  vector was computed from); `wxid` is the writing transaction's id, so entries
+  written since a point in time are found through an index.
+- `models (model, dim, tbl)`: one vector table per embedding model,
+  `vec_<hash of the model id>` with `embedding vector(dim)` and an HNSW index
+  (`vector_cosine_ops`). HNSW needs a fixed dimension; a table per model gives each
+  model its own index and never mixes vectors of different models. These tables
+  are created on first use of a model (the role needs CREATE on the schema then).
+
+Migrations run on first use inside one transaction holding an advisory lock, so
+concurrent first users do not race.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from typing import TYPE_CHECKING, Any
+
+from axon.errors import AxonMemoryError
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+DSN_ENV = "AXON_PG_DSN"
+SCHEMA_ENV = "AXON_PG_SCHEMA"
+DEFAULT_SCHEMA = "axon"
+TS_CONFIG = "english"
+
+KEYWORD_TEXT_CHARS = 100_000
+"""Characters of key + text that go into the full-text index (a tsvector is at most 1 MB)."""
+
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 64
+
+_SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+# Advisory lock namespace for migrations ("AXON" in ASCII), the second key is per schema.
+_LOCK_NAMESPACE = 0x41584F4E
+
+
+def install_hint() -> str:
+    return "install the 'postgres' extra: pip install 'axon[postgres]'"
+
+
+# ------------------------------------------------------------------ connection settings
+
+
+def resolve_dsn(location: str | None) -> str:
+    """The connection string for `location`: a DSN, `env:VAR`, or (None) `AXON_PG_DSN`."""
+    if location:
+        if location.startswith("env:"):
+            var = location[4:]
+            value = os.environ.get(var)
+            if not value:
+                raise AxonMemoryError(
+                    f"location '{location}' names environment variable {var}, which is not set "
+                    "(it should hold a PostgreSQL connection string)"
+                )
+            return value
+        return location
+    value = os.environ.get(DSN_ENV)
+    if not value:
+        raise AxonMemoryError(
+            "backend 'pgvector' has no PostgreSQL server to use: set the AXON_PG_DSN "
+            "environment variable (e.g. postgresql://user@host:5432/db), or give the memory "
+            '`location: "env:VAR"` or a connection string'
+        )
+    return value
+
+
+def parse_dsn(dsn: str) -> dict[str, Any]:
+    """The connection parameters of `dsn` (URI or `key=value`); never echoes the string."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        return dict(conninfo_to_dict(dsn))
+    except Exception:
+        # libpq's message can quote part of the string, which may hold a password.
+        raise AxonMemoryError(
+            "the PostgreSQL connection string is not valid (expected a URI such as "
+            "postgresql://user@host:5432/db or key=value pairs)"
+        ) from None
+
+
+def describe_dsn(params: dict[str, Any]) -> str:
+    """`user@host:port/dbname` for messages: never the password."""
+    host = str(params.get("host") or params.get("hostaddr") or "localhost")
+    if host.startswith("/"):
+        host = f"socket {host}"
+    port = params.get("port") or "5432"
+    user = params.get("user") or os.environ.get("PGUSER") or "(default user)"
+    dbname = params.get("dbname") or os.environ.get("PGDATABASE") or "(default database)"
+    return f"{user}@{host}:{port}/{dbname}"
+
+
+def redact(message: str, params: dict[str, Any]) -> str:
+    """`message` with the password (if any) blanked out."""
+    password = params.get("password")
+    if password:
+        message = message.replace(str(password), "***")
+    return message
+
+
+def check_schema_name(schema: str) -> str:
+    if not _SCHEMA_NAME.match(schema):
+        raise AxonMemoryError(
+            f"PostgreSQL schema name {schema!r} is not allowed (letters, digits and _; "
+            "at most 63 characters, not starting with a digit)"
+        )
+    return schema
+
+
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def vector_table_name(model_id: str) -> str:
+    return "vec_" + hashlib.sha1(model_id.encode("utf-8")).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------ migrations
+
+
+def _v1(s: str) -> list[str]:
+    return [
+        f"CREATE TABLE {s}.entries ("
+        "  id bigserial PRIMARY KEY,"
+        "  scope text,"
+        "  key text NOT NULL,"
+        "  key_lc text,"
+        "  value json NOT NULL,"
+        "  text text NOT NULL,"
+        "  text_lc text,"
+        "  metadata json NOT NULL,"
+        "  timestamp double precision NOT NULL,"
+        "  expires_at double precision,"
+        f"  vgen bigint NOT NULL DEFAULT nextval('{s}.vgen_seq'),"
+        "  wxid bigint NOT NULL DEFAULT (pg_current_xact_id()::text::bigint),"
+        f"  tsv tsvector GENERATED ALWAYS AS (to_tsvector('{TS_CONFIG}'::regconfig,"
+        f"      left(key || ' ' || text, {KEYWORD_TEXT_CHARS}))) STORED,"
+        "  CONSTRAINT entries_scope_key UNIQUE NULLS NOT DISTINCT (scope, key)"
+        ")",
+        f"CREATE INDEX entries_tsv ON {s}.entries USING gin (tsv)",
+        f"CREATE INDEX entries_expires ON {s}.entries (expires_at) WHERE expires_at IS NOT NULL",
+        f"CREATE INDEX entries_scope_time ON {s}.entries (scope, timestamp DESC, id)",
+        f"CREATE INDEX entries_time ON {s}.entries (timestamp DESC, id)",
+        f"CREATE INDEX entries_wxid ON {s}.entries (wxid)",
+        f"CREATE TABLE {s}.models ("
+        "  model text PRIMARY KEY, dim integer NOT NULL, tbl text NOT NULL UNIQUE)",
+    ]
+
+
+MIGRATIONS: tuple[Any, ...] = (_v1,)
+"""`MIGRATIONS[i](quoted_schema)` lists the statements taking version i to i + 1."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _lock_key(schema: str) -> int:
+    return int.from_bytes(hashlib.sha1(schema.encode()).digest()[:4], "big", signed=True)
+
+
+def migrate(conn: Connection[Any], schema: str) -> int:
+    """Create or upgrade the schema to `SCHEMA_VERSION`; returns the version found before.
+
+    Needs a connection in autocommit mode (it opens its own transaction). Raises
+    `AxonMemoryError` when pgvector is missing and cannot be installed, or when the
+    stored version is newer than this AXON knows.
+    """
+    s = quote_ident(schema)
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_LOCK_NAMESPACE, _lock_key(schema)))
+        _ensure_vector_extension(conn)
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {s}")
+        conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {s}.meta (name text PRIMARY KEY, value text NOT NULL)"
+        )
+        row = conn.execute(f"SELECT value FROM {s}.meta WHERE name = 'schema_version'").fetchone()
+        found = int(row[0]) if row else 0
+        if found > SCHEMA_VERSION:
+            raise AxonMemoryError(
+                f"PostgreSQL schema {schema!r} is at version {found}, newer than this AXON "
+                f"understands ({SCHEMA_VERSION}); upgrade AXON"
+            )
+        if found == 0:
+            conn.execute(f"CREATE SEQUENCE IF NOT EXISTS {s}.vgen_seq")
+        for version in range(found, SCHEMA_VERSION):
+            for statement in MIGRATIONS[version](s):
+                conn.execute(statement)
+        if found != SCHEMA_VERSION:
+            conn.execute(
+                f"INSERT INTO {s}.meta (name, value) VALUES ('schema_version', %s) "
+                "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                (str(SCHEMA_VERSION),),
+            )
+    return found
+
+
+def _ensure_vector_extension(conn: Connection[Any]) -> None:
+    if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        return
+    try:
+        with conn.transaction():
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except Exception as exc:
+        raise AxonMemoryError(
+            "the pgvector extension is not installed in this database and could not be "
+            f"created ({type(exc).__name__}: {exc}); ask an administrator to run "
+            "CREATE EXTENSION vector (managed services list it as 'vector' or 'pgvector')"
+        ) from None
+
+
+def ensure_vector_table(conn: Connection[Any], schema: str, model_id: str, dim: int) -> str:
+    """The (quoted, schema-qualified) vector table of `model_id`, created if missing."""
+    s = quote_ident(schema)
+    row = conn.execute(f"SELECT dim, tbl FROM {s}.models WHERE model = %s", (model_id,)).fetchone()
+    if row is None:
+        with conn.transaction():
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(%s, %s)", (_LOCK_NAMESPACE, _lock_key(schema))
+            )
+            row = conn.execute(
+                f"SELECT dim, tbl FROM {s}.models WHERE model = %s", (model_id,)
+            ).fetchone()
+            if row is None:
+                tbl = vector_table_name(model_id)
+                t = f"{s}.{quote_ident(tbl)}"
+                conn.execute(
+                    f"CREATE TABLE {t} ("
+                    f"  entry_id bigint PRIMARY KEY REFERENCES {s}.entries (id) ON DELETE CASCADE,"
+                    "  vgen bigint NOT NULL,"
+                    f"  embedding vector({int(dim)}) NOT NULL)"
+                )
+                conn.execute(
+                    f"CREATE INDEX {quote_ident(tbl + '_hnsw')} ON {t} "
+                    f"USING hnsw (embedding vector_cosine_ops) "
+                    f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
+                )
+                conn.execute(
+                    f"INSERT INTO {s}.models (model, dim, tbl) VALUES (%s, %s, %s)",
+                    (model_id, int(dim), tbl),
+                )
+                row = (int(dim), tbl)
+    stored_dim, tbl = int(row[0]), str(row[1])
+    if stored_dim != dim:
+        raise AxonMemoryError(
+            f"embedding model {model_id!r} gives {dim}-dimensional vectors but schema "
+            f"{schema!r} holds {stored_dim}-dimensional ones for it"
+        )
+    return f"{s}.{quote_ident(tbl)}"
+
+
+def find_vector_table(conn: Connection[Any], schema: str, model_id: str) -> str | None:
+    """The quoted vector table of `model_id`, or None when no vector of it was ever saved."""
+    s = quote_ident(schema)
+    row = conn.execute(f"SELECT tbl FROM {s}.models WHERE model = %s", (model_id,)).fetchone()
+    return None if row is None else f"{s}.{quote_ident(str(row[0]))}"
