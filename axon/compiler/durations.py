@@ -36,6 +36,8 @@ def parse_duration(text: str) -> float:
     total = 0.0
     if not text:
         raise DurationError("empty duration")
+    if any(ch.isspace() for ch in text):
+        raise DurationError(f"a duration has no spaces: write {''.join(text.split())}")
     if text.startswith("-"):
         raise DurationError("a duration must be greater than zero")
     while pos < len(text):

@@ -98,12 +98,47 @@ def _keyword_words(expected: set[str], parser: lark.Lark) -> list[str]:
     return words
 
 
-def _message_for_token(exc: lark.UnexpectedToken, parser: lark.Lark) -> tuple[str, bool]:
+_SCAN = re.compile(
+    r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?\*/|[{}()\[\]]|\n', re.DOTALL
+)
+_CLOSE = {"}": "{", ")": "(", "]": "["}
+
+
+def _unclosed_bracket(text: str) -> tuple[str, int, int] | None:
+    """The innermost bracket still open at the end of `text`: (char, line, column)."""
+    stack: list[tuple[str, int, int]] = []
+    line, line_start = 1, 0
+    for match in _SCAN.finditer(text):
+        token = match.group()
+        if token == "\n":
+            line, line_start = line + 1, match.end()
+        elif token in "{([":
+            stack.append((token, line, match.start() - line_start + 1))
+        elif token in _CLOSE:
+            if stack and stack[-1][0] == _CLOSE[token]:
+                stack.pop()
+        elif "\n" in token:  # a block comment spanning lines
+            line += token.count("\n")
+            line_start = match.start() + token.rfind("\n") + 1
+    return stack[-1] if stack else None
+
+
+def _message_for_token(
+    exc: lark.UnexpectedToken, parser: lark.Lark, source: Source
+) -> tuple[str, bool]:
     token: Token = exc.token
     expected: set[str] = set(exc.expected)
     history = list(exc.token_history or [])
     previous = history[-1] if history else None
     if token.type == "$END":
+        opened = _unclosed_bracket(source.text)
+        if opened is not None:
+            char, line, column = opened
+            return (
+                f"unexpected end of input: '{char}' opened at line {line}, column {column} "
+                f"is never closed",
+                True,
+            )
         return f"unexpected end of input: expected {_expected_list(expected, parser)}", True
     if "COLON" in expected and previous is not None and previous.type == "NAME":
         return f"expected ':' after field name '{previous}'", False
@@ -138,7 +173,7 @@ def _message_for_characters(exc: lark.UnexpectedCharacters, source: Source) -> s
 def translate(exc: lark.exceptions.LarkError, source: Source, parser: lark.Lark) -> AxonSyntaxError:
     """Turn any Lark error raised while parsing `source` into an `AxonSyntaxError`."""
     if isinstance(exc, lark.UnexpectedToken):
-        message, incomplete = _message_for_token(exc, parser)
+        message, incomplete = _message_for_token(exc, parser, source)
         token: Token = exc.token
         if token.type == "$END":
             span = _end_span(source)

@@ -28,6 +28,10 @@ class Recalled:
     query: str
     results: tuple[Mapping[str, Any], ...]
 
+    def __len__(self) -> int:
+        """How many results: an empty recall is false in an `if` condition."""
+        return len(self.results)
+
 
 @attrs.frozen
 class ModelRequest:
