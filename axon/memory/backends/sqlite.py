@@ -43,7 +43,16 @@ import numpy as np
 
 from axon.errors import AxonMemoryError
 from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend
-from axon.memory.backends.sqlite_schema import KEY_LC, LIVE, LIVE_E, TEXT_LC, migrate
+from axon.memory.backends.sqlite_schema import (
+    KEY_LC,
+    LIVE,
+    LIVE_E,
+    TEXT_LC,
+    delete_rows,
+    migrate,
+    upsert_rows,
+)
+from axon.memory.backends.sqlite_schema import Row as WriteRow
 from axon.memory.backends.sqlite_vectors import VectorCaches
 from axon.memory.entry import MemoryEntry, encode_json, matches_filters, scope_of, value_text
 from axon.memory.retrieval.text import query_terms
@@ -274,12 +283,14 @@ class SQLiteBackend(MemoryBackend):
         while True:
 
             def batch(conn: sqlite3.Connection) -> int:
-                cur = conn.execute(
-                    "DELETE FROM entries WHERE id IN (SELECT id FROM entries "
-                    "WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?)",
+                removed, _ = delete_rows(
+                    conn,
+                    "id IN (SELECT id FROM entries WHERE expires_at IS NOT NULL "
+                    "AND expires_at <= ? LIMIT ?)",
                     (now, PURGE_BATCH),
+                    now,
                 )
-                return cur.rowcount
+                return removed
 
             def any_expired() -> bool:
                 row = self._conn.execute(
@@ -327,7 +338,7 @@ class SQLiteBackend(MemoryBackend):
         return f" AND {column} = ?", (scope,)
 
     async def _put(self, entries: Sequence[MemoryEntry]) -> None:
-        rows = []
+        rows: list[WriteRow] = []
         for entry in entries:
             text = value_text(entry.value)
             rows.append(
@@ -344,18 +355,7 @@ class SQLiteBackend(MemoryBackend):
                 )
             )
 
-        def body(conn: sqlite3.Connection) -> None:
-            conn.executemany(
-                "INSERT INTO entries (scope, key, key_lc, value_json, text, text_lc, "
-                "metadata_json, timestamp, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (ifnull(scope, X'00'), key) DO UPDATE SET "
-                "value_json = excluded.value_json, text = excluded.text, "
-                "text_lc = excluded.text_lc, metadata_json = excluded.metadata_json, "
-                "timestamp = excluded.timestamp, expires_at = excluded.expires_at",
-                rows,
-            )
-
-        self._write(body)
+        self._write(lambda conn: upsert_rows(conn, rows))
         self._writes_since_purge += len(rows)
         self._maybe_purge(self.clock())
 
@@ -372,32 +372,20 @@ class SQLiteBackend(MemoryBackend):
         """Remove `(scope, key)`; True only when it was visible (not expired)."""
         ident = scope if scope is not None else b"\x00"
         now = self.clock()
-
-        def body(conn: sqlite3.Connection) -> bool:
-            row = conn.execute(
-                "DELETE FROM entries WHERE ifnull(scope, X'00') = ? AND key = ? "
-                "RETURNING expires_at",
-                (ident, key),
-            ).fetchone()
-            return row is not None and (row[0] is None or row[0] > now)
-
-        return self._write(body)
+        _, visible = self._write(
+            lambda conn: delete_rows(
+                conn, "ifnull(scope, X'00') = ? AND key = ?", (ident, key), now
+            )
+        )
+        return visible > 0
 
     async def _clear(self, scope: str | None) -> int:
         """Delete every row of `scope` (all when None); returns how many were visible."""
-        where, params = self._scope_sql(scope)
+        where, params = ("1", ()) if scope is None else ("scope = ?", (scope,))
         now = self.clock()
-
-        def body(conn: sqlite3.Connection) -> int:
-            visible = conn.execute(
-                f"SELECT count(*) FROM entries WHERE {LIVE}{where}", (now, *params)
-            ).fetchone()[0]
-            conn.execute(f"DELETE FROM entries WHERE 1{where}", params)
-            return int(visible)
-
-        removed = self._write(body)
+        _, visible = self._write(lambda conn: delete_rows(conn, where, params, now))
         self._vectors.clear()
-        return removed
+        return visible
 
     async def _list(
         self, scope: str | None, limit: int | None, offset: int, now: float
