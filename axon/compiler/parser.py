@@ -95,8 +95,12 @@ class _Builder(lark.Transformer[Token, Any]):
 
     step_field = field
 
+    def map_field(self, c: list[Any]) -> ast.Field:
+        name = _unquote(str(c[0])) if c[0].type == "STRING" else str(c[0])
+        return ast.Field(name, c[1], span=_span(c[0]))
+
     def map_value(self, c: list[Any]) -> ast.MapValue:
-        fields: tuple[ast.Field, ...] = c[0]
+        fields = tuple(c)
         return ast.MapValue(fields, span=fields[0].span if fields else Span(0, 0))
 
     def raise_value(self, c: list[Token]) -> ast.Raise:
