@@ -18,6 +18,8 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from axon.errors import AxonCheckError, AxonError, AxonRuntimeError
+from axon.render import format_record
+from axon.render import shorten as _shorten
 
 app = typer.Typer(
     name="axon",
@@ -124,36 +126,6 @@ def check(
             print(json.dumps(ir_program.to_dict(), indent=2, ensure_ascii=False))
     if failed:
         raise typer.Exit(EXIT_CHECK)
-
-
-def _shorten(value: Any, width: int = 72) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def format_record(record: dict[str, Any]) -> str:
-    """A human-readable rendering of one output record."""
-    where = f"line {record.get('line')}"
-    if record.get("flow"):
-        where += f", in {record['flow']}"
-    if record["op"] == "remember":
-        return f"remembered {record['key']!r} in {record['memory']}  ({where})"
-    if record["op"] == "recall":
-        results = record.get("results", [])
-        head = (
-            f"recall {json.dumps(record['query'], ensure_ascii=False)} from {record['memory']}: "
-            f"{len(results)} result{'s' if len(results) != 1 else ''} "
-            f"({record.get('retrieval')}, {where})"
-        )
-        lines = [head]
-        for i, result in enumerate(results, 1):
-            lines.append(
-                f"  {i:>2}. {result['key']}  score={result['score']:.3f}  "
-                f"{_shorten(result['value'])}"
-            )
-        return "\n".join(lines)
-    return json.dumps(record, ensure_ascii=False, default=str)
 
 
 @app.command()

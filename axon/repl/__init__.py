@@ -1,0 +1,81 @@
+"""`axon repl`: keyboard or piped input -> a running AXON session, with results printed.
+
+`main(file, memory_dir)` opens one `Session` and, when stdin is a terminal,
+runs the prompt_toolkit loop (`axon.repl.prompt`); otherwise it reads all of
+stdin and runs it statement by statement (`Console.run_script`), exiting 1 if
+any input failed. Both go through one `Console` (`axon.repl.console`), which
+executes inputs and dot commands and prints what happened. Every backend is
+closed on the way out, whatever the way out is.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from axon.repl.console import Console, needs_more, split_inputs
+
+__all__ = ["Console", "main", "needs_more", "split_inputs"]
+
+
+def main(
+    file: Path | None = None,
+    memory_dir: Path | None = None,
+    *,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    interactive: bool | None = None,
+) -> int:
+    """Run the REPL; returns the exit code (piped mode: 1 when any input failed).
+
+    `FILE` preloads a program's declarations (its statements are skipped and
+    listed; `.load FILE` runs them). A missing or unreadable FILE exits 1
+    before anything starts.
+    """
+    from axon.runtime.session import Session
+
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    if interactive is None:
+        interactive = stdin.isatty()
+    if file is not None and not file.is_file():
+        reason = "is a directory, not an .axon file" if file.is_dir() else "no such file"
+        stderr.write(f"{file}: error: {reason}\n")
+        return 1
+    session = Session(memory_dir=memory_dir)
+    try:
+        console = Console(session, stdout, stderr)
+        if interactive:
+            return _interactive(console, file)
+        if file is not None:
+            console.preload(file)
+        return console.run_script(stdin.read())
+    finally:
+        session.close()
+
+
+def _interactive(console: Console, file: Path | None) -> int:
+    from axon import __version__
+    from axon.repl.prompt import (
+        confirm_with,
+        history_path,
+        make_prompt_session,
+        open_history,
+        run_interactive,
+    )
+
+    prompt_session = make_prompt_session(console, history=open_history(history_path()))
+    console.confirm = confirm_with(prompt_session)
+    memory_dir = console.session.memories.memory_dir
+    console.rich.print(
+        f"AXON {__version__} — persistent memories in {memory_dir}. "
+        ".help for commands, Ctrl-D to leave.",
+        style="dim",
+        markup=False,
+    )
+    if file is not None:
+        console.preload(file)
+    return run_interactive(console, prompt_session)

@@ -1,0 +1,455 @@
+"""One REPL input (AXON source or a dot command) -> its effect on a `Session` and printed output.
+
+`Console` is the part of the REPL that knows nothing about terminals, like
+`code.InteractiveConsole`: `needs_more(text)` says whether the parser stopped
+at the end of the text (so the input continues on the next line),
+`run_input(text)` executes one complete input, and `run_script(text)` feeds
+piped input statement by statement. The interactive front end
+(`axon.repl.prompt`) and the piped mode share it, so both print the same
+things: remember confirmations, recall tables, diagnostics with a caret.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import time
+import traceback
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from rich.console import Console as RichConsole
+from rich.markup import escape
+
+from axon import render
+from axon.compiler import ast
+from axon.compiler.parser import parse
+from axon.errors import AxonCheckError, AxonError, AxonSyntaxError, Diagnostic
+from axon.runtime.session import Session
+from axon.runtime.tracer import TraceEvent
+from axon.source import Source, Span
+
+COMMANDS: dict[str, str] = {
+    ".help": "show this help",
+    ".memories": "list memories: store, backend, retrieval, decay, entry count",
+    ".show": ".show NAME [N]: the N newest entries of memory NAME (default 10)",
+    ".clear": ".clear NAME: delete every entry of memory NAME",
+    ".trace": ".trace on|off: print trace events as they happen",
+    ".load": ".load FILE: run a whole program (declarations and statements)",
+    ".quit": "leave (so do .exit and Ctrl-D)",
+    ".exit": "leave",
+}
+"""Dot commands and their one-line help, in `.help` order."""
+
+_STATEMENTS = (ast.Run, ast.Let, ast.Remember, ast.Recall)
+_DEFAULT_SHOW = 10
+
+
+def needs_more(text: str) -> bool:
+    """True when `text` stopped too early (inside `{ ... }`, after `->`, ...).
+
+    Like `code.compile_command` returning None: the input should continue on the
+    next line. Dot commands and blank text never need more.
+    """
+    if not text.strip() or text.lstrip().startswith("."):
+        return False
+    try:
+        parse(text, "<repl>")
+    except AxonSyntaxError as exc:
+        return exc.incomplete
+    return False
+
+
+class Console:
+    """Runs REPL inputs against `session`, printing results to `out` and errors to `err`.
+
+    `confirm(question) -> bool` is asked before `.clear` empties a memory; with
+    None (piped mode) nothing is asked. `failures` counts inputs that failed;
+    `done` becomes True after `.quit`.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        out: TextIO,
+        err: TextIO,
+        *,
+        confirm: Callable[[str], bool] | None = None,
+        color: bool | None = None,
+        width: int | None = None,
+    ) -> None:
+        self.session = session
+        self.out = out
+        self.err = err
+        self.confirm = confirm
+        self.inputs = 0
+        self.failures = 0
+        self.done = False
+        self.trace = False
+        force = None if color is None else color
+        self.rich = RichConsole(
+            file=out,
+            force_terminal=force,
+            no_color=color is False,
+            highlight=False,
+            width=width,
+            soft_wrap=True,  # messages are never broken; only tables fit the width
+        )
+        self._line_offsets: dict[Source, int] = {}
+        session.tracer.subscribe(self._on_event)
+
+    # ------------------------------------------------------------ output helpers
+    def _say(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def _error(self, text: str) -> None:
+        self.err.write(text + "\n")
+        self.err.flush()
+
+    def _fail(self, text: str) -> bool:
+        self._error(text)
+        self.failures += 1
+        return False
+
+    def _on_event(self, event: TraceEvent) -> None:
+        if self.trace:
+            for i, line in enumerate(render.format_event(event.to_dict()).splitlines()):
+                self._say(("trace: " if i == 0 else "       ") + line)
+
+    # ------------------------------------------------------------ inputs
+    def run_input(self, text: str) -> bool:
+        """Run one complete input (source or a dot command); False when it failed."""
+        stripped = text.strip()
+        if not stripped:
+            return True
+        if stripped.startswith("."):
+            return self.command(stripped)
+        self.inputs += 1
+        return self.run_source(text, f"<repl:{self.inputs}>")
+
+    def run_source(self, text: str, filename: str, *, line_offset: int = 0) -> bool:
+        """Check and run `text` in the session; print records, warnings and errors.
+
+        `line_offset` shifts reported line numbers (piped mode reports lines of
+        the whole of stdin, not of one statement).
+        """
+        known = set(self.session.memory_names())
+        warned = len(self.session.warnings)
+        source = Source(text, filename)
+        if line_offset:
+            # Errors may come later from this text (a flow declared here, run later).
+            self._line_offsets[source] = line_offset
+        try:
+            records = self.session.execute(text, filename)
+        except AxonError as exc:
+            return self._fail(self.render_error(exc))
+        except KeyboardInterrupt:
+            return self._fail("interrupted")
+        except Exception as exc:  # a bug in AXON: say so briefly and keep the session
+            return self._fail(_internal(exc))
+        for warning in self.session.warnings[warned:]:
+            self._error(self._render(warning, source))
+        for name in self.session.memory_names():
+            if name not in known:
+                self._announce_memory(name)
+        for record in records:
+            self.print_record(record)
+        return True
+
+    def render_error(self, exc: AxonError) -> str:
+        """The diagnostic(s) of `exc`, with line numbers shifted in piped mode."""
+        if isinstance(exc, AxonCheckError):
+            diagnostics = exc.diagnostics
+        else:
+            diagnostics = [Diagnostic(exc.message, exc.span)]
+        return "\n".join(self._render(d, exc.source) for d in diagnostics)
+
+    def _render(self, diagnostic: Diagnostic, source: Source | None) -> str:
+        offset = self._line_offsets.get(source, 0) if source is not None else 0
+        if source is None or not offset or diagnostic.span.line <= 0:
+            return diagnostic.render(source)
+        span = diagnostic.span
+        shifted = Span(
+            span.line + offset,
+            span.column,
+            None if span.end_line is None else span.end_line + offset,
+            span.end_column,
+        )
+        # Only the reported line is needed: pad so that it sits at its stdin line.
+        padded = Source("\n" * offset + source.text, source.filename)
+        return padded.render(shifted, diagnostic.message, diagnostic.severity)
+
+    def _announce_memory(self, name: str) -> None:
+        for memory in self.session.describe_memories():
+            if memory["name"] != name:
+                continue
+            line = (
+                f"memory {name}: {memory['store']}, {memory['backend']}, "
+                f"{memory['retrieval']}, decay {memory['decay']}"
+            )
+            if memory["store"] == "persistent":
+                line += f", {_entries(memory['entries'])}"
+            self.rich.print(escape(line), style="dim")
+
+    def print_record(self, record: Mapping[str, Any]) -> None:
+        """A remember as one line with its key; a recall as a heading and a table."""
+        if record.get("op") == "remember":
+            self.rich.print(escape(render.remember_line(record)), style="green")
+        elif record.get("op") == "recall":
+            self.rich.print(escape(render.recall_heading(record)), style="bold")
+            if record.get("results"):
+                self.rich.print(render.recall_table(record))
+        else:
+            self._say(render.format_record(record))
+
+    # ------------------------------------------------------------ piped mode
+    def run_script(self, text: str, filename: str = "<stdin>") -> int:
+        """Run piped input statement by statement; 0 when every input succeeded, else 1.
+
+        Lines accumulate until they parse as complete input (blank lines inside a
+        block are kept, unlike the interactive prompt); each complete chunk is
+        run at once and its errors name lines of the whole input. Errors are
+        printed and the script goes on.
+        """
+        for start, chunk in split_inputs(text):
+            if self.done:
+                break
+            stripped = chunk.strip()
+            if stripped.startswith("."):
+                self.command(stripped)
+            else:
+                self.inputs += 1
+                self.run_source(chunk, filename, line_offset=start - 1)
+        return 1 if self.failures else 0
+
+    # ------------------------------------------------------------ files
+    def preload(self, path: Path) -> bool:
+        """Load the declarations of the program in `path`; its statements are skipped.
+
+        Statements (`run`, `let`, `remember`, `recall`) are blanked out in place,
+        so positions in errors are those of the file. `.load FILE` runs everything.
+        """
+        text = self._read(path)
+        if text is None:
+            return False
+        try:
+            declarations, skipped = declarations_only(text, str(path))
+        except AxonError as exc:
+            return self._fail(self.render_error(exc))
+        if not self.run_source(declarations, str(path)):
+            return False
+        summary = f"loaded the declarations of {path}"
+        memories = self.session.memory_names()
+        if memories:
+            summary += f" (memories: {', '.join(memories)})"
+        self.rich.print(escape(summary), style="dim")
+        if skipped:
+            lines = ", ".join(str(line) for line in skipped)
+            self.rich.print(
+                escape(
+                    f"skipped {len(skipped)} top-level statement{'s' if len(skipped) != 1 else ''}"
+                    f" (line{'s' if len(skipped) != 1 else ''} {lines}); "
+                    f".load {path} runs the whole program"
+                ),
+                style="dim",
+            )
+        return True
+
+    def load(self, path: Path) -> bool:
+        """Run the whole program in `path` (declarations and statements)."""
+        text = self._read(path)
+        if text is None:
+            return False
+        return self.run_source(text, str(path))
+
+    def _read(self, path: Path) -> str | None:
+        try:
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            self._fail(f"{path}: error: no such file")
+        except IsADirectoryError:
+            self._fail(f"{path}: error: is a directory, not an .axon file")
+        except UnicodeDecodeError as exc:
+            self._fail(f"{path}: error: not UTF-8 text ({exc.reason} at byte {exc.start})")
+        except OSError as exc:
+            self._fail(f"{path}: error: cannot read ({exc.strerror})")
+        return None
+
+    # ------------------------------------------------------------ dot commands
+    def command(self, line: str) -> bool:
+        """Run one dot command; False when it failed (unknown command, bad argument)."""
+        word, *args = line.split()
+        match word, args:
+            case ".help", []:
+                self.help()
+            case (".quit" | ".exit"), []:
+                self.done = True
+            case ".memories", []:
+                return self.show_memories()
+            case ".show", [name]:
+                return self.show(name, _DEFAULT_SHOW)
+            case ".show", [name, count] if count.isdigit() and int(count) > 0:
+                return self.show(name, int(count))
+            case ".show", _:
+                return self._fail("error: usage: .show NAME [N]  (N a positive number)")
+            case ".clear", [name]:
+                return self.clear(name)
+            case ".clear", _:
+                return self._fail("error: usage: .clear NAME")
+            case ".trace", []:
+                self._say(f"trace is {'on' if self.trace else 'off'}")
+            case ".trace", [("on" | "off") as state]:
+                self.trace = state == "on"
+                self._say(f"trace {state}")
+            case ".trace", _:
+                return self._fail("error: usage: .trace on|off")
+            case ".load", [_, *_]:
+                return self.load(Path(os.path.expanduser(line.split(None, 1)[1].strip())))
+            case ".load", []:
+                return self._fail("error: usage: .load FILE")
+            case (".help" | ".quit" | ".exit" | ".memories"), _:
+                return self._fail(f"error: {word} takes no arguments")
+            case _:
+                close = difflib.get_close_matches(word, list(COMMANDS), n=1, cutoff=0.5)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                return self._fail(f"error: unknown command '{word}'{hint}; .help lists them")
+        return True
+
+    def help(self) -> None:
+        lines = [
+            "Type AXON declarations and statements; memories and `let` bindings persist.",
+            "An unfinished block continues on the next line; an empty line ends it.",
+            "",
+        ]
+        width = max(len(name) for name in COMMANDS)
+        lines += [f"  {name:<{width}}  {text}" for name, text in COMMANDS.items()]
+        lines += ["", "Tab completes keywords, memory fields and values, and memory names."]
+        self._say("\n".join(lines))
+
+    def show_memories(self) -> bool:
+        memories = self.session.describe_memories()
+        if not memories:
+            self._say("no memories declared yet (memory Notes { store: session })")
+            return True
+        self.rich.print(render.memories_table(memories))
+        return True
+
+    def _known_memory(self, name: str) -> bool:
+        names = self.session.memory_names()
+        if name in names:
+            return True
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        known = f"; declared: {', '.join(names)}" if names and not close else ""
+        self._fail(f"error: no memory named '{name}'{hint}{known}")
+        return False
+
+    def _count(self, name: str) -> int:
+        counts = {m["name"]: m["entries"] for m in self.session.describe_memories()}
+        return int(counts[name])
+
+    def show(self, name: str, limit: int) -> bool:
+        if not self._known_memory(name):
+            return False
+        entries = self.session.recent_entries(name, limit)
+        total = self._count(name)
+        if not entries:
+            self._say(f"{name} is empty")
+            return True
+        self._say(f"{name}: {len(entries)} of {_entries(total)}, newest first")
+        now = self.session.clock() if self.session.clock else time.time()
+        self.rich.print(render.entries_table(entries, now))
+        return True
+
+    def clear(self, name: str) -> bool:
+        if not self._known_memory(name):
+            return False
+        if self.confirm is not None:
+            count = self._count(name)
+            if count and not self.confirm(f"delete all {_entries(count)} of {name}?"):
+                self._say("nothing cleared")
+                return True
+        removed = self.session.clear_memory(name)
+        self._say(f"cleared {name}: {_entries(removed)} removed")
+        return True
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def split_inputs(text: str) -> Iterator[tuple[int, str]]:
+    """Piped text -> (first line number, complete input) pairs, like typing it line by line.
+
+    A dot command is one line. Source lines accumulate until the parser no
+    longer stops at their end; what is left at the end of the text is yielded
+    as it is (running it reports the unexpected end of input).
+    """
+    buffer: list[str] = []
+    start = 1
+    for number, line in enumerate(text.splitlines(), 1):
+        if not buffer:
+            if not line.strip():
+                continue
+            if line.lstrip().startswith("."):
+                yield number, line
+                continue
+            start = number
+        buffer.append(line)
+        chunk = "\n".join(buffer)
+        if not needs_more(chunk):
+            if chunk.strip():
+                yield start, chunk
+            buffer = []
+    if buffer and "\n".join(buffer).strip():
+        yield start, "\n".join(buffer)
+
+
+def declarations_only(text: str, filename: str) -> tuple[str, list[int]]:
+    """`text` with its top-level statements blanked out, and their line numbers.
+
+    Each statement is replaced (up to the next item) by spaces, keeping line
+    breaks, so every remaining declaration keeps its line and column.
+    Raises `AxonSyntaxError` when the text does not parse.
+    """
+    program = parse(text, filename)
+    starts = _line_starts(text)
+
+    def offset(span: Span) -> int:
+        return starts[span.line - 1] + span.column - 1
+
+    chars = list(text)
+    skipped: list[int] = []
+    items = program.items
+    for i, item in enumerate(items):
+        if not isinstance(item, _STATEMENTS):
+            continue
+        begin = offset(item.span)
+        end = offset(items[i + 1].span) if i + 1 < len(items) else len(text)
+        for j in range(begin, end):
+            if chars[j] not in "\r\n":
+                chars[j] = " "
+        skipped.append(item.span.line)
+    return "".join(chars), skipped
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    for i, char in enumerate(text):
+        if char == "\n":
+            starts.append(i + 1)
+    return starts
+
+
+def _entries(count: int) -> str:
+    return f"{count} entr{'y' if count == 1 else 'ies'}"
+
+
+def _internal(exc: BaseException) -> str:
+    if os.environ.get("AXON_DEBUG"):
+        return "".join(traceback.format_exception(exc)).rstrip()
+    return (
+        f"internal error: {type(exc).__name__}: {exc}\n"
+        "This is a bug in AXON, not in your input. Set AXON_DEBUG=1 to see the traceback."
+    )

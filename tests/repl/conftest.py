@@ -1,0 +1,86 @@
+"""Fixtures for the REPL tests: a session on a temp memory dir with a fast embedder."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import attrs
+import pytest
+
+from axon.memory.embeddings.hashing import HashingEmbedder
+from axon.repl.console import Console
+from axon.runtime.session import Session
+
+AXON = Path(sys.executable).with_name("axon")
+
+
+class Clock:
+    """A clock tests move by hand."""
+
+    def __init__(self, start: float = 1_700_000_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@attrs.define
+class Repl:
+    """A `Console` whose output and errors are kept in strings."""
+
+    session: Session
+    console: Console
+    out: io.StringIO
+    err: io.StringIO
+    clock: Clock
+
+    def run(self, text: str) -> bool:
+        return self.console.run_input(text)
+
+    def take(self) -> tuple[str, str]:
+        """The output and errors printed since the last call."""
+        out, err = self.out.getvalue(), self.err.getvalue()
+        for stream in (self.out, self.err):
+            stream.seek(0)
+            stream.truncate()
+        return out, err
+
+
+def make_session(memory_dir: Path, clock: Clock | None = None) -> Session:
+    return Session(memory_dir=memory_dir, clock=clock, embedder=lambda: HashingEmbedder())
+
+
+@pytest.fixture
+def repl(tmp_path: Path) -> Iterator[Repl]:
+    clock = Clock()
+    session = make_session(tmp_path / "mem", clock)
+    out, err = io.StringIO(), io.StringIO()
+    console = Console(session, out, err, color=False, width=100)
+    yield Repl(session, console, out, err, clock)
+    session.close()
+
+
+def run_axon_repl(
+    args: list[str], stdin: str, *, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`axon repl ARGS` as a process with `stdin` piped in (hashing embedder unless overridden)."""
+    full_env = {**os.environ, "AXON_EMBEDDER": "hashing", "AXON_HISTORY_FILE": str(cwd / "hist")}
+    full_env.pop("AXON_MEMORY_DIR", None)
+    full_env.update(env or {})
+    return subprocess.run(
+        [str(AXON), "repl", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=full_env,
+        timeout=120,
+    )
