@@ -1,0 +1,248 @@
+"""Every backend against a plain model, over random operation sequences (Hypothesis stateful).
+
+The model is a dict `(scope, key) -> MemoryEntry` (insertion ordered, overwrite
+keeps the position: the seed's dict) with the seed's linear-scan scoring. After
+each step the backend must agree with it: identical `exact` results (entries,
+scores and order), `get`, `count` and listings per scope (newest first, equal
+timestamps in first-store order, as exact recall breaks ties); and no operation on one
+scope may make another scope return or lose anything (isolation).
+
+Where the contract lets backends differ, the model accepts a range: a backend may
+sweep expired entries on its own at any time (LANGUAGE.md §5), so `purge_expired`
+returns at most what had expired.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
+
+from axon.memory.backend import MemoryBackend
+from axon.memory.embeddings.hashing import HashingEmbedder
+from axon.memory.entry import MemoryEntry, NewEntry
+from axon.memory.retrieval.exact import seed_score
+from tests.memory.conftest import BACKEND_FACTORIES, BackendEnv, FakeClock
+
+SCOPES = ["A", "B"]
+ALPHABET = "abAB _İé1"
+
+scopes = st.sampled_from(SCOPES)
+KEYS = ["a", "ab", "Ab", "b_a", "İx", "note 1", "é", "bab"]
+key_text = st.one_of(
+    st.sampled_from(KEYS),  # a small pool, so overwrites and ties are common
+    st.text(alphabet=ALPHABET, min_size=1, max_size=5),
+)
+values = st.one_of(
+    st.text(alphabet=ALPHABET, max_size=10),
+    st.integers(-9, 99),
+    st.lists(st.text(alphabet=ALPHABET, max_size=4), max_size=2),
+    st.dictionaries(st.sampled_from(["x", "y"]), st.text(alphabet=ALPHABET, max_size=4)),
+)
+ttls = st.sampled_from([None, None, 5.0, 30.0])
+queries = st.one_of(
+    st.sampled_from(["a", "b", "A", "", "x"]),  # match many entries: ties decide the order
+    st.text(alphabet=ALPHABET, max_size=5),
+    key_text,
+)
+
+START = 1_700_000_000.0
+
+
+class Model:
+    """The seed's dict, keyed by `(scope, key)`, with expiry."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str | None, str], MemoryEntry] = {}
+
+    def live(self, now: float, scope: str | None = None) -> list[MemoryEntry]:
+        return [
+            e
+            for (s, _), e in self.entries.items()
+            if not e.is_expired(now) and (scope is None or s == scope)
+        ]
+
+    def exact(self, query: str, top_k: int, scope: str | None, now: float) -> list[Any]:
+        q = query.lower()
+        found = [
+            (seed_score(q, e.key, e.value), e)
+            for e in self.live(now)
+            if not scope or e.metadata.get("scope") == scope
+        ]
+        found = [(s, e) for s, e in found if s > 0]
+        found.sort(key=lambda pair: (-pair[0], -pair[1].timestamp))
+        return [(e.scope, e.key, s, e.timestamp) for s, e in found[:top_k]]
+
+
+class BackendMachine(RuleBasedStateMachine):
+    """Drives one backend (shared across examples, emptied at the start of each)."""
+
+    backend: MemoryBackend
+    clock: FakeClock
+    loop: asyncio.AbstractEventLoop
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.model = Model()
+
+    def run(self, awaitable: Any) -> Any:
+        return self.loop.run_until_complete(awaitable)
+
+    @initialize()
+    def empty(self) -> None:
+        self.clock.now = START
+        self.run(self.backend.clear())
+        assert self.run(self.backend.count()) == 0
+
+    @rule(key=key_text, value=values, scope=scopes, ttl=ttls)
+    def store(self, key: str, value: Any, scope: str, ttl: float | None) -> None:
+        expires_at = None if ttl is None else self.clock.now + ttl
+        entry = self.run(self.backend.store(key, value, {"scope": scope}, expires_at=expires_at))
+        assert (entry.key, entry.value, entry.timestamp) == (key, value, self.clock.now)
+        self.model.entries[(scope, key)] = entry
+
+    @rule(data=st.data(), scope=scopes, value=values)
+    def overwrite(self, data: st.DataObject, scope: str, value: Any) -> None:
+        known = sorted(k for s, k in self.model.entries if s == scope)
+        key = data.draw(st.sampled_from(known) if known else key_text)
+        self.model.entries[(scope, key)] = self.run(
+            self.backend.store(key, value, {"scope": scope})
+        )
+
+    @rule(items=st.lists(st.tuples(key_text, values), min_size=1, max_size=4), scope=scopes)
+    def store_many(self, items: list[tuple[str, Any]], scope: str) -> None:
+        batch = [NewEntry(key, value, {"scope": scope}) for key, value in items]
+        for entry in self.run(self.backend.store_many(batch)):
+            self.model.entries[(scope, entry.key)] = entry
+
+    @rule(scope=scopes, key=key_text)
+    def store_bad(self, scope: str, key: str) -> None:
+        batch = [NewEntry(key, "fine", {"scope": scope}), NewEntry(key + "x", {1, 2})]
+        with pytest.raises(ValueError):
+            self.run(self.backend.store_many(batch))
+
+    @rule(query=queries, top_k=st.integers(1, 6), scope=st.sampled_from([None, *SCOPES]))
+    def retrieve_exact(self, query: str, top_k: int, scope: str | None) -> None:
+        if "exact" not in self.backend.capabilities.retrieval:
+            return
+        got = self.run(self.backend.retrieve(query, top_k, scope, mode="exact"))
+        assert [(e.scope, e.key, e.score, e.timestamp) for e in got] == self.model.exact(
+            query, top_k, scope, self.clock.now
+        )
+
+    @rule(query=queries, scope=scopes, mode=st.sampled_from(["keyword", "semantic", "hybrid"]))
+    def retrieve_other(self, query: str, scope: str, mode: str) -> None:
+        if mode not in self.backend.capabilities.retrieval:
+            return
+        got = self.run(self.backend.retrieve(query, 5, scope, mode=mode))
+        live = {(e.scope, e.key): e for e in self.model.live(self.clock.now, scope)}
+        for entry in got:
+            assert entry.scope == scope
+            assert (entry.scope, entry.key) in live
+            assert entry.value == live[(entry.scope, entry.key)].value
+
+    @rule(key=key_text, scope=scopes)
+    def get(self, key: str, scope: str) -> None:
+        got = self.run(self.backend.get(key, scope))
+        want = self.model.entries.get((scope, key))
+        if want is None or want.is_expired(self.clock.now):
+            assert got is None
+        else:
+            assert got is not None
+            assert (got.key, got.value, got.metadata, got.timestamp, got.expires_at) == (
+                want.key,
+                want.value,
+                want.metadata,
+                want.timestamp,
+                want.expires_at,
+            )
+
+    @rule(data=st.data(), scope=scopes)
+    def delete(self, data: st.DataObject, scope: str) -> None:
+        known = sorted(k for s, k in self.model.entries if s == scope)
+        key = data.draw(st.sampled_from(known) if known else key_text)
+        removed = self.run(self.backend.delete(key, scope))
+        want = self.model.entries.pop((scope, key), None)
+        if want is None:
+            assert removed is False
+        elif not want.is_expired(self.clock.now):
+            assert removed is True
+
+    @rule(scope=scopes)
+    def clear_scope(self, scope: str) -> None:
+        visible = len(self.model.live(self.clock.now, scope))
+        removed = self.run(self.backend.clear(scope))
+        total = sum(1 for s, _ in self.model.entries if s == scope)
+        assert visible <= removed <= total
+        for ident in [i for i in self.model.entries if i[0] == scope]:
+            del self.model.entries[ident]
+
+    @rule()
+    def clear_all(self) -> None:
+        visible = len(self.model.live(self.clock.now))
+        removed = self.run(self.backend.clear())
+        assert visible <= removed <= len(self.model.entries)
+        self.model.entries.clear()
+
+    @rule(seconds=st.sampled_from([0.0, 1.0, 1.0, 4.0, 10.0, 40.0]))
+    def advance_clock(self, seconds: float) -> None:
+        self.clock.advance(seconds)
+
+    @rule()
+    def purge_expired(self) -> None:
+        now = self.clock.now
+        expired = [i for i, e in self.model.entries.items() if e.is_expired(now)]
+        purged = self.run(self.backend.purge_expired())
+        assert 0 <= purged <= len(expired)
+        for ident in expired:
+            del self.model.entries[ident]
+
+    @invariant()
+    def counts_and_listings_agree(self) -> None:
+        now = self.clock.now
+        for scope in SCOPES:
+            assert self.run(self.backend.count(scope)) == len(self.model.live(now, scope))
+            listed = self.run(self.backend.list_entries(scope))
+            assert all(entry.scope == scope for entry in listed)
+            # newest first; equal timestamps in first-store order (the seed dict's order)
+            want = sorted(self.model.live(now, scope), key=lambda e: -e.timestamp)
+            assert [(e.key, e.timestamp) for e in listed] == [(e.key, e.timestamp) for e in want]
+        assert self.run(self.backend.count()) == len(self.model.live(now))
+
+
+@pytest.mark.parametrize("name", sorted(BACKEND_FACTORIES))
+def test_backend_agrees_with_the_model(name: str) -> None:
+    loop = asyncio.new_event_loop()
+    clock = FakeClock(START)
+    with tempfile.TemporaryDirectory() as tmp:
+        backend = BACKEND_FACTORIES[name](BackendEnv(Path(tmp), clock, HashingEmbedder()))
+        machine = type(
+            f"{name}Machine",
+            (BackendMachine,),
+            {"backend": backend, "clock": clock, "loop": loop},
+        )
+        try:
+            run_state_machine_as_test(
+                machine,
+                settings=settings(
+                    max_examples=50,
+                    stateful_step_count=30,
+                    deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+                ),
+            )
+        finally:
+            loop.run_until_complete(backend.close())
+            loop.close()
