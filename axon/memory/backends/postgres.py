@@ -264,17 +264,20 @@ class PostgresBackend(MemoryBackend):
 
         A connection broken by a server restart is detected by the failed statement;
         the pool is then checked (broken idle connections are replaced) and `body`
-        runs once more. `body` must therefore be idempotent, which every operation
-        of this backend is.
+        runs once more. When the pool has no connection to give within the timeout
+        (its reconnection attempts back off), it is replaced by a new pool, whose
+        opening connects directly and so reports the server's own reason if it is
+        still unreachable. `body` must therefore be idempotent, which every
+        operation of this backend is.
         """
         import psycopg
         from psycopg import errors
         from psycopg_pool import PoolTimeout
 
-        pool = self._open()
         reconnected = False
         deadlocks = 0
         while True:
+            pool = self._open()
             try:
                 with pool.connection() as conn:
                     try:
@@ -294,15 +297,25 @@ class PostgresBackend(MemoryBackend):
                 if deadlocks > DEADLOCK_RETRIES:
                     raise self._error("gave up after repeated deadlocks", exc) from None
             except PoolTimeout as exc:
-                raise self._error(
-                    f"no connection available within {self._timeout:g} s "
-                    "(is the server running and reachable?)",
-                    exc,
-                ) from None
+                if reconnected:
+                    raise self._error(
+                        f"no connection available within {self._timeout:g} s "
+                        "(is the server running and reachable?)",
+                        exc,
+                    ) from None
+                reconnected = True
+                self._discard_pool(pool)
             except psycopg.OperationalError as exc:
                 raise self._error("operation failed", exc) from None
             except psycopg.Error as exc:
                 raise self._error("query failed", exc) from None
+
+    def _discard_pool(self, pool: ConnectionPool[Any]) -> None:
+        """Drop `pool` (if it is still ours): the next operation opens a new one."""
+        with self._lock:
+            if self._pool is pool:
+                self._pool = None
+        pool.close(timeout=1.0)
 
     async def _close(self) -> None:
         with self._lock:

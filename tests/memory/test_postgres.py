@@ -1,0 +1,354 @@
+"""The PostgreSQL + pgvector backend beyond the conformance suite, on a real server.
+
+Settings and error messages (no server needed), schema versions, exact on
+non-ASCII text, full-text and vector search against raw SQL and numpy, atomic
+batches, the expiry sweep, two processes sharing a database and eight
+concurrent writers. The server is the one `scripts/pg` starts (`AXON_PG_DSN`);
+without it these tests skip, except in CI where they fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from axon.errors import AxonMemoryError
+from axon.memory.backends import postgres as pgmod
+from axon.memory.backends.postgres import PostgresBackend, tsquery_text
+from axon.memory.backends.postgres_schema import SCHEMA_VERSION, describe_dsn, parse_dsn
+from axon.memory.embeddings.hashing import HashingEmbedder
+from axon.memory.entry import NewEntry
+from axon.memory.retrieval.exact import seed_score
+from tests.memory.conftest import FakeClock, pg_test_schema
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+async def pg(pg_dsn: str, tmp_path: Path, clock: FakeClock) -> AsyncIterator[PostgresBackend]:
+    backend = PostgresBackend(
+        location=pg_dsn,
+        schema=pg_test_schema(tmp_path),
+        clock=clock,
+        embedder=HashingEmbedder(),
+        pool_size=2,
+    )
+    try:
+        yield backend
+    finally:
+        await backend.close()
+
+
+def raw(pg_dsn: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    import psycopg
+
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        cur = conn.execute(sql, params)
+        return cur.fetchall() if cur.description else []
+
+
+# ---------------------------------------------------------------------- settings (no server)
+
+
+def test_no_dsn_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AXON_PG_DSN", raising=False)
+    with pytest.raises(AxonMemoryError, match="AXON_PG_DSN"):
+        PostgresBackend()
+    with pytest.raises(AxonMemoryError, match="AXON_NOT_SET_ANYWHERE"):
+        PostgresBackend(location="env:AXON_NOT_SET_ANYWHERE")
+
+
+def test_location_env_var_and_default_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_MEMORY_DB", "postgresql://alice@db.example:6543/mem")
+    monkeypatch.setenv("AXON_PG_DSN", "host=other port=5 dbname=x user=bob")
+    assert PostgresBackend(location="env:MY_MEMORY_DB").target == "alice@db.example:6543/mem"
+    assert PostgresBackend().target == "bob@other:5/x"
+
+
+def test_passwords_never_appear_in_errors() -> None:
+    with pytest.raises(AxonMemoryError) as info:
+        PostgresBackend(location="host=x password=se cret")  # not a valid string
+    assert "se cret" not in str(info.value) and "cret" not in str(info.value)
+    params = parse_dsn("postgresql://u:hunter2@h:1/d")
+    assert "hunter2" not in describe_dsn(params)
+
+
+async def test_unreachable_server_is_a_clear_error() -> None:
+    # Port 9 on loopback: nothing listens there, so the connection is refused at once.
+    backend = PostgresBackend(
+        location="postgresql://axon:hunter2@127.0.0.1:9/nowhere", connect_timeout=2
+    )
+    with pytest.raises(AxonMemoryError) as info:
+        await backend.store("k", "v")
+    message = str(info.value)
+    assert "axon@127.0.0.1:9/nowhere" in message and "hunter2" not in message
+    await backend.close()
+
+
+def test_bad_schema_name_is_refused() -> None:
+    with pytest.raises(AxonMemoryError, match="schema name"):
+        PostgresBackend(location="postgresql://u@h/d", schema='x"; DROP TABLE y; --')
+
+
+def test_tsquery_text_is_quoted_words_only() -> None:
+    assert tsquery_text("the cats' NEAR(dogs) & !x | y:*") == "'cats' | 'near' | 'dogs' | 'x' | 'y'"
+    assert tsquery_text("!!! &&& ???") is None
+
+
+# ---------------------------------------------------------------------- schema
+
+
+async def test_schema_is_created_and_versioned(pg: PostgresBackend, pg_dsn: str) -> None:
+    await pg.store("k", "v")
+    rows = raw(pg_dsn, f'SELECT value FROM "{pg.schema}".meta WHERE name = %s', ("schema_version",))
+    assert rows == [(str(SCHEMA_VERSION),)]
+    tables = {
+        r[0]
+        for r in raw(pg_dsn, "SELECT tablename FROM pg_tables WHERE schemaname = %s", (pg.schema,))
+    }
+    assert {"meta", "entries", "models"} <= tables
+    indexes = {
+        r[0]
+        for r in raw(pg_dsn, "SELECT indexname FROM pg_indexes WHERE schemaname = %s", (pg.schema,))
+    }
+    assert {"entries_tsv", "entries_expires", "entries_scope_time"} <= indexes
+
+
+async def test_newer_schema_version_is_refused(pg: PostgresBackend, pg_dsn: str) -> None:
+    await pg.store("k", "v")
+    raw(pg_dsn, f"UPDATE \"{pg.schema}\".meta SET value = '999' WHERE name = 'schema_version'")
+    other = PostgresBackend(location=pg_dsn, schema=pg.schema)
+    with pytest.raises(AxonMemoryError, match="version 999"):
+        await other.count()
+    await other.close()
+
+
+async def test_reopening_keeps_entries(pg: PostgresBackend, pg_dsn: str, clock: FakeClock) -> None:
+    await pg.store("k", {"b": 1, "a": ["\x00", 2.5]}, {"scope": "S", "z": 1, "y": "\x00"})
+    await pg.close()
+    again = PostgresBackend(location=pg_dsn, schema=pg.schema, clock=clock)
+    entry = await again.get("k", "S")
+    assert entry is not None
+    assert list(entry.value) == ["b", "a"] and entry.value["a"] == ["\x00", 2.5]  # key order kept
+    assert list(entry.metadata) == ["scope", "z", "y"] and entry.metadata["y"] == "\x00"
+    await again.close()
+
+
+# ---------------------------------------------------------------------- retrieval
+
+
+async def test_exact_matches_seed_on_non_ascii_text(pg: PostgresBackend, clock: FakeClock) -> None:
+    items = {
+        "İstanbul": "Şehir",
+        "STRASSE": "Große Straße",
+        "ΣΟΦΙΑ": "σοφία ΟΔΟΣ",
+        "ǅungla": "ǆ ǅ Ǆ",
+        "plain": "nothing special, İi",
+    }
+    for key, value in items.items():
+        await pg.store(key, value)
+        clock.advance(1)
+    for query in ["i̇stanbul", "İSTANBUL", "straße", "STRASSE", "σοφ", "ΟΔΟΣ", "ǆ", "İi", "i"]:
+        got = await pg.retrieve(query, top_k=10, mode="exact")
+        want = sorted(
+            (
+                (seed_score(query.lower(), key, value), i, key)
+                for i, (key, value) in enumerate(items.items())
+                if seed_score(query.lower(), key, value) > 0
+            ),
+            reverse=True,
+        )
+        assert [(e.key, e.score) for e in got] == [(k, s) for s, _, k in want], query
+
+
+async def test_keyword_is_postgres_full_text_search(pg: PostgresBackend, pg_dsn: str) -> None:
+    await pg.store("a", "Running cats chase mice", {"scope": "S"})
+    await pg.store("b", "A dog runs home", {"scope": "S"})
+    await pg.store("c", "Mice are small", {"scope": "T"})
+    found = await pg.retrieve("run", 10, "S", mode="keyword")
+    assert sorted(e.key for e in found) == ["a", "b"]  # stemmed: running, runs
+    rows = raw(
+        pg_dsn,
+        f'SELECT key, ts_rank(tsv, q) FROM "{pg.schema}".entries, '
+        "to_tsquery('english', %s) q WHERE tsv @@ q AND scope = 'S' ORDER BY 2 DESC, key",
+        ("'cats' | 'mice'",),
+    )
+    found = await pg.retrieve("cats mice", 10, "S", mode="keyword")
+    assert [(e.key, pytest.approx(e.score)) for e in found] == [(k, r) for k, r in rows]
+    await pg.retrieve("x') || to_tsvector('y'); DROP TABLE entries; --", 5, mode="keyword")
+    assert await pg.count() == 3
+
+
+async def test_semantic_agrees_with_exact_cosine(pg: PostgresBackend, pg_dsn: str) -> None:
+    rng = np.random.default_rng(7)
+    words = [f"w{i}" for i in range(60)]
+    texts = [" ".join(rng.choice(words, size=6)) for _ in range(300)]
+    await pg.store_many(
+        [NewEntry(f"k{i}", t, {"scope": "S" if i % 3 else "T"}) for i, t in enumerate(texts)]
+    )
+    embedder = HashingEmbedder()
+    vectors = embedder.embed_passages(texts)
+    for query in ["w1 w2 w3", "w10 w40", "w59"]:
+        found = await pg.retrieve(query, 5, "S", mode="semantic")
+        q = embedder.embed_query(query)
+        cos = vectors @ q
+        best = sorted((i for i in range(len(texts)) if i % 3), key=lambda i: -cos[i])[:5]
+        assert [e.scope for e in found] == ["S"] * 5
+        np.testing.assert_allclose(
+            [e.score for e in found], [cos[i] for i in best], rtol=1e-4, atol=1e-5
+        )
+    # The query uses the HNSW index when a sequential scan is not an option.
+    model = embedder.model_id
+    (tbl,) = raw(pg_dsn, f'SELECT tbl FROM "{pg.schema}".models WHERE model = %s', (model,))[0]
+    literal = "[" + ",".join(["0.125"] * embedder.dim) + "]"
+    import psycopg
+
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute("SET enable_seqscan = off")
+        plan = conn.execute(
+            f'EXPLAIN SELECT entry_id FROM "{pg.schema}"."{tbl}" '
+            f"ORDER BY embedding <=> '{literal}'::vector LIMIT 5"
+        ).fetchall()
+    assert any("hnsw" in str(row[0]) for row in plan), plan
+
+
+async def test_changed_text_is_embedded_again(pg: PostgresBackend) -> None:
+    await pg.store("k", "quantum computing", {"scope": "S"})
+    await pg.store("j", "tomato soup", {"scope": "S"})
+    assert (await pg.retrieve("quantum computing", 1, "S", mode="semantic"))[0].key == "k"
+    await pg.store("j", "quantum computing now", {"scope": "S"})
+    await pg.store("k", "tomato soup", {"scope": "S"})
+    assert (await pg.retrieve("tomato soup", 1, "S", mode="semantic"))[0].key == "k"
+    assert (await pg.retrieve("quantum computing now", 1, "S", mode="semantic"))[0].key == "j"
+
+
+# ---------------------------------------------------------------------- writes and expiry
+
+
+async def test_a_failing_batch_stores_nothing(
+    pg: PostgresBackend, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await pg.store("existing", "kept")
+    s = f'"{pg.schema}"'
+    raw(
+        pg_dsn,
+        f"CREATE FUNCTION {s}.boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "IF NEW.key = 'boom' THEN RAISE EXCEPTION 'refused by trigger'; END IF; "
+        f"RETURN NEW; END $$; CREATE TRIGGER boom BEFORE INSERT ON {s}.entries "
+        f"FOR EACH ROW EXECUTE FUNCTION {s}.boom()",
+    )
+    monkeypatch.setattr(pgmod, "WRITE_CHUNK", 10)  # the failing row is in the 4th statement
+    batch = [NewEntry(f"k{i}", i) for i in range(35)] + [NewEntry("boom", 0)]
+    with pytest.raises(AxonMemoryError, match="refused by trigger"):
+        await pg.store_many(batch)
+    assert [e.key for e in await pg.list_entries()] == ["existing"]
+    await pg.store_many(batch[:-1])
+    assert await pg.count() == 36
+
+
+async def test_expired_rows_are_swept_in_batches(
+    pg: PostgresBackend, pg_dsn: str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pgmod, "PURGE_BATCH", 7)
+    await pg.store_many([NewEntry(f"k{i}", i, expires_at=clock.now + 5) for i in range(30)])
+    await pg.store("keep", 1)
+    clock.advance(pgmod.PURGE_INTERVAL + 1)
+    count_sql = f'SELECT count(*) FROM "{pg.schema}".entries'
+    assert raw(pg_dsn, count_sql) == [(31,)]
+    await pg.store("trigger", 2)  # a write past the interval sweeps
+    assert raw(pg_dsn, count_sql) == [(2,)]
+    await pg.store_many([NewEntry(f"j{i}", i, expires_at=clock.now + 1) for i in range(15)])
+    clock.advance(2)
+    assert await pg.purge_expired() == 15
+
+
+# ---------------------------------------------------------------------- sharing
+
+
+WORKER = """
+import asyncio, json, sys
+from axon.memory.backends.postgres import PostgresBackend
+from axon.memory.entry import NewEntry
+
+async def main(dsn, schema):
+    backend = PostgresBackend(location=dsn, schema=schema)
+    await backend.store_many([NewEntry(f"child{i}", {"i": i}, {"scope": "S"}) for i in range(20)])
+    seen = await backend.get("from_parent", "S")
+    found = await backend.retrieve("parent", 5, "S", mode="keyword")
+    await backend.close()
+    print(json.dumps({"seen": seen.value if seen else None, "found": [e.key for e in found]}))
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"""
+
+
+async def test_two_processes_share_one_database(pg: PostgresBackend, pg_dsn: str) -> None:
+    await pg.store("from_parent", "written by the parent process", {"scope": "S"})
+    done = subprocess.run(
+        [sys.executable, "-c", WORKER, pg_dsn, pg.schema],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+        check=True,
+    )
+    report = json.loads(done.stdout)
+    assert report == {"seen": "written by the parent process", "found": ["from_parent"]}
+    assert await pg.count("S") == 21
+    entry = await pg.get("child7", "S")
+    assert entry is not None and entry.value == {"i": 7}
+    assert [e.key for e in await pg.retrieve("child1", 20, "S")][:1] == ["child1"]
+
+
+def test_eight_concurrent_writers_lose_nothing(pg_dsn: str, tmp_path: Path) -> None:
+    schema = pg_test_schema(tmp_path)
+    writers, per_writer = 8, 60
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(writers)
+
+    async def write(n: int) -> None:
+        backend = PostgresBackend(location=pg_dsn, schema=schema, pool_size=1)
+        try:
+            await backend.count()  # connect (and migrate) before the race starts
+            barrier.wait()
+            for i in range(per_writer):
+                if i % 3 == 0:  # batches that also fight over shared keys
+                    await backend.store_many(
+                        [
+                            NewEntry(f"w{n}-{i}", n, {"scope": "S"}),
+                            NewEntry(f"shared{i % 5}", n, {"scope": "S"}),
+                            NewEntry(f"shared{(i + 2) % 5}", n, {"scope": "S"}),
+                        ]
+                    )
+                else:
+                    await backend.store(f"w{n}-{i}", n, {"scope": "S"})
+        finally:
+            await backend.close()
+
+    def run(n: int) -> None:
+        try:
+            asyncio.run(write(n))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    rows = raw(pg_dsn, f'SELECT key, value::text FROM "{schema}".entries')
+    stored = dict(rows)
+    assert len(stored) == writers * per_writer + 5
+    for n in range(writers):
+        for i in range(per_writer):
+            assert stored[f"w{n}-{i}"] == json.dumps(n)
