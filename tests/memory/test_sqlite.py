@@ -240,7 +240,7 @@ def _reference_exact(
 
 
 PIECES = st.sampled_from(
-    ["a", "A", "İ", "i̇", "K", "k", "ß", "SS", "é", "É", "x", "_", " ", "\u212a"]
+    ["a", "A", "İ", "i̇", "K", "k", "ß", "SS", "é", "É", "x", "_", "%", "\\", " ", "\u212a"]
 )
 
 
@@ -282,6 +282,23 @@ async def test_exact_ties_newest_first_then_insertion_order(tmp_path: Path) -> N
         found = await backend.retrieve("contract", 5, "A", mode="exact")
         assert [e.key for e in found] == ["contract_date", "contract_type", "contract_party"]
         assert {e.score for e in found} == {0.7}
+    finally:
+        await backend.close()
+
+
+async def test_exact_with_like_metacharacters_and_very_long_needles(tmp_path: Path) -> None:
+    backend = _open(tmp_path)
+    long_text = "Ab" * 30_000
+    try:
+        await backend.store("pct", "100% sure", A)
+        await backend.store("under_score", "a_b", A)
+        await backend.store("slash", "c:\\dir", A)
+        await backend.store("decoy", "100 percent, axb, c:dir", A)
+        await backend.store("long", f"start {long_text} end", A)
+        for query, key in (("0%", "pct"), ("a_b", "under_score"), (":\\d", "slash")):
+            assert [e.key for e in await backend.retrieve(query, 5, "A", mode="exact")] == [key]
+        found = await backend.retrieve(long_text.lower() + " END", 5, "A", mode="exact")
+        assert [(e.key, e.score) for e in found] == [("long", 0.4)]
     finally:
         await backend.close()
 

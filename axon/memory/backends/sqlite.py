@@ -47,8 +47,9 @@ from axon.memory.backends.sqlite_schema import (
     KEY_LC,
     LIVE,
     LIVE_E,
-    TEXT_LC,
+    contains,
     delete_rows,
+    like_pattern,
     migrate,
     upsert_rows,
 )
@@ -435,39 +436,45 @@ class SQLiteBackend(MemoryBackend):
     ) -> list[MemoryEntry]:
         """The seed's tiers, best tier first, each newest first, stopping at `top_k`.
 
-        Each tier is one SQL scan in recency order over the lower-cased columns
-        (`KEY_LC`/`TEXT_LC` are exactly Python's `str.lower()`), read lazily so a
-        common query stops early; the score itself is computed in Python.
+        Key equal comes from the lower-cased key index; key contains from a scan of
+        the covering recency index; value contains from a scan of the rows in recency
+        order. Scans are read lazily, so a common query stops after a few rows; a
+        rare one reads the whole scope. SQL only preselects: every candidate is
+        scored in Python with the seed's rules, so the results are the seed's.
         """
         self._maybe_purge(now)
         q = query.lower()
+        pattern = like_pattern(q)
         where, params = self._scope_sql(scope or None)
-        tiers = (
+        tiers: tuple[tuple[str, tuple[Any, ...], float], ...] = (
             (f"{KEY_LC} = ?", (q,), 1.0),
-            (f"{KEY_LC} != ? AND instr({KEY_LC}, ?) > 0", (q, q), 0.7),
-            (f"instr({KEY_LC}, ?) = 0 AND instr({TEXT_LC}, ?) > 0", (q, q), 0.4),
+            (f"{KEY_LC} != ? AND {contains('key', pattern)}", (q, pattern, q), 0.7),
+            (
+                f"NOT {contains('key', pattern)} AND {contains('text', pattern)}",
+                (pattern, q, pattern, q),
+                0.4,
+            ),
         )
 
         def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
             found: list[MemoryEntry] = []
-            for condition, args, score in tiers:
-                need = top_k - len(found)
-                if need <= 0:
+            for condition, args, tier_score in tiers:
+                if len(found) >= top_k:
                     break
                 sql = f"{_SELECT} WHERE {condition} AND {LIVE}{where} ORDER BY timestamp DESC, id"
-                values: tuple[Any, ...] = (*args, now, *params)
-                if not filters:
-                    sql += " LIMIT ?"
-                    values = (*values, need)
-                for row in conn.execute(sql, values):
+                if tier_score == 0.7:  # ids from the covering index, then the rows
+                    sql = f"SELECT id FROM entries WHERE {condition} AND {LIVE}{where} "
+                    sql += "ORDER BY timestamp DESC, id"
+                for row in conn.execute(sql, (*args, now, *params)):
+                    if tier_score == 0.7:
+                        row = conn.execute(f"{_SELECT} WHERE id = ?", (row[0],)).fetchone()
                     entry = self._entry(row)
-                    if not matches_filters(entry.metadata, filters):
+                    score = seed_score(entry.key, value_text(entry.value), query)
+                    if score != tier_score or not matches_filters(entry.metadata, filters):
                         continue
-                    exact = seed_score(entry.key, value_text(entry.value), query)
-                    found.append(entry.with_score(exact or score))
+                    found.append(entry.with_score(score))
                     if len(found) == top_k:
                         break
-            found.sort(key=lambda entry: -entry.score)  # stable: recency order kept
             return found
 
         return self._read(body)

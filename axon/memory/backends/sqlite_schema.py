@@ -41,6 +41,33 @@ LIVE = "(expires_at IS NULL OR expires_at > ?)"
 LIVE_E = "(e.expires_at IS NULL OR e.expires_at > ?)"
 """`LIVE` for a query where the entries table is aliased `e`."""
 
+
+MAX_LIKE_PATTERN = 40_000
+"""Longest LIKE pattern used (bytes); SQLite refuses patterns over 50,000 bytes."""
+
+
+def contains(column: str, pattern: str) -> str:
+    """SQL true when Python's `needle in column.lower()`: parameters (LIKE pattern, needle).
+
+    An ASCII value (its `_lc` column NULL) is matched with LIKE, which folds ASCII
+    case exactly as `str.lower()` does and scans without building a lower-cased copy;
+    any other value by `instr` on its stored Python lower-case form. A needle too
+    long for LIKE is matched by `instr` on `lower()` for every value.
+    """
+    if len(pattern.encode("utf-8", "surrogatepass")) > MAX_LIKE_PATTERN:
+        return f"(length(?) >= 0 AND instr(coalesce({column}_lc, lower({column})), ?) > 0)"
+    return (
+        f"(CASE WHEN {column}_lc IS NULL THEN {column} LIKE ? ESCAPE '\\' "
+        f"ELSE instr({column}_lc, ?) > 0 END)"
+    )
+
+
+def like_pattern(needle: str) -> str:
+    """A LIKE pattern matching `needle` anywhere, its `%`, `_` and `\\` taken literally."""
+    escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
 KEY_LC = "coalesce(key_lc, lower(key))"
 """The key lower-cased exactly as Python's `str.lower()` does it (indexed)."""
 
@@ -65,7 +92,9 @@ MIGRATIONS: tuple[Sequence[str], ...] = (
         )
         """,
         "CREATE UNIQUE INDEX entries_identity ON entries (ifnull(scope, X'00'), key)",
-        "CREATE INDEX entries_recent ON entries (scope, timestamp DESC, id)",
+        # Recency order per scope, covering the key tiers of `exact` (no row lookups).
+        "CREATE INDEX entries_recent ON entries "
+        "(scope, timestamp DESC, id, expires_at, key, key_lc)",
         "CREATE INDEX entries_expires ON entries (expires_at) WHERE expires_at IS NOT NULL",
         f"CREATE INDEX entries_key_lc ON entries ({KEY_LC})",
     ),
