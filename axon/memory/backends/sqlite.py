@@ -448,7 +448,7 @@ class SQLiteBackend(MemoryBackend):
         where, params = self._scope_sql(scope or None)
         tiers: tuple[tuple[str, tuple[Any, ...], float], ...] = (
             (f"{KEY_LC} = ?", (q,), 1.0),
-            (f"{KEY_LC} != ? AND {contains('key', pattern)}", (q, pattern, q), 0.7),
+            (contains("key", pattern), (pattern, q), 0.7),  # key-equal rows: skipped below
             (
                 f"NOT {contains('key', pattern)} AND {contains('text', pattern)}",
                 (pattern, q, pattern, q),
