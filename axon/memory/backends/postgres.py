@@ -149,8 +149,13 @@ def _vector_dumper() -> type[Any]:
 
 
 def _configure_connection(conn: Connection[Any]) -> None:
-    """Teach a new connection to send `VectorParam` as binary `vector` data."""
+    """Prepare a new pool connection: `VectorParam` dumper and the HNSW search settings."""
     conn.adapters.register_dumper(VectorParam, _vector_dumper())
+    conn.execute(
+        "SELECT set_config('hnsw.ef_search', %s, false), "
+        "set_config('hnsw.iterative_scan', 'strict_order', false)",
+        (str(HNSW_EF_SEARCH),),
+    )
 
 
 def _import_driver() -> None:
@@ -259,8 +264,11 @@ class PostgresBackend(MemoryBackend):
             self._last_purge = None
             return pool
 
-    def _run(self, body: Callable[[Connection[Any]], T]) -> T:
+    def _run(self, body: Callable[[Connection[Any]], T], *, read: bool = False) -> T:
         """Run `body` in one transaction; retry on a dropped connection or a deadlock.
+
+        `read=True` runs it without an explicit transaction (each statement commits
+        on its own), saving the BEGIN/COMMIT round trips on recall.
 
         A connection broken by a server restart is detected by the failed statement;
         the pool is then checked (broken idle connections are replaced) and `body`
@@ -281,6 +289,8 @@ class PostgresBackend(MemoryBackend):
             try:
                 with pool.connection() as conn:
                     try:
+                        if read:
+                            return body(conn)
                         with conn.transaction():
                             return body(conn)
                     except psycopg.OperationalError as exc:
@@ -471,7 +481,8 @@ class PostgresBackend(MemoryBackend):
         row = self._run(
             lambda conn: conn.execute(
                 f"SELECT {_COLUMNS} FROM {self._entries} AS e WHERE {where}", (*params, key)
-            ).fetchone()
+            ).fetchone(),
+            read=True,
         )
         return None if row is None else self._entry(row)
 
@@ -486,7 +497,8 @@ class PostgresBackend(MemoryBackend):
                 f"SELECT {_COLUMNS} FROM {self._entries} AS e WHERE {_LIVE}{where} "
                 f"ORDER BY e.timestamp DESC, e.id{paging}",
                 (now, *params, *page),
-            ).fetchall()
+            ).fetchall(),
+            read=True,
         )
         return [self._entry(row) for row in rows]
 
@@ -496,7 +508,8 @@ class PostgresBackend(MemoryBackend):
             lambda conn: conn.execute(
                 f"SELECT count(*) FROM {self._entries} AS e WHERE {_LIVE}{where}",
                 (now, *params),
-            ).fetchone()
+            ).fetchone(),
+            read=True,
         )
         return int(row[0]) if row else 0
 
@@ -523,7 +536,7 @@ class PostgresBackend(MemoryBackend):
                     return found[:top_k]
                 want *= 8
 
-        return self._run(body)
+        return self._run(body, read=True)
 
     # ------------------------------------------------------------------ exact
 
@@ -627,10 +640,6 @@ class PostgresBackend(MemoryBackend):
         where, params = self._scope_sql(scope)
 
         def body(conn: Connection[Any]) -> tuple[int, list[tuple[Any, str]]]:
-            row = conn.execute(
-                "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
-            ).fetchone()
-            horizon = int(row[0]) if row else 0
             table = self._vector_table(conn, model_id, None)
             missing = (
                 ""
@@ -638,14 +647,20 @@ class PostgresBackend(MemoryBackend):
                 else f" AND NOT EXISTS (SELECT 1 FROM {table} AS v "
                 "WHERE v.entry_id = e.id AND v.vgen = e.vgen)"
             )
+            # One statement, one snapshot: every transaction older than its xmin had
+            # finished, so its rows are either seen here or gone.
             rows = conn.execute(
-                f"SELECT e.id, e.vgen, e.text FROM {self._entries} AS e "
-                f"WHERE e.wxid >= %s AND {_LIVE}{where}{missing} ORDER BY e.id",
+                "SELECT h.xmin, p.id, p.vgen, p.text FROM (SELECT "
+                "pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin) AS h "
+                f"LEFT JOIN LATERAL (SELECT e.id, e.vgen, e.text FROM {self._entries} AS e "
+                f"WHERE e.wxid >= %s AND {_LIVE}{where}{missing}) AS p ON true ORDER BY p.id",
                 (since, now, *params),
             ).fetchall()
-            return horizon, [((int(r[0]), int(r[1])), str(r[2])) for r in rows]
+            horizon = int(rows[0][0]) if rows else since
+            pending = [((int(r[1]), int(r[2])), str(r[3])) for r in rows if r[1] is not None]
+            return horizon, pending
 
-        horizon, pending = self._run(body)
+        horizon, pending = self._run(body, read=True)
         # The horizon is only trusted once the pending rows have vectors; until then
         # the next check starts from the same place.
         if not pending:
@@ -693,18 +708,20 @@ class PostgresBackend(MemoryBackend):
             table = self._vector_table(conn, model_id, None)
             if table is None:
                 return []
-            conn.execute(
-                "SELECT set_config('hnsw.ef_search', %s, true), "
-                "set_config('hnsw.iterative_scan', 'strict_order', true)",
-                (str(min(max(HNSW_EF_SEARCH, want), 1000)),),
-            )
-            return conn.execute(
+            sql = (
                 f"SELECT {_COLUMNS}, v.embedding <=> %s::vector AS distance "
                 f"FROM {table} AS v JOIN {self._entries} AS e "
                 "ON e.id = v.entry_id AND e.vgen = v.vgen "
-                f"WHERE {_LIVE}{where} ORDER BY distance LIMIT %s",
-                (vector, now, *params, want),
-            ).fetchall()
+                f"WHERE {_LIVE}{where} ORDER BY distance LIMIT %s"
+            )
+            values = (vector, now, *params, want)
+            if want <= HNSW_EF_SEARCH:  # the connection's settings suffice
+                return conn.execute(sql, values).fetchall()
+            with conn.transaction():
+                conn.execute(
+                    "SELECT set_config('hnsw.ef_search', %s, true)", (str(min(want, 1000)),)
+                )
+                return conn.execute(sql, values).fetchall()
 
         def keep(row: Row) -> MemoryEntry | None:
             entry = self._entry(row, 1.0 - float(row[7]))
