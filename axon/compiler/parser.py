@@ -17,6 +17,7 @@ import lark
 from lark import Token
 
 from axon.compiler import ast
+from axon.compiler.lexer import AxonLexer
 from axon.compiler.syntax_errors import translate
 from axon.errors import AxonSyntaxError
 from axon.source import Source, Span
@@ -312,7 +313,7 @@ def _parser() -> lark.Lark:
     return lark.Lark(
         grammar_text(),
         parser="lalr",
-        lexer="contextual",
+        lexer=AxonLexer,
         transformer=_Builder(),
         maybe_placeholders=True,
         cache=True,
@@ -322,7 +323,7 @@ def _parser() -> lark.Lark:
 @cache
 def _plain_parser() -> lark.Lark:
     """The same grammar without callbacks, for error analysis only."""
-    return lark.Lark(grammar_text(), parser="lalr", lexer="contextual", cache=True)
+    return lark.Lark(grammar_text(), parser="lalr", lexer=AxonLexer, cache=True)
 
 
 def parse(text: str, filename: str = "<input>") -> ast.Program:

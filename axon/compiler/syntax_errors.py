@@ -14,6 +14,7 @@ import re
 import lark
 from lark import Token
 
+from axon.compiler.lexer import previous_token
 from axon.errors import AxonSyntaxError
 from axon.source import Source, Span
 
@@ -128,8 +129,7 @@ def _message_for_token(
 ) -> tuple[str, bool]:
     token: Token = exc.token
     expected: set[str] = set(exc.expected)
-    history = list(exc.token_history or [])
-    previous = history[-1] if history else None
+    previous = previous_token(source.text, token.start_pos or 0)
     if token.type == "$END":
         opened = _unclosed_bracket(source.text)
         if opened is not None:
@@ -140,7 +140,7 @@ def _message_for_token(
                 True,
             )
         return f"unexpected end of input: expected {_expected_list(expected, parser)}", True
-    if "COLON" in expected and previous is not None and previous.type == "NAME":
+    if "COLON" in expected and previous is not None and previous.isidentifier():
         return f"expected ':' after field name '{previous}'", False
     keywords = _keyword_words(expected, parser)
     if token.type == "NAME" and keywords and "NAME" not in expected:
