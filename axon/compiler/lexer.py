@@ -89,7 +89,7 @@ class AxonLexer(Lexer):
         while pos < end:
             m = match_at(text, pos)
             if m is None:
-                raise lark.exceptions.UnexpectedCharacters(
+                raise lark.exceptions.UnexpectedCharacters(  # type: ignore[no-untyped-call]
                     text, pos, line, pos - line_start + 1, state=parser_state
                 )
             kind = m.lastgroup
@@ -112,7 +112,9 @@ class AxonLexer(Lexer):
                     kind = "COMP_OP"
                 else:
                     kind = punct.get(value, "PUNCT")
-            yield new_token(kind, value, start, line, column, line, column + len(value), pos)
+            yield new_token(  # type: ignore[no-untyped-call]
+                kind, value, start, line, column, line, column + len(value), pos
+            )
 
 
 def previous_token(text: str, pos: int) -> str | None:
