@@ -1,20 +1,16 @@
 """Output records, trace events and memory entries -> text a person reads.
 
-Shared by `axon run` (plain lines, `format_record`) and `axon repl` (rich tables
-for recall results, `.memories` and `.show`, one line per live trace event).
-Nothing here prints: every function returns a string or a `rich` renderable.
+Shared by `axon run` (plain lines, `format_record`) and `axon repl` (aligned
+tables for recall results, `.memories` and `.show`, one line per live trace
+event). Nothing here prints: every function returns a string.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
-
-from rich import box
-from rich.table import Table
-from rich.text import Text
 
 from axon.memory.entry import MemoryEntry
 
@@ -85,75 +81,94 @@ def recall_heading(record: Mapping[str, Any]) -> str:
     return head
 
 
-def recall_table(record: Mapping[str, Any], value_width: int = 60) -> Table:
+def text_table(
+    headers: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    *,
+    right: Collection[int] = (),
+    flex: int | None = None,
+    width: int = 100,
+) -> str:
+    """Rows as aligned plain text under an underlined header, at most `width` wide.
+
+    Columns in `right` are right-aligned. When the table is too wide, column
+    `flex` (else the widest) is cut with '…' to fit. No trailing spaces, so the
+    output reads the same in a terminal, a pipe or a test.
+    """
+    table = [[_one_line(cell) for cell in row] for row in rows]
+    widths = [max([len(h), *(len(row[i]) for row in table)]) for i, h in enumerate(headers)]
+    gap = 3
+    total = sum(widths) + gap * (len(widths) - 1)
+    if total > width:
+        cut = flex if flex is not None else max(range(len(widths)), key=widths.__getitem__)
+        widths[cut] = max(len(headers[cut]), 8, widths[cut] - (total - width))
+
+    def line(cells: Sequence[str]) -> str:
+        out = []
+        for i, cell in enumerate(cells):
+            if len(cell) > widths[i]:
+                cell = cell[: widths[i] - 1] + "…"
+            out.append(cell.rjust(widths[i]) if i in right else cell.ljust(widths[i]))
+        return (" " * gap).join(out).rstrip()
+
+    lines = [line(headers), "─" * min(width, sum(widths) + gap * (len(widths) - 1))]
+    lines += [line(row) for row in table]
+    return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def recall_table(record: Mapping[str, Any], width: int = 100) -> str:
     """Recall results as a table: rank, key, score, value (shortened)."""
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("key", no_wrap=True, overflow="ellipsis", max_width=32)
-    table.add_column("score", justify="right", no_wrap=True)
-    table.add_column("value", no_wrap=True, overflow="ellipsis")
-    for rank, result in enumerate(record.get("results", []), 1):
-        table.add_row(
-            str(rank),
-            Text(str(result["key"])),
-            f"{float(result['score']):.3f}",
-            Text(shorten(result["value"], value_width)),
-        )
-    return table
+    rows = [
+        (str(rank), str(r["key"]), f"{float(r['score']):.3f}", shorten(r["value"], 200))
+        for rank, r in enumerate(record.get("results", []), 1)
+    ]
+    return text_table(("#", "key", "score", "value"), rows, right={0, 2}, flex=3, width=width)
 
 
-def memories_table(memories: Iterable[Mapping[str, Any]]) -> Table:
+def memories_table(memories: Iterable[Mapping[str, Any]], width: int = 100) -> str:
     """`Session.describe_memories()` as a table (one row per memory)."""
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for column in ("memory", "store", "backend", "retrieval", "decay", "top_k", "entries"):
-        if column in ("top_k", "entries"):
-            table.add_column(column, justify="right", no_wrap=True)
-        else:
-            table.add_column(column, no_wrap=True)
-    table.add_column("location", overflow="ellipsis", no_wrap=True)
-    for memory in memories:
-        table.add_row(
-            Text(str(memory["name"])),
-            str(memory["store"]),
-            str(memory["backend"]),
-            str(memory["retrieval"]),
-            str(memory["decay"]),
-            str(memory["top_k"]),
-            str(memory["entries"]),
-            Text(str(memory.get("location") or "")),
-        )
-    return table
+    headers = ("memory", "store", "backend", "retrieval", "decay", "top_k", "entries", "location")
+    rows = [
+        [str(m["name"]), str(m["store"]), str(m["backend"]), str(m["retrieval"]),
+         str(m["decay"]), str(m["top_k"]), str(m["entries"]), str(m.get("location") or "")]
+        for m in memories
+    ]
+    return text_table(headers, rows, right={5, 6}, flex=7, width=width)
 
 
-def entries_table(entries: Iterable[MemoryEntry], now: float, value_width: int = 40) -> Table:
+def entries_table(entries: Iterable[MemoryEntry], now: float, width: int = 100) -> str:
     """Entries of one memory (newest first) with their age, tags and expiry."""
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("key", no_wrap=True, overflow="ellipsis", max_width=24)
-    table.add_column("age", justify="right", no_wrap=True)
-    table.add_column("value", no_wrap=True, overflow="ellipsis")
-    table.add_column("tags", no_wrap=True, overflow="ellipsis", max_width=16)
-    table.add_column("expires", justify="right", no_wrap=True)
+    rows = []
     for entry in entries:
         tags = entry.metadata.get("tags") if isinstance(entry.metadata, Mapping) else None
         tag_text = ", ".join(map(str, tags)) if isinstance(tags, list | tuple) else ""
         expires = "" if entry.expires_at is None else age_text(entry.expires_at - now)
-        table.add_row(
-            Text(entry.key),
-            age_text(now - entry.timestamp),
-            Text(shorten(entry.value, value_width)),
-            Text(tag_text),
-            expires,
+        rows.append(
+            (entry.key, age_text(now - entry.timestamp), shorten(entry.value, 200), tag_text,
+             expires)
         )
-    return table
+    headers = ("key", "age", "value", "tags", "expires in")
+    return text_table(headers, rows, right={1, 4}, flex=2, width=width)
 
 
 def age_text(seconds: float) -> str:
-    """A short duration: `12s`, `5m`, `3h`, `2d` (negative durations read as `0s`)."""
-    seconds = max(0.0, seconds)
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return f"{int(seconds)}s"
+    """A short duration in at most two units: `12s`, `5m3s`, `1d23h` (negative reads `0s`)."""
+    left = int(max(0.0, seconds))
+    units = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+    for i, (unit, size) in enumerate(units):
+        if left >= size or unit == "s":
+            text = f"{left // size}{unit}"
+            if unit != "s":
+                small, small_size = units[i + 1]
+                rest = (left % size) // small_size
+                if rest:
+                    text += f"{rest}{small}"
+            return text
+    raise AssertionError("unreachable")
 
 
 def _clock_text(timestamp: float) -> str:

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from axon.repl.console import Console, needs_more, split_inputs
+
+if TYPE_CHECKING:
+    from prompt_toolkit.input import Input
+    from prompt_toolkit.output import Output
 
 __all__ = ["Console", "main", "needs_more", "split_inputs"]
 
@@ -27,12 +31,15 @@ def main(
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
     interactive: bool | None = None,
+    prompt_input: Input | None = None,
+    prompt_output: Output | None = None,
 ) -> int:
     """Run the REPL; returns the exit code (piped mode: 1 when any input failed).
 
     `FILE` preloads a program's declarations (its statements are skipped and
     listed; `.load FILE` runs them). A missing or unreadable FILE exits 1
-    before anything starts.
+    before anything starts. The keyword arguments replace the standard streams
+    and the terminal (tests drive the interactive loop through a pipe).
     """
     from axon.runtime.session import Session
 
@@ -49,7 +56,7 @@ def main(
     try:
         console = Console(session, stdout, stderr)
         if interactive:
-            return _interactive(console, file)
+            return _interactive(console, file, prompt_input, prompt_output)
         if file is not None:
             console.preload(file)
         return console.run_script(stdin.read())
@@ -57,7 +64,9 @@ def main(
         session.close()
 
 
-def _interactive(console: Console, file: Path | None) -> int:
+def _interactive(
+    console: Console, file: Path | None, prompt_input: Input | None, prompt_output: Output | None
+) -> int:
     from axon import __version__
     from axon.repl.prompt import (
         confirm_with,
@@ -67,7 +76,9 @@ def _interactive(console: Console, file: Path | None) -> int:
         run_interactive,
     )
 
-    prompt_session = make_prompt_session(console, history=open_history(history_path()))
+    prompt_session = make_prompt_session(
+        console, history=open_history(history_path()), input=prompt_input, output=prompt_output
+    )
     console.confirm = confirm_with(prompt_session)
     memory_dir = console.session.memories.memory_dir
     console.rich.print(

@@ -43,7 +43,7 @@ FIELD_VALUES: dict[str, tuple[str, ...]] = {
 }
 OPTION_FIELDS = ("key", "tags", "importance", "top_k", "retrieval")
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+_WORD = re.compile(r"\w*$")
 _MEMORY_TARGET = re.compile(r"(?:\bremember\b[^\n]*->|\bfrom|\bin)\s+\w*$")
 _RUN_TARGET = re.compile(r"\brun\s+\w*$")
 _FIELD_VALUE = re.compile(r"(\w+)\s*:\s*(\S*)$")

@@ -97,9 +97,17 @@ class Console:
             soft_wrap=True,  # messages are never broken; only tables fit the width
         )
         self._line_offsets: dict[Source, int] = {}
+        self._fixed_width = width
         session.tracer.subscribe(self._on_event)
 
     # ------------------------------------------------------------ output helpers
+    @property
+    def width(self) -> int:
+        """Tables fit this many columns: the terminal's width, else 100."""
+        if self._fixed_width:
+            return self._fixed_width
+        return self.rich.width if self.rich.is_terminal else 100
+
     def _say(self, text: str) -> None:
         self.out.write(text + "\n")
         self.out.flush()
@@ -200,7 +208,7 @@ class Console:
         elif record.get("op") == "recall":
             self.rich.print(escape(render.recall_heading(record)), style="bold")
             if record.get("results"):
-                self.rich.print(render.recall_table(record))
+                self._say(render.recall_table(record, self.width))
         else:
             self._say(render.format_record(record))
 
@@ -333,7 +341,7 @@ class Console:
         if not memories:
             self._say("no memories declared yet (memory Notes { store: session })")
             return True
-        self.rich.print(render.memories_table(memories))
+        self._say(render.memories_table(memories, self.width))
         return True
 
     def _known_memory(self, name: str) -> bool:
@@ -360,7 +368,7 @@ class Console:
             return True
         self._say(f"{name}: {len(entries)} of {_entries(total)}, newest first")
         now = self.session.clock() if self.session.clock else time.time()
-        self.rich.print(render.entries_table(entries, now))
+        self._say(render.entries_table(entries, now, self.width))
         return True
 
     def clear(self, name: str) -> bool:
