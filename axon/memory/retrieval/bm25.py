@@ -82,13 +82,23 @@ class BM25Index:
         self._length = _appended(self._length, float(len(tokens)))
         self._alive = _appended(self._alive, 1)
         self._total_length += len(tokens)
+        all_ids, all_tfs, df = self._ids, self._tfs, self._df
         for term, tf in counts.items():
-            if term not in self._ids:
-                self._ids[term] = array("i")
-                self._tfs[term] = array("f")
-            self._ids[term] = _appended(self._ids[term], doc)
-            self._tfs[term] = _appended(self._tfs[term], float(tf))
-            self._df[term] = self._df.get(term, 0) + 1
+            ids = all_ids.get(term)
+            if ids is None:
+                ids = all_ids[term] = array("i")
+                all_tfs[term] = array("f")
+                df[term] = 0
+            try:
+                ids.append(doc)
+            except BufferError:
+                all_ids[term] = _appended(ids, doc)
+            tfs = all_tfs[term]
+            try:
+                tfs.append(tf)
+            except BufferError:
+                all_tfs[term] = _appended(tfs, tf)
+            df[term] += 1
 
     def remove(self, ident: Hashable) -> bool:
         """Forget a document; True when it was indexed."""

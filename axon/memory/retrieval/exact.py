@@ -93,15 +93,6 @@ class ExactHit(NamedTuple):
     ident: Hashable
 
 
-def _append(lists: dict[str, array[int]], gram: str, doc: int) -> None:
-    postings = lists[gram]
-    try:
-        postings.append(doc)
-    except BufferError:  # a numpy view is still alive somewhere: detach from it
-        lists[gram] = array("i", postings)
-        lists[gram].append(doc)
-
-
 class _Grams:
     """Trigram posting lists (document ids ascending) of one field, plus the short-gram map."""
 
@@ -112,12 +103,17 @@ class _Grams:
         self.short: dict[str, set[str]] = {}
 
     def add(self, doc: int, text: str) -> None:
-        postings = self.postings
+        lists = self.postings
         for gram in grams_of(text):
-            if gram not in postings:
-                postings[gram] = array("i")
+            postings = lists.get(gram)
+            if postings is None:
+                postings = lists[gram] = array("i")
                 self._register(gram)
-            _append(postings, gram, doc)
+            try:
+                postings.append(doc)
+            except BufferError:  # a numpy view is still alive somewhere: detach from it
+                lists[gram] = array("i", postings)
+                lists[gram].append(doc)
 
     def _register(self, gram: str) -> None:
         for size in range(1, min(len(gram), GRAM - 1) + 1):
