@@ -699,7 +699,12 @@ class PostgresBackend(MemoryBackend):
         filters: Mapping[str, Any] | None,
         now: float,
     ) -> list[MemoryEntry]:
-        """Nearest live entries of `scope` by cosine (HNSW, iterative scan); score = cosine."""
+        """Nearest live entries of `scope` by cosine (HNSW, iterative scan); score = cosine.
+
+        The join does not compare `vgen`: `ensure_vectors` has just replaced every
+        stale vector of the scope, and a second join condition makes the planner
+        misjudge the join and sort the whole table instead of walking the index.
+        """
         model_id = self._require_embedder(scope).model_id
         where, params = self._scope_sql(scope or None)
         vector = VectorParam(query_vector)
@@ -710,8 +715,7 @@ class PostgresBackend(MemoryBackend):
                 return []
             sql = (
                 f"SELECT {_COLUMNS}, v.embedding <=> %s::vector AS distance "
-                f"FROM {table} AS v JOIN {self._entries} AS e "
-                "ON e.id = v.entry_id AND e.vgen = v.vgen "
+                f"FROM {table} AS v JOIN {self._entries} AS e ON e.id = v.entry_id "
                 f"WHERE {_LIVE}{where} ORDER BY distance LIMIT %s"
             )
             values = (vector, now, *params, want)
