@@ -182,7 +182,8 @@ def test_history_is_saved_to_the_file_and_read_back(
     assert history_path() == path
     history = open_history()
     assert isinstance(history, FileHistory)
-    drive(repl, pipe, "memory Notes {" + ENTER + "}" + ENTER + ".memories" + ENTER + CTRL_D, history)
+    keys = "memory Notes {" + ENTER + "}" + ENTER + ".memories" + ENTER + CTRL_D
+    drive(repl, pipe, keys, history)
     saved = list(FileHistory(str(path)).load_history_strings())
     assert saved == [".memories", "memory Notes {\n}"]  # newest first, whole inputs
 
