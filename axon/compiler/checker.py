@@ -15,24 +15,18 @@ from typing import Any, assert_never
 import attrs
 
 from axon.compiler import ast, ir
-from axon.compiler.durations import DurationError, parse_decay
+from axon.compiler.check_memory import DEFAULT_TOP_K, Reporter, check_memory, positive_int
+from axon.compiler.lowering import condition_text, expr, names_in, plain, text_of, value_span
 from axon.compiler.names import did_you_mean, key_for_literal, key_for_name
-from axon.errors import AxonCheckError, Diagnostic
+from axon.errors import AxonCheckError
 from axon.memory.backend import RETRIEVAL_MODES
 from axon.memory.registry import BackendRegistry
 from axon.memory.registry import registry as default_registry
 from axon.source import NO_SPAN, Source, Span
 
-STORE_TYPES = ("ephemeral", "none", "persistent", "session")
-MEMORY_FIELDS = ("backend", "decay", "location", "retrieval", "store", "top_k")
 STEP_FIELDS = ("ask", "confidence_floor", "given", "output", "probe", "reason", "use", "weave")
 EFFORTS = ("high", "low", "max", "medium")
 ON_FAILURE = ("escalate", "log", "raise", "retry")
-DEFAULT_TOP_K = 5
-PERSISTENT_DEFAULT_BACKEND = "sqlite"
-SESSION_DEFAULT_BACKEND = "in_memory"
-REMEMBER_OPTIONS_META = ("importance", "tags")
-RECALL_CONTROL_OPTIONS = ("retrieval", "top_k")
 
 
 @attrs.frozen
@@ -57,82 +51,6 @@ class CheckEnv:
         return CheckEnv(dict(self.symbols), set(self.bound))
 
 
-def plain(value: ast.Value) -> Any:
-    """A field value as plain JSON data (names as their text)."""
-    match value:
-        case ast.Literal(value=v):
-            return v
-        case ast.Name():
-            return value.text
-        case ast.Duration(text=t):
-            return t
-        case ast.ListValue(items=items):
-            return [plain(item) for item in items]
-        case ast.MapValue(fields=fields):
-            return {f.name: plain(f.value) for f in fields}
-        case ast.Call(callee=callee, args=args):
-            return {
-                "call": callee.text,
-                "args": [plain(a.value) for a in args if a.name is None],
-                "kwargs": {a.name: plain(a.value) for a in args if a.name is not None},
-            }
-        case ast.Raise(error=error):
-            return {"raise": error}
-        case ast.TypeRef():
-            return value.text
-        case _:
-            assert_never(value)
-
-
-def expr(value: ast.Value) -> ir.IRExpr:
-    """A value as an IR expression: names stay references, constants fold to literals."""
-    match value:
-        case ast.Name(parts=parts):
-            return ir.IRRef(parts)
-        case ast.ListValue(items=items):
-            converted = tuple(expr(item) for item in items)
-            if all(isinstance(item, ir.IRLiteral) for item in converted):
-                return ir.IRLiteral([item.value for item in converted])  # type: ignore[union-attr]
-            return ir.IRList(converted)
-        case ast.MapValue(fields=fields):
-            entries = tuple((f.name, expr(f.value)) for f in fields)
-            if all(isinstance(v, ir.IRLiteral) for _, v in entries):
-                return ir.IRLiteral({k: v.value for k, v in entries})  # type: ignore[union-attr]
-            return ir.IRMap(entries)
-        case _:
-            return ir.IRLiteral(plain(value))
-
-
-def _text_of(value: ast.Value) -> str:
-    """The argument of remember/recall as text: a name, or a literal's value."""
-    match value:
-        case ast.Name():
-            return value.text
-        case ast.Literal(value=v) if isinstance(v, str):
-            return v
-        case _:
-            return json.dumps(plain(value), ensure_ascii=False)
-
-
-def _condition_text(cond: ast.Condition) -> str:
-    def operand(o: ast.Literal | ast.Name | ast.Duration) -> str:
-        if isinstance(o, ast.Literal) and isinstance(o.value, str):
-            return json.dumps(o.value)
-        if isinstance(o, ast.Literal) and isinstance(o.value, bool):
-            return "true" if o.value else "false"
-        return str(plain(o))
-
-    def comparison(c: ast.Comparison) -> str:
-        if c.op is None or c.right is None:
-            return operand(c.left)
-        return f"{operand(c.left)} {c.op} {operand(c.right)}"
-
-    parts = [comparison(cond.first)]
-    for connective, comp in cond.rest:
-        parts.append(f"{connective} {comparison(comp)}")
-    return " ".join(parts)
-
-
 class Checker:
     """One pass over a program; see `check`."""
 
@@ -140,17 +58,16 @@ class Checker:
         self.source = source
         self.env = env.copy() if env else CheckEnv()
         self.backends = backends
-        self.errors: list[Diagnostic] = []
-        self.warnings: list[Diagnostic] = []
+        self.report = Reporter()
         self.memories: dict[str, ir.IRMemory] = {}
         self.flows: dict[str, ir.IRFlow] = {}
 
     # ------------------------------------------------------------ reporting
     def error(self, message: str, span: Span) -> None:
-        self.errors.append(Diagnostic(message, span))
+        self.report.error(message, span)
 
     def warn(self, message: str, span: Span) -> None:
-        self.warnings.append(Diagnostic(message, span, "warning"))
+        self.report.warn(message, span)
 
     # ------------------------------------------------------------ entry point
     def check(self, program: ast.Program) -> ir.IRProgram:
@@ -167,7 +84,7 @@ class Checker:
         # Memories first: flows and statements need their resolved settings.
         for item in program.items:
             if isinstance(item, ast.Declaration) and item.kind == "memory":
-                memory = self._memory(item)
+                memory = check_memory(item, self.backends, self.report)
                 self.memories[item.name] = memory
                 memories.append(memory)
         # Then flows: a run may come before the flow it runs.
@@ -202,8 +119,8 @@ class Checker:
                     statements.extend(self._statements([item], self.env.bound, top=True))
                 case _:
                     assert_never(item)
-        if self.errors:
-            raise AxonCheckError(self.errors, self.source)
+        if self.report.errors:
+            raise AxonCheckError(self.report.errors, self.source)
         return ir.IRProgram(
             memories=tuple(memories),
             flows=tuple(flows),
@@ -217,7 +134,7 @@ class Checker:
             types=tuple(types),
             imports=tuple(imports),
             filename=self.source.filename,
-            warnings=tuple(sorted(self.warnings, key=lambda d: (d.line, d.column))),
+            warnings=tuple(sorted(self.report.warnings, key=lambda d: (d.line, d.column))),
         )
 
     # ------------------------------------------------------------ declarations
@@ -241,169 +158,6 @@ class Checker:
                 )
                 continue
             self.env.symbols[name] = Symbol(kind, name, *_pos(item.span), node=item)
-
-    def _memory(self, decl: ast.Declaration) -> ir.IRMemory:
-        name = decl.name
-        fields: dict[str, ast.Field] = {}
-        for f in decl.fields:
-            if f.name in fields:
-                self.error(f"Duplicate field '{f.name}' in memory '{name}'", f.span)
-            elif f.name not in MEMORY_FIELDS:
-                self.error(
-                    f"Unknown field '{f.name}' in memory '{name}'"
-                    f"{did_you_mean(f.name, MEMORY_FIELDS)}. Valid: {', '.join(MEMORY_FIELDS)}",
-                    f.span,
-                )
-            else:
-                fields[f.name] = f
-
-        store = self._word(fields.get("store"), "store", name)
-        if store is not None and store not in STORE_TYPES:
-            self.error(
-                f"Unknown store type '{store}' in memory '{name}'. Valid: {', '.join(STORE_TYPES)}",
-                _value_span(fields["store"]),
-            )
-            store = None
-        store = "ephemeral" if store == "none" else (store or "session")
-
-        backend_word = self._word(fields.get("backend"), "backend", name)
-        default_backend = (
-            PERSISTENT_DEFAULT_BACKEND if store == "persistent" else SESSION_DEFAULT_BACKEND
-        )
-        backend = backend_word or default_backend
-        info = self.backends.lookup(backend)
-        capabilities = None
-        if info is None:
-            names = self.backends.names()
-            self.error(
-                f"Unknown backend '{backend}' in memory '{name}'"
-                f"{did_you_mean(backend, self.backends.all_names())}. "
-                f"Registered: {', '.join(names)}",
-                _value_span(fields["backend"]),
-            )
-        else:
-            backend = info.name
-            try:
-                capabilities = info.resolved_capabilities()
-            except Exception as exc:  # a third-party backend that fails to import
-                self.error(
-                    f"Backend '{backend}' of memory '{name}' cannot be loaded: {exc}",
-                    _value_span(fields["backend"]) if "backend" in fields else decl.span,
-                )
-        if capabilities is not None and store == "persistent" and not capabilities.persistent:
-            self.error(
-                f"Memory '{name}' is declared store: persistent but backend '{backend}' "
-                "keeps nothing across processes (use sqlite, vector_db or pgvector)",
-                _value_span(fields["backend"]) if "backend" in fields else decl.span,
-            )
-        if capabilities is not None and store != "persistent" and capabilities.persistent:
-            self.warn(
-                f"Memory '{name}' is store: {store} on persistent backend '{backend}': "
-                "its entries are removed when the "
-                + ("session ends" if store == "session" else "writing flow ends"),
-                _value_span(fields["backend"]) if "backend" in fields else decl.span,
-            )
-
-        retrieval = self._word(fields.get("retrieval"), "retrieval", name)
-        if retrieval is not None and retrieval not in RETRIEVAL_MODES:
-            self.error(
-                f"Unknown retrieval strategy '{retrieval}' in memory '{name}'. "
-                f"Valid: {', '.join(sorted(RETRIEVAL_MODES))}",
-                _value_span(fields["retrieval"]),
-            )
-            retrieval = None
-        elif (
-            retrieval is not None
-            and capabilities is not None
-            and retrieval not in capabilities.retrieval
-        ):
-            self.error(
-                f"Backend '{backend}' cannot do {retrieval} retrieval (memory '{name}'). "
-                f"It supports: {', '.join(sorted(capabilities.retrieval))}",
-                _value_span(fields["retrieval"]),
-            )
-        if retrieval is None:
-            retrieval = capabilities.best_natural_language_mode if capabilities else "hybrid"
-
-        decay_text, decay_seconds = "none", None
-        if "decay" in fields:
-            value = fields["decay"].value
-            raw = plain(value)
-            if isinstance(raw, str):
-                try:
-                    decay_seconds = parse_decay(raw)
-                    decay_text = raw
-                except DurationError as exc:
-                    self.error(
-                        f"Invalid decay '{raw}' in memory '{name}': {exc}",
-                        _value_span(fields["decay"]),
-                    )
-            else:
-                shown = json.dumps(raw) if not isinstance(raw, str) else raw
-                hint = " (add a unit: ms, s, m, h, d, w)" if isinstance(raw, int | float) else ""
-                self.error(
-                    f"Invalid decay {shown} in memory '{name}': expected a duration such as "
-                    f"30m, 7d or 1h30m, or none/never/daily/weekly{hint}",
-                    _value_span(fields["decay"]),
-                )
-
-        top_k = DEFAULT_TOP_K
-        if "top_k" in fields:
-            top_k = self._positive_int(fields["top_k"], f"in memory '{name}'") or DEFAULT_TOP_K
-
-        location = None
-        if "location" in fields:
-            raw = plain(fields["location"].value)
-            if isinstance(raw, str) and raw:
-                location = raw
-            else:
-                self.error(
-                    f"location of memory '{name}' must be a non-empty string "
-                    '(a file, a DSN or "env:VAR")',
-                    _value_span(fields["location"]),
-                )
-        return ir.IRMemory(
-            name=name,
-            store=store,
-            backend=backend,
-            retrieval=retrieval,
-            decay=decay_text,
-            decay_seconds=decay_seconds,
-            top_k=top_k,
-            location=location,
-            line=decl.span.line,
-            column=decl.span.column,
-        )
-
-    def _word(self, f: ast.Field | None, what: str, memory: str) -> str | None:
-        """A memory field that must be a single word (identifier or string)."""
-        if f is None:
-            return None
-        value = f.value
-        if isinstance(value, ast.Name) and len(value.parts) == 1:
-            return value.parts[0]
-        if isinstance(value, ast.Literal) and isinstance(value.value, str) and value.value:
-            return value.value
-        self.error(
-            f"{what} of memory '{memory}' must be a name, not {json.dumps(plain(value))}",
-            _value_span(f),
-        )
-        return None
-
-    def _positive_int(self, f: ast.Field, where: str) -> int | None:
-        value = f.value
-        if (
-            isinstance(value, ast.Literal)
-            and isinstance(value.value, int)
-            and not isinstance(value.value, bool)
-            and value.value >= 1
-        ):
-            return value.value
-        self.error(
-            f"top_k {where} must be a positive integer, got {json.dumps(plain(value))}",
-            _value_span(f),
-        )
-        return None
 
     def _type(self, decl: ast.TypeDecl) -> ir.IRType:
         if decl.range is not None:
@@ -429,7 +183,7 @@ class Checker:
             kind,
             decl.range,
             {tf.name: tf.type.text for tf in decl.fields},
-            _condition_text(decl.where) if decl.where else None,
+            condition_text(decl.where) if decl.where else None,
             decl.alias.text if decl.alias else None,
             *_pos(decl.span),
         )
@@ -571,7 +325,7 @@ class Checker:
             )
 
         condition = ir.IRCondition(
-            _condition_text(cond),
+            condition_text(cond),
             comparison(cond.first),
             tuple((conn, comparison(c)) for conn, c in cond.rest),
         )
@@ -600,9 +354,9 @@ class Checker:
             if f.name == "given":
                 given = expr(f.value)
             elif f.name == "ask":
-                ask = _text_of(f.value)
+                ask = text_of(f.value)
             elif f.name == "output":
-                output = _text_of(f.value)
+                output = text_of(f.value)
             elif f.name == "use" and isinstance(f.value, ast.Call):
                 self._check_tool(f.value.callee, f.span)
         actions = self._statements(step.actions, bound, top=top)
@@ -648,7 +402,7 @@ class Checker:
                 if isinstance(value, str) and value.strip():
                     key = value
                 else:
-                    self.error("key in 'with' must be a non-empty string", _value_span(f))
+                    self.error("key in 'with' must be a non-empty string", value_span(f))
                 continue
             if f.name == "importance" and not (
                 isinstance(value, int | float)
@@ -657,12 +411,12 @@ class Checker:
             ):
                 self.error(
                     f"importance must be a number from 0 to 1, got {json.dumps(value)}",
-                    _value_span(f),
+                    value_span(f),
                 )
             if f.name == "tags" and not (
                 isinstance(value, list) and all(isinstance(t, str) for t in value)
             ):
-                self.error('tags must be a list of strings, such as ["finance"]', _value_span(f))
+                self.error('tags must be a list of strings, such as ["finance"]', value_span(f))
             if f.name in ("scope", "source"):
                 self.error(
                     f"'{f.name}' is set by the runtime and cannot be given in 'with'", f.span
@@ -674,7 +428,7 @@ class Checker:
             else:
                 key = key_for_literal(plain(stmt.value))
         return ir.IRRemember(
-            expression=_text_of(stmt.value),
+            expression=text_of(stmt.value),
             memory_target=stmt.target,
             key=key,
             options=options,
@@ -696,22 +450,22 @@ class Checker:
             value = plain(f.value)
             options[f.name] = value
             if f.name == "top_k":
-                top_k = self._positive_int(f, "in recall") or top_k
+                top_k = positive_int(f, "in recall", self.report) or top_k
             elif f.name == "retrieval":
                 if value not in RETRIEVAL_MODES:
                     self.error(
                         f"Unknown retrieval strategy {json.dumps(value)} in recall. "
                         f"Valid: {', '.join(sorted(RETRIEVAL_MODES))}",
-                        _value_span(f),
+                        value_span(f),
                     )
                 else:
                     retrieval = value
-                    self._check_mode(memory, value, _value_span(f))
+                    self._check_mode(memory, value, value_span(f))
             else:
                 filters[f.name] = value
         bound.add(stmt.alias or stmt.source)
         return ir.IRRecall(
-            query=_text_of(stmt.query),
+            query=text_of(stmt.query),
             memory_source=stmt.source,
             top_k=top_k,
             alias=stmt.alias,
@@ -740,7 +494,7 @@ class Checker:
         self, value: ast.Value, bound: set[str], op: str, span: Span, *, top: bool
     ) -> None:
         """Names a statement reads must be bound; an error at top level, a warning in flows."""
-        for name in _names_in(value):
+        for name in names_in(value):
             root = name.parts[0]
             if root in bound:
                 continue
@@ -808,20 +562,20 @@ class Checker:
                     self.error(
                         f"Invalid on_failure {json.dumps(value)}. "
                         "Valid: log, escalate, retry(...), raise ErrorName",
-                        _value_span(f),
+                        value_span(f),
                     )
             elif f.name == "output_to":
                 if isinstance(value, str):
                     output_to = value
                 else:
-                    self.error("output_to must be a string (a file name)", _value_span(f))
+                    self.error("output_to must be a string (a file name)", value_span(f))
             elif f.name == "effort":
                 if value in EFFORTS:
                     effort = value
                 else:
                     self.error(
                         f"Invalid effort {json.dumps(value)}. Valid: {', '.join(EFFORTS)}",
-                        _value_span(f),
+                        value_span(f),
                     )
         # A run binds the flow's result (and its steps' outputs) for later statements.
         self.env.bound.add(flow_name)
@@ -848,22 +602,6 @@ class Checker:
             self.error(f"Undefined {kind} '{name}'{did_you_mean(name, same)}", span)
         elif symbol.kind != kind:
             self.error(f"'{keyword}' expects a {kind}, but '{name}' is a {symbol.kind}", span)
-
-
-def _names_in(value: ast.Value) -> Iterable[ast.Name]:
-    match value:
-        case ast.Name():
-            yield value
-        case ast.ListValue(items=items):
-            for item in items:
-                yield from _names_in(item)
-        case _:
-            return
-
-
-def _value_span(f: ast.Field) -> Span:
-    span = getattr(f.value, "span", NO_SPAN)
-    return span if isinstance(span, Span) and span.line else f.span
 
 
 def _pos(span: Span) -> tuple[int, int]:
