@@ -69,12 +69,19 @@ def repl(tmp_path: Path) -> Iterator[Repl]:
 
 
 def run_axon_repl(
-    args: list[str], stdin: str, *, cwd: Path, env: dict[str, str] | None = None
+    args: list[str], stdin: str, *, cwd: Path, env: dict[str, str | None] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """`axon repl ARGS` as a process with `stdin` piped in (hashing embedder unless overridden)."""
+    """`axon repl ARGS` as a process with `stdin` piped in (hashing embedder unless overridden).
+
+    `env` values replace variables; None removes one.
+    """
     full_env = {**os.environ, "AXON_EMBEDDER": "hashing", "AXON_HISTORY_FILE": str(cwd / "hist")}
     full_env.pop("AXON_MEMORY_DIR", None)
-    full_env.update(env or {})
+    for name, value in (env or {}).items():
+        if value is None:
+            full_env.pop(name, None)
+        else:
+            full_env[name] = value
     return subprocess.run(
         [str(AXON), "repl", *args],
         input=stdin,

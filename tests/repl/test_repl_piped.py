@@ -108,17 +108,23 @@ def test_a_missing_file_exits_1_before_starting(tmp_path: Path) -> None:
 
 
 def test_default_hybrid_retrieval_with_the_real_model(tmp_path: Path) -> None:
-    """The default embedder (a local model) finds an entry by meaning, not by shared words."""
+    """The default embedder (a local model) finds an entry by meaning, not by shared words.
+
+    The test embedder ranks the dog last here; only a real model puts it first.
+    """
     script = (
         "memory Kb { store: session }\n"
         'remember("The dog chased the ball across the park") -> Kb with { key: "dog" }\n'
         'remember("Quarterly taxes are due in April") -> Kb with { key: "taxes" }\n'
-        'recall("a puppy playing fetch") from Kb with { top_k: 1 }\n'
+        'remember("Remember to buy milk and eggs") -> Kb with { key: "shopping" }\n'
+        'remember("The meeting moved to Thursday afternoon") -> Kb with { key: "meeting" }\n'
+        'recall("a puppy playing fetch") from Kb with { top_k: 2 }\n'
     )
     result = run_axon_repl(
-        ["--memory-dir", str(tmp_path)], script, cwd=tmp_path, env={"AXON_EMBEDDER": ""}
+        ["--memory-dir", str(tmp_path)], script, cwd=tmp_path, env={"AXON_EMBEDDER": None}
     )
-    assert (result.returncode, result.stderr) == (0, ""), result
+    # (stderr may carry a one-time notice from the model runtime; errors fail the exit code)
+    assert result.returncode == 0, result
     lines = result.stdout.splitlines()
-    at = lines.index('recall "a puppy playing fetch" from Kb: 1 result (hybrid)')
+    at = lines.index('recall "a puppy playing fetch" from Kb: 2 results (hybrid)')
     assert lines[at + 3].split()[:2] == ["1", "dog"]
