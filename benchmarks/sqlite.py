@@ -80,7 +80,9 @@ def _median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
-async def build(backend: SQLiteBackend, corpus: Corpus, n: int, batch: int) -> tuple[float, list[str]]:
+async def build(
+    backend: SQLiteBackend, corpus: Corpus, n: int, batch: int
+) -> tuple[float, list[str]]:
     """Fill the memory with n entries; returns (entries/s of store_many, a sample of texts)."""
     spent = 0.0
     sample: list[str] = []
