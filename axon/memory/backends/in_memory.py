@@ -53,6 +53,12 @@ if TYPE_CHECKING:
 _Accept = Callable[[Hashable], bool] | None
 
 
+def _lower(text: str) -> str:
+    """`text.lower()`, sharing the original string when it is already lower case."""
+    lowered = text.lower()
+    return text if lowered == text else lowered
+
+
 @dataclass(eq=False)
 class _Scope:
     """Everything one scope holds: entries by key and an index per retrieval mode."""
@@ -187,7 +193,7 @@ class InMemoryBackend(MemoryBackend):
             if state.vectors is not None:
                 state.vectors.remove(key)
             batches.setdefault(scope, []).append(
-                (key, key.lower(), text.lower(), entry.timestamp, seq)
+                (key, _lower(key), _lower(text), entry.timestamp, seq)
             )
         for scope, items in batches.items():
             self._scopes[scope].exact.add_many(items)

@@ -56,7 +56,7 @@ class BM25Index:
     def _reset(self) -> None:
         self._doc_of: dict[Hashable, int] = {}
         self._ident: list[Hashable | None] = []
-        self._terms: list[Counter[str] | None] = []
+        self._terms: list[tuple[str, ...] | None] = []  # distinct terms, to undo df on remove
         self._length: array[float] = array("d")
         self._alive = bytearray()
         self._ids: dict[str, array[int]] = {}
@@ -78,7 +78,7 @@ class BM25Index:
         counts = Counter(tokens)
         self._doc_of[ident] = doc
         self._ident.append(ident)
-        self._terms.append(counts)
+        self._terms.append(tuple(counts))
         self._length = _appended(self._length, float(len(tokens)))
         self._alive = _appended(self._alive, 1)
         self._total_length += len(tokens)
@@ -105,9 +105,9 @@ class BM25Index:
         doc = self._doc_of.pop(ident, None)
         if doc is None:
             return False
-        counts = self._terms[doc]
-        assert counts is not None
-        for term in counts:
+        terms = self._terms[doc]
+        assert terms is not None
+        for term in terms:
             self._df[term] -= 1
         self._total_length -= int(self._length[doc])
         self._terms[doc] = None
@@ -122,14 +122,17 @@ class BM25Index:
         self._reset()
 
     def _compact(self) -> None:
-        live = [
-            (ident, counts)
-            for ident, counts in zip(self._ident, self._terms, strict=True)
-            if ident is not None and counts is not None
-        ]
+        """Rebuild without tombstones (documents keep their relative order)."""
+        live = [doc for doc, ident in enumerate(self._ident) if ident is not None]
+        tokens: dict[int, list[str]] = {doc: [] for doc in live}
+        for term, ids in self._ids.items():
+            for doc, tf in zip(ids, self._tfs[term], strict=True):
+                if doc in tokens:
+                    tokens[doc].extend([term] * int(tf))
+        idents = self._ident
         self._reset()
-        for ident, counts in live:
-            self.add(ident, list(counts.elements()))
+        for doc in live:
+            self.add(idents[doc], tokens[doc])
 
     def idf(self, term: str) -> float:
         """Inverse document frequency of `term` among the live documents (0.0 if absent)."""

@@ -193,7 +193,8 @@ class SubstringIndex:
         self._run: array[int] = array("q")
         self._run_start: array[int] = array("q")
         self._prefmax: array[float] = array("d")
-        self._equal: dict[str, set[int]] = {}
+        # lower-cased key -> its document, or the set of them when keys differ by case
+        self._equal: dict[str, int | set[int]] = {}
         self._keys = _Grams()
         self._values = _Grams()
         self._dead = 0
@@ -224,7 +225,13 @@ class SubstringIndex:
         self._ts.append(timestamp)
         self._seq.append(seq)
         self._prefmax.append(max(self._prefmax[doc - 1], timestamp) if doc else timestamp)
-        self._equal.setdefault(key_lower, set()).add(doc)
+        same = self._equal.get(key_lower)
+        if same is None:
+            self._equal[key_lower] = doc
+        elif isinstance(same, int):
+            self._equal[key_lower] = {same, doc}
+        else:
+            same.add(doc)
         self._keys.add(doc, key_lower)
         self._values.add(doc, text_lower)
 
@@ -243,10 +250,14 @@ class SubstringIndex:
         doc = self._doc_of.pop(ident, None)
         if doc is None:
             return False
-        docs = self._equal[self._key[doc]]
-        docs.discard(doc)
-        if not docs:
-            del self._equal[self._key[doc]]
+        key_lower = self._key[doc]
+        same = self._equal[key_lower]
+        if isinstance(same, int):
+            del self._equal[key_lower]
+        else:
+            same.discard(doc)
+            if len(same) == 1:
+                self._equal[key_lower] = same.pop()
         self._ident[doc] = None
         self._key[doc] = ""
         self._text[doc] = ""
@@ -288,9 +299,12 @@ class SubstringIndex:
         ts, seqs = self._ts, self._seq
         hits: list[ExactHit] = []
 
-        equal = self._equal.get(q)
-        if equal:
-            for doc in sorted(equal, key=lambda d: (-ts[d], seqs[d])):
+        same = self._equal.get(q)
+        if same is not None:
+            equal = (
+                [same] if isinstance(same, int) else sorted(same, key=lambda d: (-ts[d], seqs[d]))
+            )
+            for doc in equal:
                 if accept is None or accept(idents[doc]):
                     hits.append(ExactHit(SCORE_EQUAL, ts[doc], seqs[doc], idents[doc]))
                     if len(hits) == top_k:
