@@ -234,8 +234,9 @@ async def test_changed_text_is_embedded_again(pg: PostgresBackend) -> None:
 # ---------------------------------------------------------------------- writes and expiry
 
 
+@pytest.mark.parametrize("copy_threshold", [1, 10_000], ids=["copy", "arrays"])
 async def test_a_failing_batch_stores_nothing(
-    pg: PostgresBackend, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+    pg: PostgresBackend, pg_dsn: str, monkeypatch: pytest.MonkeyPatch, copy_threshold: int
 ) -> None:
     await pg.store("existing", "kept")
     s = f'"{pg.schema}"'
@@ -246,13 +247,15 @@ async def test_a_failing_batch_stores_nothing(
         f"RETURN NEW; END $$; CREATE TRIGGER boom BEFORE INSERT ON {s}.entries "
         f"FOR EACH ROW EXECUTE FUNCTION {s}.boom()",
     )
-    monkeypatch.setattr(pgmod, "WRITE_CHUNK", 10)  # the failing row is in the 4th statement
+    monkeypatch.setattr(pgmod, "COPY_THRESHOLD", copy_threshold)
     batch = [NewEntry(f"k{i}", i) for i in range(35)] + [NewEntry("boom", 0)]
     with pytest.raises(AxonMemoryError, match="refused by trigger"):
         await pg.store_many(batch)
     assert [e.key for e in await pg.list_entries()] == ["existing"]
     await pg.store_many(batch[:-1])
+    await pg.store_many(batch[:-1])  # again: the staging table is reused
     assert await pg.count() == 36
+    assert [e.key for e in await pg.list_entries()][:3] == ["existing", "k0", "k1"]
 
 
 async def test_expired_rows_are_swept_in_batches(

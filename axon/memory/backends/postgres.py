@@ -77,8 +77,18 @@ POOL_SIZE_ENV = "AXON_PG_POOL_SIZE"
 DEFAULT_POOL_SIZE = 8
 DEFAULT_CONNECT_TIMEOUT = 15.0
 
-WRITE_CHUNK = 5000
-"""Rows per multi-row upsert statement (a batch is still one transaction)."""
+COPY_THRESHOLD = 64
+"""Batches of at least this many rows are sent with COPY (fast); smaller ones as arrays."""
+
+_STAGE_TABLE = (
+    "CREATE TEMP TABLE IF NOT EXISTS axon_stage (n integer, scope text, key text, "
+    "key_lc text, value text, text text, text_lc text, metadata text, ts float8, "
+    "exp float8) ON COMMIT DELETE ROWS"
+)
+_STAGE_COPY = (
+    "COPY pg_temp.axon_stage (n, scope, key, key_lc, value, text, text_lc, metadata, ts, exp) "
+    "FROM STDIN"
+)
 
 PURGE_BATCH = 1000
 PURGE_INTERVAL = 60.0
@@ -264,11 +274,12 @@ class PostgresBackend(MemoryBackend):
             self._last_purge = None
             return pool
 
-    def _run(self, body: Callable[[Connection[Any]], T], *, read: bool = False) -> T:
+    def _run(self, body: Callable[[Connection[Any]], T], *, atomic: bool = True) -> T:
         """Run `body` in one transaction; retry on a dropped connection or a deadlock.
 
-        `read=True` runs it without an explicit transaction (each statement commits
-        on its own), saving the BEGIN/COMMIT round trips on recall.
+        `atomic=False` runs it without an explicit transaction (each statement
+        commits on its own), saving the BEGIN/COMMIT round trips of reads and
+        single-statement writes.
 
         A connection broken by a server restart is detected by the failed statement;
         the pool is then checked (broken idle connections are replaced) and `body`
@@ -289,7 +300,7 @@ class PostgresBackend(MemoryBackend):
             try:
                 with pool.connection() as conn:
                     try:
-                        if read:
+                        if not atomic:
                             return body(conn)
                         with conn.transaction():
                             return body(conn)
@@ -368,33 +379,29 @@ class PostgresBackend(MemoryBackend):
         latest: dict[tuple[str | None, str], MemoryEntry] = {}
         for entry in entries:
             latest[(scope_of(entry.metadata), entry.key)] = entry
-        columns: list[list[Any]] = [[] for _ in range(9)]
+        rows = []
         for (scope, key), entry in latest.items():
             if scope is not None and "\x00" in scope:
                 raise AxonMemoryError("a memory scope must not contain NUL characters", key=key)
             text = _db_text(value_text(entry.value))
-            row = (
-                scope,
-                key,
-                _lower_if_not_ascii(key),
-                encode_json(entry.value),
-                text,
-                _lower_if_not_ascii(text),
-                encode_json(entry.metadata),
-                entry.timestamp,
-                entry.expires_at,
+            rows.append(
+                (
+                    scope,
+                    key,
+                    _lower_if_not_ascii(key),
+                    encode_json(entry.value),
+                    text,
+                    _lower_if_not_ascii(text),
+                    encode_json(entry.metadata),
+                    entry.timestamp,
+                    entry.expires_at,
+                )
             )
-            for column, value in zip(columns, row, strict=True):
-                column.append(value)
-        e = self._entries
-        statement = (
-            f"INSERT INTO {e} AS e (scope, key, key_lc, value, text, text_lc, metadata, "
-            "timestamp, expires_at) "
+        upsert = (
+            f"INSERT INTO {self._entries} AS e (scope, key, key_lc, value, text, text_lc, "
+            "metadata, timestamp, expires_at) "
             "SELECT u.scope, u.key, u.key_lc, u.value::json, u.text, u.text_lc, "
-            "u.metadata::json, u.ts, u.exp FROM unnest("
-            "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
-            "%s::text[], %s::float8[], %s::float8[]) WITH ORDINALITY "
-            "AS u(scope, key, key_lc, value, text, text_lc, metadata, ts, exp, n) ORDER BY u.n "
+            "u.metadata::json, u.ts, u.exp FROM {source} ORDER BY u.n "
             "ON CONFLICT (scope, key) DO UPDATE SET key_lc = excluded.key_lc, "
             "value = excluded.value, text = excluded.text, text_lc = excluded.text_lc, "
             "metadata = excluded.metadata, timestamp = excluded.timestamp, "
@@ -402,14 +409,35 @@ class PostgresBackend(MemoryBackend):
             f"vgen = nextval('{self._s}.vgen_seq'), "
             "wxid = pg_current_xact_id()::text::bigint"
         )
-        total = len(columns[0])
+        if len(rows) < COPY_THRESHOLD:
+            # One statement (atomic by itself): the rows travel as arrays.
+            statement = upsert.replace(
+                "{source}",
+                "unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+                "%s::text[], %s::text[], %s::float8[], %s::float8[]) WITH ORDINALITY "
+                "AS u(scope, key, key_lc, value, text, text_lc, metadata, ts, exp, n)",
+            )
+            columns = [list(column) for column in zip(*rows, strict=True)]
 
-        def body(conn: Connection[Any]) -> None:
-            for start in range(0, total, WRITE_CHUNK):
-                conn.execute(statement, [c[start : start + WRITE_CHUNK] for c in columns])
+            def body(conn: Connection[Any]) -> None:
+                conn.execute(statement, columns)
+
+            atomic = False
+        else:
+            # Large batches: COPY into a temporary staging table, then one upsert.
+            statement = upsert.replace("{source}", "pg_temp.axon_stage AS u")
+
+            def body(conn: Connection[Any]) -> None:
+                conn.execute(_STAGE_TABLE)
+                with conn.cursor().copy(_STAGE_COPY) as copy:
+                    for n, row in enumerate(rows):
+                        copy.write_row((n, *row))
+                conn.execute(statement)
+
+            atomic = True
 
         try:
-            self._run(body)
+            self._run(body, atomic=atomic)
         except UnicodeEncodeError as exc:
             raise AxonMemoryError(
                 f"Cannot store value: it is not valid Unicode text ({exc.reason})"
@@ -482,7 +510,7 @@ class PostgresBackend(MemoryBackend):
             lambda conn: conn.execute(
                 f"SELECT {_COLUMNS} FROM {self._entries} AS e WHERE {where}", (*params, key)
             ).fetchone(),
-            read=True,
+            atomic=False,
         )
         return None if row is None else self._entry(row)
 
@@ -498,7 +526,7 @@ class PostgresBackend(MemoryBackend):
                 f"ORDER BY e.timestamp DESC, e.id{paging}",
                 (now, *params, *page),
             ).fetchall(),
-            read=True,
+            atomic=False,
         )
         return [self._entry(row) for row in rows]
 
@@ -509,7 +537,7 @@ class PostgresBackend(MemoryBackend):
                 f"SELECT count(*) FROM {self._entries} AS e WHERE {_LIVE}{where}",
                 (now, *params),
             ).fetchone(),
-            read=True,
+            atomic=False,
         )
         return int(row[0]) if row else 0
 
@@ -536,7 +564,7 @@ class PostgresBackend(MemoryBackend):
                     return found[:top_k]
                 want *= 8
 
-        return self._run(body, read=True)
+        return self._run(body, atomic=False)
 
     # ------------------------------------------------------------------ exact
 
@@ -660,7 +688,7 @@ class PostgresBackend(MemoryBackend):
             pending = [((int(r[1]), int(r[2])), str(r[3])) for r in rows if r[1] is not None]
             return horizon, pending
 
-        horizon, pending = self._run(body, read=True)
+        horizon, pending = self._run(body, atomic=False)
         # The horizon is only trusted once the pending rows have vectors; until then
         # the next check starts from the same place.
         if not pending:
