@@ -306,3 +306,65 @@ def test_bm25_survives_rebuilds() -> None:
     found = dict(index.search(["alpha"], 1000))
     assert set(found) == {i for i in range(2500, 3000) if i % 2}
     assert index.idf("alpha") == pytest.approx(math.log(1 + (500 - 250 + 0.5) / 250.5))
+
+
+# ---------------------------------------------------------------------- backend specifics
+
+
+async def test_expired_entries_do_not_count_anywhere() -> None:
+    clock = FakeClock()
+    backend = InMemoryBackend(clock=clock)
+    await backend.store("old", "x", {"scope": "S"}, expires_at=clock.now + 1)
+    await backend.store("gone", "x", {"scope": "S"}, expires_at=clock.now + 1)
+    await backend.store("new", "x", {"scope": "S"})
+    clock.advance(1)
+    assert await backend.delete("gone", "S") is False  # already invisible, but removed
+    assert await backend.clear("S") == 1  # only the visible one is reported
+    assert await backend.purge_expired() == 0  # nothing left to purge
+
+
+async def test_falsy_scope_in_recall_searches_everything_as_the_seed() -> None:
+    backend = InMemoryBackend(clock=FakeClock())
+    await backend.store("k", "text", {"scope": "A"})
+    await backend.store("k", "text", {"scope": ""})
+    assert len(await backend.retrieve("text", scope="")) == 2  # the seed's `if scope`
+    assert await backend.count("") == 1  # management calls: "" is a scope like any other
+    assert await backend.clear("") == 1
+    assert await backend.count() == 1
+
+
+class CountingEmbedder:
+    """HashingEmbedder that counts what it embeds and can change its model id."""
+
+    def __init__(self, model_id: str = "count:1") -> None:
+        from axon.memory.embeddings.hashing import HashingEmbedder
+
+        self.inner = HashingEmbedder()
+        self.dim = self.inner.dim
+        self.model_id = model_id
+        self.embedded: list[str] = []
+
+    def embed_passages(self, texts: Any) -> Any:
+        self.embedded.extend(texts)
+        return self.inner.embed_passages(texts)
+
+    def embed_query(self, text: str) -> Any:
+        return self.inner.embed_query(text)
+
+
+async def test_vectors_are_computed_once_and_redone_when_text_or_model_changes() -> None:
+    embedder = CountingEmbedder()
+    backend = InMemoryBackend(clock=FakeClock(), embedder=embedder)
+    await backend.store("a", "apples and pears", {"scope": "S"})
+    await backend.store("b", "trains and buses", {"scope": "S"})
+    found = await backend.retrieve("apples", 1, "S", mode="semantic")
+    assert [e.key for e in found] == ["a"]
+    assert sorted(embedder.embedded) == ["apples and pears", "trains and buses"]
+    await backend.retrieve("buses", 1, "S", mode="semantic")
+    assert len(embedder.embedded) == 2  # nothing new to embed
+    await backend.store("a", "buses only", {"scope": "S"})
+    await backend.retrieve("buses", 1, "S", mode="semantic")
+    assert embedder.embedded[2:] == ["buses only"]
+    embedder.model_id = "count:2"
+    await backend.retrieve("buses", 1, "S", mode="semantic")
+    assert sorted(embedder.embedded[3:]) == ["buses only", "trains and buses"]
