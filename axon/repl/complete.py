@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
 from prompt_toolkit.document import Document
 
-from axon.compiler.checker import MEMORY_FIELDS, STORE_TYPES
+from axon.compiler.check_memory import MEMORY_FIELDS, STORE_TYPES
 from axon.memory.backend import RETRIEVAL_MODES
 from axon.memory.registry import registry
 from axon.repl.console import COMMANDS
@@ -133,7 +133,7 @@ class AxonCompleter(Completer):
             return [(v, field) for v in FIELD_VALUES.get(field, ())]
         if _FIELD_NAME.search(body):
             used = set(_USED_FIELD.findall(body))
-            return [(f, meta) for f in fields if f not in used]
+            return [(f"{f}: ", meta) for f in fields if f not in used]
         return []
 
     def _statement_start(self, before: str, keywords: Iterable[str]) -> list[tuple[str, str]]:
@@ -151,7 +151,8 @@ def _matching(candidates: Iterable[tuple[str, str]], word: str) -> Iterator[Comp
         if text in seen or not text.startswith(word) or text == word:
             continue
         seen.add(text)
-        yield Completion(text, -len(word), display_meta=meta)
+        # a field name completes with its colon ("store: "), shown without it
+        yield Completion(text, -len(word), display=text.rstrip(": "), display_meta=meta)
 
 
 def _open_block(text: str) -> int | None:

@@ -376,7 +376,7 @@ class Console:
             return False
         if self.confirm is not None:
             count = self._count(name)
-            if count and not self.confirm(f"delete all {_entries(count)} of {name}?"):
+            if count and not self.confirm(f"delete {_entries(count)} of {name}?"):
                 self._say("nothing cleared")
                 return True
         removed = self.session.clear_memory(name)

@@ -44,10 +44,10 @@ def test_memory_names_after_arrow_from_and_in(completer: AxonCompleter) -> None:
 
 def test_memory_fields_and_their_values(completer: AxonCompleter) -> None:
     assert complete(completer, "memory M {\n  ") == [
-        "backend", "decay", "location", "retrieval", "store", "top_k",
+        "backend: ", "decay: ", "location: ", "retrieval: ", "store: ", "top_k: ",
     ]
-    assert complete(completer, "memory M { store: session, re") == ["retrieval"]
-    assert "store" not in complete(completer, "memory M { store: session, ")
+    assert complete(completer, "memory M { store: session, re") == ["retrieval: "]
+    assert "store: " not in complete(completer, "memory M { store: session, ")
     assert complete(completer, "memory M {\n  store: ") == [
         "ephemeral", "none", "persistent", "session",
     ]
@@ -65,7 +65,7 @@ def test_memory_fields_and_their_values(completer: AxonCompleter) -> None:
 
 def test_with_options(completer: AxonCompleter) -> None:
     assert complete(completer, 'remember("x") -> Notes with { ') == [
-        "key", "tags", "importance", "top_k", "retrieval",
+        "key: ", "tags: ", "importance: ", "top_k: ", "retrieval: ",
     ]
     assert complete(completer, 'recall("x") from Notes with { retrieval: k') == ["keyword"]
 
@@ -79,7 +79,7 @@ def test_names_inside_statements_and_flows(completer: AxonCompleter) -> None:
 
 
 def test_braces_in_strings_and_comments_do_not_confuse_it(completer: AxonCompleter) -> None:
-    assert complete(completer, 'memory M { location: "a{b", st') == ["store"]
+    assert complete(completer, 'memory M { location: "a{b", st') == ["store: "]
     assert complete(completer, "// memory X {\nre") == ["recall", "remember"]
 
 

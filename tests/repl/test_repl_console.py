@@ -192,7 +192,7 @@ def test_clear_counts_removed_entries_and_asks_when_interactive(repl: Repl) -> N
     questions: list[str] = []
     repl.console.confirm = lambda q: questions.append(q) is not None  # always "no"
     assert repl.run(".clear Notes")
-    assert questions == ["delete all 2 entries of Notes?"]
+    assert questions == ["delete 2 entries of Notes?"]
     assert repl.take()[0] == "nothing cleared\n"
     assert repl.session.describe_memories()[0]["entries"] == 2
     repl.console.confirm = None  # piped mode: no question
