@@ -316,3 +316,32 @@ def test_ephemeral_entries_end_with_the_input(repl: Repl) -> None:
     assert 'recall "gone" from Tmp: 1 result (exact)' in out
     repl.run('recall("gone") from Tmp')
     assert 'recall "gone" from Tmp: 0 results (exact)' in repl.take()[0]
+
+
+def test_warnings_are_printed_with_their_position(repl: Repl) -> None:
+    repl.run(NOTES)
+    repl.take()
+    assert repl.run("flow F() {\n  remember(ghost) -> Notes\n}")
+    out, err = repl.take()
+    assert out == ""
+    assert err.startswith("<repl:2>:2:12: warning: Unbound name 'ghost'")
+    assert caret_column(err, "  remember(ghost) -> Notes") == 12
+    assert repl.console.failures == 0
+
+
+def test_main_in_piped_mode_fails_when_the_file_does_not_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from axon.repl import main
+
+    monkeypatch.setenv("AXON_EMBEDDER", "hashing")
+    bad = tmp_path / "bad.axon"
+    bad.write_text("memory M { store: forever }\n")
+    out, err = io.StringIO(), io.StringIO()
+    stdin = io.StringIO("memory Ok {}\n")
+    code = main(bad, tmp_path / "mem", stdin=stdin, stdout=out, stderr=err, interactive=False)
+    assert code == 1
+    assert err.getvalue().startswith(f"{bad}:1:19: error: Unknown store type 'forever'")
+    assert out.getvalue() == "memory Ok: session, in_memory, hybrid, decay none\n"
