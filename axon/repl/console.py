@@ -25,7 +25,7 @@ from rich.markup import escape
 from axon import render
 from axon.compiler import ast
 from axon.compiler.parser import parse
-from axon.errors import AxonCheckError, AxonError, AxonSyntaxError, Diagnostic
+from axon.errors import AxonCheckError, AxonError, AxonMemoryError, AxonSyntaxError, Diagnostic
 from axon.runtime.session import Session
 from axon.runtime.tracer import TraceEvent
 from axon.source import Source, Span
@@ -133,9 +133,22 @@ class Console:
         if not stripped:
             return True
         if stripped.startswith("."):
-            return self.command(stripped)
+            return self.run_command(stripped)
         self.inputs += 1
         return self.run_source(text, f"<repl:{self.inputs}>")
+
+    def run_command(self, line: str) -> bool:
+        """`command(line)`, with a failing backend reported instead of ending the REPL."""
+        try:
+            return self.command(line)
+        except AxonError as exc:
+            return self._fail(self.render_error(exc))
+        except AxonMemoryError as exc:
+            return self._fail(f"error: {exc}")
+        except KeyboardInterrupt:
+            return self._fail("interrupted")
+        except Exception as exc:  # a bug in AXON or a backend: keep the session
+            return self._fail(_internal(exc))
 
     def run_source(self, text: str, filename: str, *, line_offset: int = 0) -> bool:
         """Check and run `text` in the session; print records, warnings and errors.
@@ -226,7 +239,7 @@ class Console:
                 break
             stripped = chunk.strip()
             if stripped.startswith("."):
-                self.command(stripped)
+                self.run_command(stripped)
             else:
                 self.inputs += 1
                 self.run_source(chunk, filename, line_offset=start - 1)

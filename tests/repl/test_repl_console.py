@@ -345,3 +345,19 @@ def test_main_in_piped_mode_fails_when_the_file_does_not_check(
     assert code == 1
     assert err.getvalue().startswith(f"{bad}:1:19: error: Unknown store type 'forever'")
     assert out.getvalue() == "memory Ok: session, in_memory, hybrid, decay none\n"
+
+
+# Session's inspection methods do not check `closed` first, so asyncio warns about the
+# coroutine the closed runner refused; that is the internal error this test provokes.
+@pytest.mark.filterwarnings("ignore:coroutine .* was never awaited:RuntimeWarning")
+def test_an_internal_error_in_a_command_is_reported_and_the_repl_goes_on(repl: Repl) -> None:
+    repl.run(NOTES)
+    repl.take()
+    repl.session.close()  # every backend gone: the next command fails inside AXON
+    assert not repl.run(".show Notes")
+    _, err = repl.take()
+    assert err.startswith("internal error: RuntimeError:")
+    assert "Set AXON_DEBUG=1" in err and "Traceback" not in err
+    assert not repl.run('recall("x") from Notes')
+    assert "internal error" in repl.take()[1]
+    assert repl.run(".help")
