@@ -11,8 +11,9 @@ Measures, on the server in `AXON_PG_DSN` (`eval "$(scripts/pg env)"` after
   backend / raw (target <= 1.3). Semantic recall@10 against exact numpy cosine is
   reported too.
 
-Embedding time is excluded: vectors are precomputed random unit vectors, and
-queries are stored vectors plus noise.
+Embedding time is excluded: vectors are precomputed random unit vectors around
+n/50 random centres (clusters of about 50), and queries are points drawn the
+same way around the centre of a stored entry's cluster.
 
     .venv/bin/python benchmarks/postgres.py             # 100k entries
     .venv/bin/python benchmarks/postgres.py --full      # 1M entries (long)
@@ -125,7 +126,12 @@ async def run(args: argparse.Namespace) -> None:
         admin.execute(f'ANALYZE "{schema}".entries')
 
     # ---------------------------------------------------------------- vectors
-    vectors = unit(rng.standard_normal((n, args.dim)).astype(np.float32))
+    # Clustered unit vectors (uniform random ones have no neighbours worth finding).
+    centers = unit(rng.standard_normal((max(1, n // 50), args.dim)).astype(np.float32))
+    members = rng.integers(0, len(centers), size=n)
+    noise = unit(rng.standard_normal((n, args.dim)).astype(np.float32))
+    vectors = unit(centers[members] + 0.8 * noise)
+    del noise
     index_of = {f"e{i}": i for i in range(n)}
     pending = await backend._pending_texts(None, embedder.model_id)
     with psycopg.connect(dsn, autocommit=True) as admin:
@@ -141,7 +147,7 @@ async def run(args: argparse.Namespace) -> None:
         await backend._save_vectors(embedder.model_id, items[i : i + 1000])
     save_rate = (len(items) - 1) / (time.perf_counter() - start)
     with psycopg.connect(dsn, autocommit=True) as admin:
-        admin.execute("SET maintenance_work_mem = '512MB'")
+        admin.execute("SET maintenance_work_mem = '2GB'")
         build, _ = timed(
             lambda: admin.execute(
                 f"CREATE INDEX {index.split('.')[-1]} ON {table} USING hnsw "
@@ -159,7 +165,8 @@ async def run(args: argparse.Namespace) -> None:
         for i in rng.choice(n, size=args.queries)
     ]
     picks = rng.choice(in_scope, size=args.queries, replace=False)
-    query_vectors = unit(vectors[picks] + 0.6 * unit(rng.standard_normal((args.queries, args.dim))))
+    query_noise = unit(rng.standard_normal((args.queries, args.dim)).astype(np.float32))
+    query_vectors = unit(centers[members[picks]] + 0.8 * query_noise)
 
     raw = psycopg.connect(dsn, autocommit=True)
     pgmod._configure_connection(raw)
