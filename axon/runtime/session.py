@@ -115,6 +115,7 @@ class Session:
 
     def describe_memories(self) -> list[dict[str, Any]]:
         """Each memory's settings and current entry count."""
+        self._check_open()
         out = []
         for name, decl in self.memory_decls.items():
             count = self._runner.run(self.memories.count(name))
@@ -134,10 +135,12 @@ class Session:
 
     def recent_entries(self, name: str, limit: int = 10) -> list[MemoryEntry]:
         """The newest `limit` unexpired entries of memory `name`."""
+        self._check_open()
         return self._runner.run(self.memories.entries(name, limit))
 
     def clear_memory(self, name: str) -> int:
         """Delete every entry of memory `name`; returns how many."""
+        self._check_open()
         return self._runner.run(self.memories.clear(name))
 
     def bound_names(self) -> list[str]:

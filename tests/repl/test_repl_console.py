@@ -347,9 +347,7 @@ def test_main_in_piped_mode_fails_when_the_file_does_not_check(
     assert out.getvalue() == "memory Ok: session, in_memory, hybrid, decay none\n"
 
 
-# Session's inspection methods do not check `closed` first, so asyncio warns about the
-# coroutine the closed runner refused; that is the internal error this test provokes.
-@pytest.mark.filterwarnings("ignore:coroutine .* was never awaited:RuntimeWarning")
+# A closed session refuses every command: the internal error this test provokes.
 def test_an_internal_error_in_a_command_is_reported_and_the_repl_goes_on(repl: Repl) -> None:
     repl.run(NOTES)
     repl.take()
