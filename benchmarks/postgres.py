@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from axon.memory.backends import postgres as pgmod
-from axon.memory.backends.postgres import PostgresBackend, VectorParam, tsquery_text
+from axon.memory.backends.postgres import PostgresBackend, tsquery_text
+from axon.memory.backends.postgres_pool import VectorParam, configure_connection
 from axon.memory.entry import NewEntry
 
 SCOPE = "bench"
@@ -169,7 +169,7 @@ async def run(args: argparse.Namespace) -> None:
     query_vectors = unit(centers[members[picks]] + 0.8 * query_noise)
 
     raw = psycopg.connect(dsn, autocommit=True)
-    pgmod._configure_connection(raw)
+    configure_connection(raw)
     now = time.time()
     e = f'"{schema}".entries'
     raw_keyword_sql = (

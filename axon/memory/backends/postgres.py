@@ -33,31 +33,29 @@ query holds the event loop for its round trip.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
-import struct
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from axon.errors import AxonMemoryError
 from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend
+from axon.memory.backends.postgres_pool import (
+    HNSW_EF_SEARCH,
+    Connector,
+    VectorParam,
+    import_driver,
+)
 from axon.memory.backends.postgres_schema import (
     DEFAULT_SCHEMA,
     SCHEMA_ENV,
     TS_CONFIG,
     check_schema_name,
-    describe_dsn,
     ensure_vector_table,
     find_vector_table,
-    install_hint,
-    migrate,
-    parse_dsn,
     quote_ident,
-    redact,
     resolve_dsn,
 )
 from axon.memory.entry import MemoryEntry, encode_json, matches_filters, scope_of, value_text
@@ -66,12 +64,9 @@ from axon.memory.retrieval.text import query_terms
 
 if TYPE_CHECKING:
     from psycopg import Connection
-    from psycopg_pool import ConnectionPool
 
     from axon.memory.embeddings.base import Embedder
     from axon.runtime.tracer import Tracer
-
-T = TypeVar("T")
 
 POOL_SIZE_ENV = "AXON_PG_POOL_SIZE"
 DEFAULT_POOL_SIZE = 8
@@ -94,10 +89,6 @@ PURGE_BATCH = 1000
 PURGE_INTERVAL = 60.0
 
 MAX_QUERY_TERMS = 64
-DEADLOCK_RETRIES = 5
-
-HNSW_EF_SEARCH = 100
-"""`hnsw.ef_search` for recall (raised to the number of candidates wanted when larger)."""
 
 _COLUMNS = "e.id, e.scope, e.key, e.value, e.metadata, e.timestamp, e.expires_at"
 _LIVE = "(e.expires_at IS NULL OR e.expires_at > %s)"
@@ -128,54 +119,6 @@ def _db_text(text: str) -> str:
 def _lower_if_not_ascii(text: str) -> str | None:
     """Python's lower-case form of `text` when ASCII-only lower-casing would differ."""
     return None if text.isascii() else text.lower()
-
-
-class VectorParam:
-    """A query parameter holding one float32 vector, sent in pgvector's binary format."""
-
-    __slots__ = ("array",)
-
-    def __init__(self, array: np.ndarray) -> None:
-        self.array = np.asarray(array, dtype=">f4").reshape(-1)
-
-    def binary(self) -> bytes:
-        return struct.pack(">HH", self.array.shape[0], 0) + self.array.tobytes()
-
-
-@functools.cache
-def _vector_dumper() -> type[Any]:
-    from psycopg.adapt import Dumper
-    from psycopg.pq import Format
-
-    class VectorDumper(Dumper):
-        format = Format.BINARY
-        oid = 0  # unknown: the server takes the type from the `::vector` cast
-
-        def dump(self, obj: Any) -> bytes:
-            data: bytes = obj.binary()
-            return data
-
-    return VectorDumper
-
-
-def _configure_connection(conn: Connection[Any]) -> None:
-    """Prepare a new pool connection: `VectorParam` dumper and the HNSW search settings."""
-    conn.adapters.register_dumper(VectorParam, _vector_dumper())
-    conn.execute(
-        "SELECT set_config('hnsw.ef_search', %s, false), "
-        "set_config('hnsw.iterative_scan', 'strict_order', false)",
-        (str(HNSW_EF_SEARCH),),
-    )
-
-
-def _import_driver() -> None:
-    try:
-        import psycopg  # noqa: F401
-        import psycopg_pool  # noqa: F401
-    except ImportError:
-        raise AxonMemoryError(
-            f"backend 'pgvector' needs psycopg 3 and psycopg-pool: {install_hint()}"
-        ) from None
 
 
 class PostgresBackend(MemoryBackend):
@@ -209,140 +152,31 @@ class PostgresBackend(MemoryBackend):
         super().__init__(
             tracer, location=location, memory_dir=memory_dir, clock=clock, embedder=embedder
         )
-        _import_driver()
-        self._dsn = resolve_dsn(location)
-        self._params = parse_dsn(self._dsn)
-        self.target = describe_dsn(self._params)
+        import_driver()
+        dsn = resolve_dsn(location)
         self.schema = check_schema_name(schema or os.environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA)
         self._s = quote_ident(self.schema)
         self._entries = f"{self._s}.entries"
         size = pool_size or int(os.environ.get(POOL_SIZE_ENV) or DEFAULT_POOL_SIZE)
         if size < 1:
             raise AxonMemoryError(f"pool_size must be at least 1, got {size}")
-        self._pool_size = size
-        self._timeout = float(connect_timeout)
-        self._pool: ConnectionPool[Any] | None = None
-        self._lock = threading.Lock()
+        self._db = Connector(
+            dsn,
+            schema=self.schema,
+            pool_size=size,
+            timeout=float(connect_timeout),
+            check_open=self._check_open,
+        )
+        self.target = self._db.target
+        self._run = self._db.run
         self._last_purge: float | None = None
         self._vector_tables: dict[str, str] = {}
         # Per (model, scope): transactions older than this id were all seen by a
         # complete pending-vector check, so later checks only look at newer rows.
         self._embedded_since: dict[tuple[str, str | None], int] = {}
 
-    # ------------------------------------------------------------------ connection
-
-    def _error(self, what: str, exc: BaseException) -> AxonMemoryError:
-        detail = redact(str(exc).strip() or type(exc).__name__, self._params)
-        return AxonMemoryError(f"PostgreSQL at {self.target}: {what}: {detail}")
-
-    def _open(self) -> ConnectionPool[Any]:
-        """The pool, opened (and the schema migrated) on first use."""
-        pool = self._pool
-        if pool is not None:
-            return pool
-        with self._lock:
-            if self._pool is not None:
-                return self._pool
-            self._check_open()
-            import psycopg
-            from psycopg_pool import ConnectionPool, PoolTimeout
-
-            connect_timeout = max(1, int(self._timeout))
-            try:
-                with psycopg.connect(
-                    self._dsn, autocommit=True, connect_timeout=connect_timeout
-                ) as conn:
-                    migrate(conn, self.schema)
-            except psycopg.Error as exc:
-                raise self._error("cannot connect or set up the schema", exc) from None
-            pool = ConnectionPool(
-                self._dsn,
-                min_size=1,
-                max_size=self._pool_size,
-                kwargs={"autocommit": True, "connect_timeout": connect_timeout},
-                configure=_configure_connection,
-                timeout=self._timeout,
-                open=False,
-                name=f"axon-pgvector-{self.schema}",
-            )
-            try:
-                pool.open(wait=True, timeout=self._timeout)
-            except PoolTimeout as exc:
-                pool.close()
-                raise self._error("no connection within the timeout", exc) from None
-            self._pool = pool
-            self._last_purge = None
-            return pool
-
-    def _run(self, body: Callable[[Connection[Any]], T], *, atomic: bool = True) -> T:
-        """Run `body` in one transaction; retry on a dropped connection or a deadlock.
-
-        `atomic=False` runs it without an explicit transaction (each statement
-        commits on its own), saving the BEGIN/COMMIT round trips of reads and
-        single-statement writes.
-
-        A connection broken by a server restart is detected by the failed statement;
-        the pool is then checked (broken idle connections are replaced) and `body`
-        runs once more. When the pool has no connection to give within the timeout
-        (its reconnection attempts back off), it is replaced by a new pool, whose
-        opening connects directly and so reports the server's own reason if it is
-        still unreachable. `body` must therefore be idempotent, which every
-        operation of this backend is.
-        """
-        import psycopg
-        from psycopg import errors
-        from psycopg_pool import PoolTimeout
-
-        reconnected = False
-        deadlocks = 0
-        while True:
-            pool = self._open()
-            try:
-                with pool.connection() as conn:
-                    try:
-                        if not atomic:
-                            return body(conn)
-                        with conn.transaction():
-                            return body(conn)
-                    except psycopg.OperationalError as exc:
-                        if not conn.broken:
-                            raise
-                        raise _Broken(exc) from None
-            except _Broken as broken:
-                if reconnected:
-                    raise self._error("the connection was lost twice", broken.cause) from None
-                reconnected = True
-                pool.check()
-            except (errors.DeadlockDetected, errors.SerializationFailure) as exc:
-                deadlocks += 1
-                if deadlocks > DEADLOCK_RETRIES:
-                    raise self._error("gave up after repeated deadlocks", exc) from None
-            except PoolTimeout as exc:
-                if reconnected:
-                    raise self._error(
-                        f"no connection available within {self._timeout:g} s "
-                        "(is the server running and reachable?)",
-                        exc,
-                    ) from None
-                reconnected = True
-                self._discard_pool(pool)
-            except psycopg.OperationalError as exc:
-                raise self._error("operation failed", exc) from None
-            except psycopg.Error as exc:
-                raise self._error("query failed", exc) from None
-
-    def _discard_pool(self, pool: ConnectionPool[Any]) -> None:
-        """Drop `pool` (if it is still ours): the next operation opens a new one."""
-        with self._lock:
-            if self._pool is pool:
-                self._pool = None
-        pool.close(timeout=1.0)
-
     async def _close(self) -> None:
-        with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.close()
+        self._db.close()
 
     # ------------------------------------------------------------------ rows
 
@@ -763,11 +597,3 @@ class PostgresBackend(MemoryBackend):
         # Equal distances: newest first, as everywhere else.
         found.sort(key=lambda entry: (-entry.score, -entry.timestamp))
         return found
-
-
-class _Broken(Exception):
-    """Internal: the connection broke under a statement (server restart, network)."""
-
-    def __init__(self, cause: BaseException) -> None:
-        super().__init__(str(cause))
-        self.cause = cause
