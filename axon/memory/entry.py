@@ -153,7 +153,22 @@ def validate_entry(
         problem = _find_unstorable(dict(metadata), "metadata")
         if problem:
             raise AxonMemoryError(f"Cannot store metadata: {problem}", memory=memory, key=key)
-    size = len(encode_json(value).encode("utf-8"))
+    part = "key"
+    try:
+        key.encode("utf-8")
+        part = "value"
+        size = len(encode_json(value).encode("utf-8"))
+        if metadata:
+            part = "metadata"
+            encode_json(dict(metadata)).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start : exc.start + 1]
+        raise AxonMemoryError(
+            f"Cannot store {part}: its text contains an unpaired surrogate "
+            f"(U+{ord(bad):04X}), which is not valid Unicode",
+            memory=memory,
+            key=key if part != "key" else None,
+        ) from None
     if size > MAX_VALUE_BYTES:
         raise AxonMemoryError(
             f"Value is too large to store: {size:,} bytes as JSON "

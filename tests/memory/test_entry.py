@@ -1,0 +1,50 @@
+"""Value validation: what cannot be stored is refused with the memory and key named."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from axon.errors import AxonMemoryError
+from axon.memory.entry import MAX_VALUE_BYTES, matches_filters, validate_entry
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "metadata", "fragment"),
+    [
+        ("", "v", None, "Memory key must not be empty"),
+        ("k", object(), None, "of type object, which is not JSON-representable"),
+        ("k", {1, 2}, None, "of type set"),
+        ("k", math.nan, None, "not a finite number"),
+        ("k", {"a": [1, {"b": b"x"}]}, None, "value['a'][1]['b'] is of type bytes"),
+        ("k", {1: "x"}, None, "keys must be strings"),
+        ("k", "x" * (MAX_VALUE_BYTES + 1), None, "too large to store"),
+        ("k", "ok \ud800", None, "unpaired surrogate (U+D800)"),
+        ("\udfff", "v", None, "Cannot store key"),
+        ("k", "v", {"tags": [object()]}, "Cannot store metadata"),
+        ("k", "v", {"note": "\ud801"}, "Cannot store metadata"),
+        ("a\x00b", "v", None, "NUL"),
+    ],
+)
+def test_unstorable_input_is_refused(
+    key: str, value: object, metadata: dict[str, object] | None, fragment: str
+) -> None:
+    with pytest.raises(AxonMemoryError) as info:
+        validate_entry(key, value, metadata, memory="Notes")
+    assert fragment in str(info.value)
+    assert "memory 'Notes'" in str(info.value)
+
+
+def test_storable_values_pass() -> None:
+    for value in ["text", 3, 2.5, True, None, [1, "a"], {"nested": {"list": [1.0]}}]:
+        validate_entry("k", value, {"scope": "S", "tags": ["a"]}, memory="S")
+
+
+def test_filters_match_lists_by_overlap_and_scalars_by_equality() -> None:
+    meta = {"tags": ["finance", "q3"], "source": "main", "importance": 0.8}
+    assert matches_filters(meta, {"tags": ["q3", "x"]})
+    assert not matches_filters(meta, {"tags": ["ops"]})
+    assert matches_filters(meta, {"source": "main", "importance": 0.8})
+    assert not matches_filters(meta, {"missing": 1})
+    assert matches_filters(meta, None)
