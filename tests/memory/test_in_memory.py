@@ -368,3 +368,15 @@ async def test_vectors_are_computed_once_and_redone_when_text_or_model_changes()
     embedder.model_id = "count:2"
     await backend.retrieve("buses", 1, "S", mode="semantic")
     assert sorted(embedder.embedded[3:]) == ["buses only", "trains and buses"]
+
+
+async def test_expiry_heap_does_not_grow_with_replaced_entries() -> None:
+    clock = FakeClock()
+    backend = InMemoryBackend(clock=clock)
+    for i in range(5000):
+        await backend.store("same", f"v{i}", {"scope": "S"}, expires_at=clock.now + 10 + i)
+    assert len(backend._expiry) <= 2 * 1 + 1024 + 1
+    clock.advance(20)
+    assert await backend.purge_expired() == 0  # the live entry expires much later
+    clock.advance(10_000)
+    assert await backend.purge_expired() == 1

@@ -197,6 +197,7 @@ class InMemoryBackend(MemoryBackend):
             )
         for scope, items in batches.items():
             self._scopes[scope].exact.add_many(items)
+        self._trim_expiry()
 
     async def _clear(self, scope: str | None) -> int:
         now = self.clock()
@@ -206,6 +207,7 @@ class InMemoryBackend(MemoryBackend):
             del self._scopes[state.name]
         if not self._scopes:
             self._expiry.clear()
+        self._trim_expiry()
         return removed
 
     async def _delete(self, key: str, scope: str | None) -> bool:
@@ -225,11 +227,17 @@ class InMemoryBackend(MemoryBackend):
             if state is not None and state.expiring.get(key) == expires_at:
                 self._remove(state, key)
                 removed += 1
-        live = sum(len(state.expiring) for state in self._scopes.values())
-        if len(heap) > 2 * live + 1024:  # stale items of replaced entries: rebuild
-            self._expiry = [item for item in heap if self._current(item)]
-            heapq.heapify(self._expiry)
+        self._trim_expiry()
         return removed
+
+    def _trim_expiry(self) -> None:
+        """Drop heap items of replaced, deleted or cleared entries once they dominate."""
+        if len(self._expiry) <= 1024:
+            return
+        live = sum(len(state.expiring) for state in self._scopes.values())
+        if len(self._expiry) > 2 * live + 1024:
+            self._expiry = [item for item in self._expiry if self._current(item)]
+            heapq.heapify(self._expiry)
 
     def _current(self, item: tuple[float, int, str | None, str]) -> bool:
         state = self._scopes.get(item[2])
