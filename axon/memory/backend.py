@@ -74,7 +74,32 @@ class HybridWeights:
     recency_half_life: float = 30 * 86400.0
 
 
-class MemoryBackend(abc.ABC):
+class SeedMemoryBackend(abc.ABC):
+    """The seed's three-method contract (`000`): what a minimal memory store implements.
+
+    `axon.runtime.memory_backend.MemoryBackend` is this class, so a store written
+    as in the seed (only `store`, `retrieve` and `clear`, like its Pinecone and
+    Chroma sketches) can subclass it. Every AXON backend is one too.
+    """
+
+    @abc.abstractmethod
+    async def store(
+        self, key: str, value: Any, metadata: dict[str, Any] | None = None
+    ) -> MemoryEntry:
+        """Store a value in semantic memory."""
+
+    @abc.abstractmethod
+    async def retrieve(
+        self, query: str, top_k: int = 5, scope: str | None = None
+    ) -> list[MemoryEntry]:
+        """Retrieve values from semantic memory."""
+
+    @abc.abstractmethod
+    async def clear(self, scope: str | None = None) -> int:
+        """Clear stored entries; returns how many were removed."""
+
+
+class MemoryBackend(SeedMemoryBackend):
     """Abstract base of every memory store.
 
     Construct with keywords only: `location` (a file, DSN or `env:VAR`, backend

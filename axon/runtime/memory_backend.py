@@ -8,12 +8,15 @@ scoring (case-insensitive, ties newest first), the scope filter,
 `ValueError`), `clear` returning the count, and `memory_write {key, value_type}` /
 `memory_read {query, results_count, top_k}` tracer events.
 
+`MemoryBackend` here is the seed's three-method abstract class
+(`axon.memory.backend.SeedMemoryBackend`): a store written as in the seed, with
+only `store`, `retrieve` and `clear`, subclasses it. Every AXON backend is one.
 The engine itself lives in `axon.memory`; this module only re-exports it.
 """
 
 from __future__ import annotations
 
-from axon.memory.backend import MemoryBackend
+from axon.memory.backend import SeedMemoryBackend as MemoryBackend
 from axon.memory.backends.in_memory import InMemoryBackend
 from axon.memory.entry import MemoryEntry, NewEntry
 

@@ -187,3 +187,35 @@ async def test_seed_overwrite_on_same_key() -> None:
     results = await memory.retrieve("contract_type")
     assert [(e.value, e.score) for e in results] == [("MSA", 1.0)]
     assert await memory.clear() == 1
+
+
+async def test_a_seed_style_backend_implements_only_three_methods() -> None:
+    """The seed's Pinecone/Chroma sketches subclass MemoryBackend with store/retrieve/clear."""
+    from axon.runtime.memory_backend import InMemoryBackend, MemoryBackend, MemoryEntry
+
+    class ListBackend(MemoryBackend):
+        def __init__(self) -> None:
+            self.items: list[MemoryEntry] = []
+
+        async def store(
+            self, key: str, value: object, metadata: dict[str, object] | None = None
+        ) -> MemoryEntry:
+            entry = MemoryEntry(key=key, value=value, metadata=dict(metadata or {}))
+            self.items.append(entry)
+            return entry
+
+        async def retrieve(
+            self, query: str, top_k: int = 5, scope: str | None = None
+        ) -> list[MemoryEntry]:
+            return [e for e in self.items if query in e.key][:top_k]
+
+        async def clear(self, scope: str | None = None) -> int:
+            count = len(self.items)
+            self.items.clear()
+            return count
+
+    backend = ListBackend()
+    await backend.store("contract_type", "NDA")
+    assert [e.key for e in await backend.retrieve("contract")] == ["contract_type"]
+    assert await backend.clear() == 1
+    assert isinstance(InMemoryBackend(), MemoryBackend)
