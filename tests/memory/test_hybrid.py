@@ -1,0 +1,185 @@
+"""Hybrid fusion (unit) and semantic/hybrid recall through every backend: signals, model changes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from axon.memory.backend import HybridWeights, MemoryBackend
+from axon.memory.embeddings.hashing import HashingEmbedder
+from axon.memory.entry import MemoryEntry, NewEntry
+from axon.memory.retrieval.hybrid import fuse, mentioned
+from axon.memory.retrieval.text import tokenize
+
+NOW = 1_700_000_000.0
+
+
+def entry(key: str, score: float, *, ts: float = NOW, **metadata: object) -> MemoryEntry:
+    return MemoryEntry(key=key, value=key, metadata=dict(metadata), score=score, timestamp=ts)
+
+
+def keys(entries: Sequence[MemoryEntry]) -> list[str]:
+    return [e.key for e in entries]
+
+
+# ---------------------------------------------------------------------- fuse
+
+
+def test_signals_are_normalised_weighted_and_add_up_to_the_score() -> None:
+    keyword = [entry("a", 8.0), entry("b", 2.0)]
+    semantic = [entry("b", 0.9), entry("c", 0.7), entry("a", 0.5)]
+    weights = HybridWeights(keyword=0.6, semantic=0.4, mention=0.0)
+    fused = fuse(keyword, semantic, top_k=10, now=NOW, weights=weights)
+    by_key = {e.key: e for e in fused}
+    assert by_key["a"].signals == pytest.approx({"keyword": 0.6, "semantic": 0.0})
+    assert by_key["b"].signals == pytest.approx({"keyword": 0.15, "semantic": 0.4})
+    assert by_key["c"].signals == pytest.approx({"keyword": 0.0, "semantic": 0.2})
+    for e in fused:
+        assert e.signals is not None
+        assert e.score == pytest.approx(sum(e.signals.values()))
+    assert keys(fused) == ["a", "b", "c"]
+
+
+def test_an_entry_found_by_one_search_only_gets_zero_from_the_other() -> None:
+    fused = fuse([entry("kw", 3.0)], [entry("sem", 0.8)], top_k=5, now=NOW, weights=HybridWeights())
+    signals = {e.key: e.signals for e in fused}
+    assert signals["kw"] is not None and signals["kw"]["semantic"] == 0.0
+    assert signals["sem"] is not None and signals["sem"]["keyword"] == 0.0
+
+
+def test_weights_decide_between_the_signals() -> None:
+    keyword = [entry("lexical", 5.0), entry("meaning", 1.0)]
+    semantic = [entry("meaning", 0.9), entry("lexical", 0.1)]
+    lean_kw = fuse(keyword, semantic, top_k=2, now=NOW, weights=HybridWeights(0.8, 0.2))
+    lean_sem = fuse(keyword, semantic, top_k=2, now=NOW, weights=HybridWeights(0.2, 0.8))
+    assert keys(lean_kw) == ["lexical", "meaning"]
+    assert keys(lean_sem) == ["meaning", "lexical"]
+
+
+def test_top_k_cuts_and_ties_go_to_the_newer_entry() -> None:
+    semantic = [entry("old", 0.5, ts=NOW - 10), entry("new", 0.5, ts=NOW), entry("low", 0.1)]
+    fused = fuse([], semantic, top_k=2, now=NOW, weights=HybridWeights())
+    assert keys(fused) == ["new", "old"]  # equal scores: newer first
+    assert fuse([], [], top_k=3, now=NOW, weights=HybridWeights()) == []
+
+
+def test_mention_favours_entries_whose_metadata_the_query_names() -> None:
+    semantic = [
+        entry("told-to-caroline", 0.80, speaker="Melanie"),
+        entry("said-by-caroline", 0.79, speaker="Caroline"),
+        entry("unrelated", 0.10, speaker="Caroline"),
+    ]
+    weights = HybridWeights(keyword=0.6, semantic=0.4, mention=0.2)
+    fused = fuse([], semantic, top_k=2, now=NOW, weights=weights, query="What did Caroline say?")
+    assert keys(fused) == ["said-by-caroline", "told-to-caroline"]
+    top = fused[0]
+    assert top.signals is not None and top.signals["mention"] == pytest.approx(0.2)
+    assert top.score == pytest.approx(sum(top.signals.values()))
+    # Without the query (or with the weight off) there is no mention signal at all.
+    plain = fuse([], semantic, top_k=2, now=NOW, weights=weights)
+    assert keys(plain) == ["told-to-caroline", "said-by-caroline"]
+    assert plain[0].signals is not None and "mention" not in plain[0].signals
+
+
+def test_what_counts_as_a_mention() -> None:
+    words = frozenset(tokenize("what did Ada Lovelace write about Python"))
+    assert mentioned({"author": "Ada Lovelace"}, words)
+    assert mentioned({"tags": ["rust", "python"]}, words)
+    assert not mentioned({"scope": "python"}, words)  # the memory's own name never counts
+    assert not mentioned({"author": "Ada King"}, words)  # every word must be named
+    assert not mentioned({"note": "what did ada write about python today"}, words)  # too long
+    assert not mentioned({"count": 3, "flag": True}, words)
+
+
+def test_recency_and_importance_when_weighted() -> None:
+    day = 86400.0
+    semantic = [entry("old", 0.9, ts=NOW - 60 * day), entry("new", 0.9, ts=NOW)]
+    weights = HybridWeights(keyword=0, semantic=0.5, recency=0.5, recency_half_life=30 * day)
+    fused = {e.key: e for e in fuse([], semantic, top_k=2, now=NOW, weights=weights)}
+    assert fused["new"].signals is not None and fused["old"].signals is not None
+    assert fused["new"].signals["recency"] == pytest.approx(0.5)
+    assert fused["old"].signals["recency"] == pytest.approx(0.125)  # two half-lives
+    ranked = fuse(
+        [],
+        [entry("minor", 0.9, importance=0.1), entry("major", 0.9, importance=0.9)],
+        top_k=2,
+        now=NOW,
+        weights=HybridWeights(keyword=0, semantic=0.1, importance=1.0),
+    )
+    assert keys(ranked) == ["major", "minor"]
+
+
+# ---------------------------------------------------------------------- through backends
+
+
+def _semantic_capable(backend: MemoryBackend) -> None:
+    if "hybrid" not in backend.capabilities.retrieval:
+        pytest.skip(f"{backend.name} has no hybrid retrieval")
+
+
+FACTS = [
+    ("tea", "Caroline: I drink green tea every morning before work."),
+    ("bike", "Melanie: My bicycle got a flat tyre on the way to the lake."),
+    ("paint", "Melanie: I painted a sunrise over the lake last year."),
+    ("code", "Caroline: I spent the weekend refactoring the billing service."),
+]
+
+
+async def _store_facts(backend: MemoryBackend) -> None:
+    await backend.store_many(
+        [NewEntry(k, v, {"scope": "chat", "speaker": v.split(":")[0]}) for k, v in FACTS]
+    )
+
+
+async def test_hybrid_results_explain_their_scores(backend: MemoryBackend) -> None:
+    _semantic_capable(backend)
+    await _store_facts(backend)
+    results = await backend.retrieve(
+        "What did Melanie paint at the lake?", top_k=3, scope="chat", mode="hybrid"
+    )
+    assert results and results[0].key == "paint"
+    for result in results:
+        assert result.signals is not None
+        assert set(result.signals) >= {"keyword", "semantic"}
+        assert result.score == pytest.approx(sum(result.signals.values()))
+    assert results[0].signals is not None and results[0].signals["mention"] > 0
+
+
+class CountingEmbedder(HashingEmbedder):
+    """The hashing test embedder, counting how many passages it embedded."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__(dim)
+        self.embedded = 0
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        self.embedded += len(texts)
+        return super().embed_passages(texts)
+
+
+async def test_a_model_change_re_embeds_everything_and_never_mixes_vectors(
+    backend: MemoryBackend,
+) -> None:
+    _semantic_capable(backend)
+    first = CountingEmbedder(64)
+    backend.embedder = first
+    await _store_facts(backend)
+    before = await backend.retrieve("green tea", top_k=2, scope="chat", mode="semantic")
+    assert first.embedded == len(FACTS)
+    assert before[0].key == "tea"
+    await backend.retrieve("lake", top_k=2, scope="chat", mode="semantic")
+    assert first.embedded == len(FACTS)  # vectors are kept, not recomputed
+
+    second = CountingEmbedder(32)  # another model id, another dimension
+    assert second.model_id != first.model_id
+    backend.embedder = second
+    after = await backend.retrieve("green tea", top_k=2, scope="chat", mode="semantic")
+    assert second.embedded == len(FACTS)  # every entry re-embedded with the new model
+    assert after[0].key == "tea"
+    assert await backend.ensure_vectors("chat") == 0
+
+    await backend.store("late", "Caroline: one more note about tea", {"scope": "chat"})
+    assert await backend.ensure_vectors("chat") == 1
+    assert first.embedded == len(FACTS)  # the old model is never asked again
