@@ -249,7 +249,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of this benchmark (also used by the quality regression test)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="folder of LoCoMo *.json")
     parser.add_argument("--backend", default="in_memory", choices=["in_memory", "sqlite"])
@@ -262,6 +263,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--cache", default=None, help="keep passage vectors in DIR (iteration)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = build_parser()
     args = parser.parse_args(argv)
     result = asyncio.run(run(args))
     if args.json:
