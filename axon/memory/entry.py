@@ -123,6 +123,20 @@ def encode_json(obj: Any) -> str:
     return _JSON_ENCODER.encode(obj)
 
 
+def _json_size(value: Any) -> int:
+    """Bytes of the JSON encoding of `value`, exact whenever it could matter.
+
+    A string's JSON is at most six bytes per UTF-8 byte (`\\u0001`) plus quotes, so
+    a string far below the limit is measured without encoding it as JSON.
+    Raises `UnicodeEncodeError` for text with unpaired surrogates.
+    """
+    if isinstance(value, str):
+        raw = len(value.encode("utf-8"))
+        if raw * 6 + 2 <= MAX_VALUE_BYTES:
+            return raw + 2
+    return len(encode_json(value).encode("utf-8"))
+
+
 def validate_entry(
     key: str, value: Any, metadata: Mapping[str, Any] | None, *, memory: str | None = None
 ) -> None:
@@ -157,7 +171,7 @@ def validate_entry(
     try:
         key.encode("utf-8")
         part = "value"
-        size = len(encode_json(value).encode("utf-8"))
+        size = _json_size(value)
         if metadata:
             part = "metadata"
             encode_json(dict(metadata)).encode("utf-8")
