@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from axon.memory.backends.postgres import PostgresBackend, tsquery_text
+from axon.memory.backends.postgres_schema import TS_WEIGHTS
 from axon.memory.backends.postgres_pool import VectorParam, configure_connection
 from axon.memory.entry import NewEntry
 
@@ -174,7 +175,8 @@ async def run(args: argparse.Namespace) -> None:
     e = f'"{schema}".entries'
     raw_keyword_sql = (
         "SELECT e.id, e.scope, e.key, e.value, e.metadata, e.timestamp, e.expires_at, "
-        f"ts_rank(e.tsv, q) AS r FROM {e} AS e, to_tsquery('english', %s) AS q "
+        f"ts_rank('{TS_WEIGHTS}', e.tsv, q) AS r "
+        f"FROM {e} AS e, to_tsquery('english', %s) AS q "
         "WHERE e.tsv @@ q AND e.scope = %s AND (e.expires_at IS NULL OR e.expires_at > %s) "
         "ORDER BY r DESC, e.timestamp DESC, e.id LIMIT %s"
     )

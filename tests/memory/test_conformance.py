@@ -384,6 +384,27 @@ async def test_filters_apply_in_every_mode(backend: MemoryBackend) -> None:
         assert sorted(keys(found)) == ["a", "c"], mode
 
 
+async def test_keyword_indexes_each_entry_with_the_one_stored_before(
+    backend: MemoryBackend,
+) -> None:
+    """An answer is found by the words of the question stored just before it."""
+    if "keyword" not in backend.capabilities.retrieval:
+        pytest.skip("no keyword retrieval")
+    await backend.store("q", "Do you still go hiking on Sundays?", {"scope": "A"})
+    await backend.store("a", "Yes, every week with my sister.", {"scope": "A"})
+    await backend.store("other", "Hiking boots are on sale.", {"scope": "B"})
+    await backend.store("b", "Lunch was served at noon.", {"scope": "B"})
+    found = await backend.retrieve("hiking with my sister", 10, "A", mode="keyword")
+    assert keys(found) == ["a", "q"]
+    # the context belongs to the scope: "b" follows "other" only in B
+    assert keys(await backend.retrieve("boots", 10, "B", mode="keyword")) == ["other", "b"]
+    assert keys(await backend.retrieve("boots", 10, "A", mode="keyword")) == []
+    # the context is fixed when a key is first stored, and exact never looks at it
+    await backend.store("a", "Yes, every week.", {"scope": "A"})
+    assert "a" in keys(await backend.retrieve("sundays", 10, "A", mode="keyword"))
+    assert keys(await backend.retrieve("hiking", 10, "A", mode="exact")) == ["q"]
+
+
 async def test_keyword_ranks_more_query_terms_first(backend: MemoryBackend) -> None:
     if "keyword" not in backend.capabilities.retrieval:
         pytest.skip("no keyword retrieval")
@@ -393,7 +414,8 @@ async def test_keyword_ranks_more_query_terms_first(backend: MemoryBackend) -> N
     await backend.store("four", "Liability insurance is required.")
     found = await backend.retrieve("indemnification liability", 10, mode="keyword")
     assert keys(found)[0] == "two"
-    assert set(keys(found)) == {"one", "two", "four"}
+    # "three" has neither word: it matches only through its context ("two")
+    assert set(keys(found)) == {"one", "two", "three", "four"}
     assert all(e.score > 0 for e in found)
     assert [e.score for e in found] == sorted((e.score for e in found), reverse=True)
 

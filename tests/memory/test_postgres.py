@@ -24,7 +24,12 @@ import pytest
 from axon.errors import AxonMemoryError
 from axon.memory.backends import postgres as pgmod
 from axon.memory.backends.postgres import PostgresBackend, tsquery_text
-from axon.memory.backends.postgres_schema import SCHEMA_VERSION, describe_dsn, parse_dsn
+from axon.memory.backends.postgres_schema import (
+    SCHEMA_VERSION,
+    TS_WEIGHTS,
+    describe_dsn,
+    parse_dsn,
+)
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.memory.entry import NewEntry
 from axon.memory.retrieval.exact import seed_score
@@ -178,7 +183,7 @@ async def test_keyword_is_postgres_full_text_search(pg: PostgresBackend, pg_dsn:
     assert sorted(e.key for e in found) == ["a", "b"]  # stemmed: running, runs
     rows = raw(
         pg_dsn,
-        f'SELECT key, ts_rank(tsv, q) FROM "{pg.schema}".entries, '
+        f'SELECT key, ts_rank(\'{TS_WEIGHTS}\', tsv, q) FROM "{pg.schema}".entries, '
         "to_tsquery('english', %s) q WHERE tsv @@ q AND scope = 'S' ORDER BY 2 DESC, key",
         ("'cats' | 'mice'",),
     )
@@ -305,7 +310,8 @@ async def test_two_processes_share_one_database(pg: PostgresBackend, pg_dsn: str
         check=True,
     )
     report = json.loads(done.stdout)
-    assert report == {"seen": "written by the parent process", "found": ["from_parent"]}
+    # child0, the first entry stored after the parent's, matches through its context
+    assert report == {"seen": "written by the parent process", "found": ["from_parent", "child0"]}
     assert await pg.count("S") == 21
     entry = await pg.get("child7", "S")
     assert entry is not None and entry.value == {"i": 7}

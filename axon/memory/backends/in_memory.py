@@ -6,10 +6,11 @@ The reference implementation of the backend contract and the seed's
 - `exact` (the default, so a plain `retrieve()` is the seed's): `SubstringIndex`
   (trigram postings walked newest first) gives exactly the seed's linear-scan
   results and order, in well under a millisecond at a million entries.
-- `keyword`: BM25 (`BM25Index`) over the Porter-stemmed tokens of key and value
-  text (`text.index_terms` / `text.search_terms`, the same stems as FTS5's
-  `porter`). Statistics (document count, document frequencies, average length)
-  are kept **per scope**: a memory's ranking depends only on what that memory
+- `keyword`: BM25 (`BM25Index`) over the Porter-stemmed tokens of key, value
+  text, plus its context at `text.CONTEXT_WEIGHT` (the text of the entry stored
+  just before in the same scope), with `text.index_terms` / `text.search_terms`,
+  the same stems as FTS5's `porter`. Statistics (document count, document
+  frequencies, average length) are kept **per scope**: a memory's ranking depends only on what that memory
   holds. An unscoped recall merges the per-scope rankings by score.
 - `semantic` / `hybrid`: one exact `VectorIndex` per scope, filled lazily by the
   base class (`ensure_vectors`) and tagged with the embedder's model id; storing an
@@ -41,7 +42,7 @@ from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend
 from axon.memory.entry import Clock, MemoryEntry, matches_filters, value_text
 from axon.memory.retrieval.bm25 import BM25Index
 from axon.memory.retrieval.exact import SubstringIndex
-from axon.memory.retrieval.text import index_terms, search_terms
+from axon.memory.retrieval.text import CONTEXT_WEIGHT, index_terms, search_terms
 from axon.memory.retrieval.vectors import VectorIndex
 
 if TYPE_CHECKING:
@@ -71,6 +72,8 @@ class _Scope:
     keyword: BM25Index = field(default_factory=BM25Index)
     vectors: VectorIndex | None = None
     vector_model: str | None = None
+    context: dict[str, str] = field(default_factory=dict)
+    last_text: str = ""
 
     def live(self, key: str, now: float) -> bool:
         expires_at = self.expiring.get(key)
@@ -151,6 +154,7 @@ class InMemoryBackend(MemoryBackend):
         state.expiring.pop(key, None)
         state.exact.remove(key)
         state.keyword.remove(key)
+        state.context.pop(key, None)
         if state.vectors is not None:
             state.vectors.remove(key)
         if not state.entries:
@@ -189,7 +193,12 @@ class InMemoryBackend(MemoryBackend):
             else:
                 state.expiring.pop(key, None)
             text = value_text(entry.value)
-            state.keyword.add(key, index_terms(f"{key} {text}"))
+            # The context (see `text.CONTEXT_WEIGHT`) is fixed when a key is first stored.
+            context = state.context.setdefault(key, state.last_text)
+            state.last_text = text
+            state.keyword.add(
+                key, index_terms(f"{key} {text}"), index_terms(context), CONTEXT_WEIGHT
+            )
             if state.vectors is not None:
                 state.vectors.remove(key)
             batches.setdefault(scope, []).append(

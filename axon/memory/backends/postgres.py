@@ -52,6 +52,7 @@ from axon.memory.backends.postgres_schema import (
     DEFAULT_SCHEMA,
     SCHEMA_ENV,
     TS_CONFIG,
+    TS_WEIGHTS,
     check_schema_name,
     ensure_vector_table,
     find_vector_table,
@@ -231,11 +232,23 @@ class PostgresBackend(MemoryBackend):
                     entry.expires_at,
                 )
             )
+        # A new row's context (text.CONTEXT_WEIGHT) is the text stored just before it
+        # in its scope: the previous row of the batch, else the newest row stored.
+        latest_text = (
+            f"(SELECT p.text FROM {self._entries} AS p WHERE p.scope {{op}} "
+            "ORDER BY p.timestamp DESC, p.id DESC LIMIT 1)"
+        )
         upsert = (
             f"INSERT INTO {self._entries} AS e (scope, key, key_lc, value, text, text_lc, "
-            "metadata, timestamp, expires_at) "
+            "metadata, timestamp, expires_at, context) "
             "SELECT u.scope, u.key, u.key_lc, u.value::json, u.text, u.text_lc, "
-            "u.metadata::json, u.ts, u.exp FROM {source} ORDER BY u.n "
+            "u.metadata::json, u.ts, u.exp, coalesce("
+            "lag(u.text) OVER (PARTITION BY u.scope ORDER BY u.n), "
+            "CASE WHEN u.scope IS NULL THEN "
+            + latest_text.replace("{op}", "IS NULL")
+            + " ELSE "
+            + latest_text.replace("{op}", "= u.scope")
+            + " END, '') FROM {source} ORDER BY u.n "
             "ON CONFLICT (scope, key) DO UPDATE SET key_lc = excluded.key_lc, "
             "value = excluded.value, text = excluded.text, text_lc = excluded.text_lc, "
             "metadata = excluded.metadata, timestamp = excluded.timestamp, "
@@ -461,7 +474,7 @@ class PostgresBackend(MemoryBackend):
             return []
         where, params = self._scope_sql(scope or None)
         sql = (
-            f"SELECT {_COLUMNS}, ts_rank(e.tsv, q) AS rank "
+            f"SELECT {_COLUMNS}, ts_rank('{TS_WEIGHTS}', e.tsv, q) AS rank "
             f"FROM {self._entries} AS e, to_tsquery('{TS_CONFIG}', %s) AS q "
             f"WHERE e.tsv @@ q AND {_LIVE}{where} "
             "ORDER BY rank DESC, e.timestamp DESC, e.id LIMIT %s"

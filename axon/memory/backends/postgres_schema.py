@@ -166,7 +166,29 @@ def _v1(s: str) -> list[str]:
     ]
 
 
-MIGRATIONS: tuple[Any, ...] = (_v1,)
+TS_WEIGHTS = "{0.1, 0.2, 0.5, 1.0}"
+"""`ts_rank` weights for labels D, C, B, A: key and text are A, the context B, so a
+context word counts `text.CONTEXT_WEIGHT` (0.5) of a key or text word."""
+
+
+def _v2(s: str) -> list[str]:
+    """Each entry's context (the text stored just before it in its scope) joins `tsv`."""
+    return [
+        f"ALTER TABLE {s}.entries ADD COLUMN context text NOT NULL DEFAULT ''",
+        f"UPDATE {s}.entries AS e SET context = p.prev FROM ("
+        "  SELECT id, coalesce(lag(text) OVER (PARTITION BY scope ORDER BY timestamp, id), '')"
+        f"  AS prev FROM {s}.entries) AS p WHERE p.id = e.id AND p.prev <> ''",
+        f"ALTER TABLE {s}.entries DROP COLUMN tsv",
+        f"ALTER TABLE {s}.entries ADD COLUMN tsv tsvector GENERATED ALWAYS AS ("
+        f"  setweight(to_tsvector('{TS_CONFIG}'::regconfig,"
+        f"      left(key || ' ' || text, {KEYWORD_TEXT_CHARS})), 'A') ||"
+        f"  setweight(to_tsvector('{TS_CONFIG}'::regconfig,"
+        f"      left(context, {KEYWORD_TEXT_CHARS})), 'B')) STORED",
+        f"CREATE INDEX entries_tsv ON {s}.entries USING gin (tsv)",
+    ]
+
+
+MIGRATIONS: tuple[Any, ...] = (_v1, _v2)
 """`MIGRATIONS[i](quoted_schema)` lists the statements taking version i to i + 1."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

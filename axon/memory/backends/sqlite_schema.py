@@ -6,7 +6,7 @@ from version `i` to `i + 1`; opening a file applies the missing steps in one
 not both migrate), and a file written by a newer AXON (a version above
 `SCHEMA_VERSION`) is refused with an `AxonMemoryError` instead of being guessed at.
 
-Layout (version 3):
+Layout (version 4):
 
 - `entries`: one row per `(scope, key)`. `scope` is NULL for an unscoped entry; the
   unique index on `(ifnull(scope, X'00'), key)` keeps an unscoped entry distinct from
@@ -15,7 +15,10 @@ Layout (version 3):
   `key_lc`/`text_lc` hold Python's `str.lower()` of a non-ASCII key or text (NULL for
   ASCII, where SQLite's `lower()` gives the same string), so `exact` can be decided
   in SQL with Python's case folding.
-- `entries_fts`: an FTS5 external-content index over `key` and `text` (porter stemmer
+- `entries_fts`: an FTS5 external-content index over `key`, `text` and `context`
+  (the text of the entry stored just before in the same scope, see
+  `text.CONTEXT_WEIGHT`, which `rank` applies; fixed when the key is first stored)
+  (porter stemmer
   on unicode61), kept up to date in the same transaction as the rows by
   `upsert_rows` and `delete_rows`, the only writers of `entries`. Not by triggers: a
   trigger runs each FTS5 insert in its own statement savepoint, and FTS5 flushes its
@@ -34,6 +37,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from axon.errors import AxonMemoryError
+from axon.memory.retrieval.text import CONTEXT_WEIGHT
 
 LIVE = "(expires_at IS NULL OR expires_at > ?)"
 """SQL condition (one parameter: now) true for rows that have not expired."""
@@ -127,6 +131,29 @@ MIGRATIONS: tuple[Sequence[str], ...] = (
         END
         """,
     ),
+    # 3 -> 4: each entry's context (the text stored just before it in its scope) is
+    # indexed for keyword search too; existing rows get theirs from the stored order.
+    (
+        "ALTER TABLE entries ADD COLUMN context TEXT NOT NULL DEFAULT ''",
+        """
+        UPDATE entries SET context = ifnull((
+            SELECT p.text FROM entries AS p
+            WHERE p.scope IS entries.scope AND (p.timestamp, p.id) < (entries.timestamp, entries.id)
+            ORDER BY p.timestamp DESC, p.id DESC LIMIT 1
+        ), '')
+        """,
+        "DROP TABLE entries_fts",
+        """
+        CREATE VIRTUAL TABLE entries_fts USING fts5 (
+            key, text, context, content='entries', content_rowid='id',
+            tokenize='porter unicode61'
+        )
+        """,
+        "INSERT INTO entries_fts (entries_fts) VALUES ('rebuild')",
+        # `rank` weighs a context word at text.CONTEXT_WEIGHT (0.5) of a key or text word
+        "INSERT INTO entries_fts (entries_fts, rank) "
+        f"VALUES ('rank', 'bm25(1.0, 1.0, {CONTEXT_WEIGHT})')",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -175,23 +202,23 @@ def migrate(conn: sqlite3.Connection, *, path: str, target: int = SCHEMA_VERSION
 
 def _existing(
     conn: sqlite3.Connection, identities: Sequence[tuple[str | None, str]]
-) -> dict[tuple[str | None, str], tuple[int, str]]:
-    """`(id, text)` of the stored rows among `identities`, found through the identity index."""
+) -> dict[tuple[str | None, str], tuple[int, str, str]]:
+    """`(id, text, context)` of the stored rows among `identities` (via the identity index)."""
     by_scope: dict[str | None, list[str]] = {}
     for scope, key in identities:
         by_scope.setdefault(scope, []).append(key)
-    found: dict[tuple[str | None, str], tuple[int, str]] = {}
+    found: dict[tuple[str | None, str], tuple[int, str, str]] = {}
     for scope, keys in by_scope.items():
         ident: str | bytes = scope if scope is not None else b"\x00"
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for row_id, key, text in conn.execute(
-                f"SELECT id, key, text FROM entries "
+            for row_id, key, text, context in conn.execute(
+                f"SELECT id, key, text, context FROM entries "
                 f"WHERE ifnull(scope, X'00') = ? AND key IN ({marks})",
                 (ident, *chunk),
             ):
-                found[(scope, key)] = (row_id, text)
+                found[(scope, key)] = (row_id, text, context)
     return found
 
 
@@ -209,24 +236,29 @@ def upsert_rows(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
     next_id = int(conn.execute("SELECT ifnull(max(id), 0) + 1 FROM entries").fetchone()[0])
     inserts: list[tuple[Any, ...]] = []
     updates: list[tuple[Any, ...]] = []
-    fts_delete: list[tuple[int, str, str]] = []
-    fts_insert: list[tuple[int, str, str]] = []
+    fts_delete: list[tuple[int, str, str, str]] = []
+    fts_insert: list[tuple[int, str, str, str]] = []
     existing = _existing(conn, list(latest))
+    last_text: dict[str | None, str] = {}
     for (scope, key), row in latest.items():
+        if scope not in last_text:
+            last_text[scope] = _latest_text(conn, scope)
         old = existing.get((scope, key))
         if old is None:
-            inserts.append((next_id, *row))
-            fts_insert.append((next_id, key, row[4]))
+            context = last_text[scope]
+            inserts.append((next_id, *row, context))
+            fts_insert.append((next_id, key, row[4], context))
             next_id += 1
-            continue
-        ident, old_text = old
-        updates.append((*row[3:], ident))
-        if old_text != row[4]:
-            fts_delete.append((ident, key, old_text))
-            fts_insert.append((ident, key, row[4]))
+        else:
+            ident, old_text, context = old
+            updates.append((*row[3:], ident))
+            if old_text != row[4]:
+                fts_delete.append((ident, key, old_text, context))
+                fts_insert.append((ident, key, row[4], context))
+        last_text[scope] = row[4]
     conn.executemany(
         "INSERT INTO entries (id, scope, key, key_lc, value_json, text, text_lc, "
-        "metadata_json, timestamp, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "metadata_json, timestamp, expires_at, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         inserts,
     )
     conn.executemany(
@@ -235,10 +267,22 @@ def upsert_rows(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
         updates,
     )
     conn.executemany(
-        "INSERT INTO entries_fts (entries_fts, rowid, key, text) VALUES ('delete', ?, ?, ?)",
+        "INSERT INTO entries_fts (entries_fts, rowid, key, text, context) "
+        "VALUES ('delete', ?, ?, ?, ?)",
         fts_delete,
     )
-    conn.executemany("INSERT INTO entries_fts (rowid, key, text) VALUES (?, ?, ?)", fts_insert)
+    conn.executemany(
+        "INSERT INTO entries_fts (rowid, key, text, context) VALUES (?, ?, ?, ?)", fts_insert
+    )
+
+
+def _latest_text(conn: sqlite3.Connection, scope: str | None) -> str:
+    """The text of the entry stored last in `scope` ("" when it is empty): a new row's context."""
+    row = conn.execute(
+        "SELECT text FROM entries WHERE scope IS ? ORDER BY timestamp DESC, id DESC LIMIT 1",
+        (scope,),
+    ).fetchone()
+    return str(row[0]) if row else ""
 
 
 def delete_rows(
@@ -257,11 +301,12 @@ def delete_rows(
         conn.execute("DELETE FROM entries")
         return int(removed), int(visible)
     doomed = conn.execute(
-        f"SELECT id, key, text, {LIVE} FROM entries WHERE {where}", (now, *params)
+        f"SELECT id, key, text, context, {LIVE} FROM entries WHERE {where}", (now, *params)
     ).fetchall()
     conn.executemany(
-        "INSERT INTO entries_fts (entries_fts, rowid, key, text) VALUES ('delete', ?, ?, ?)",
-        [row[:3] for row in doomed],
+        "INSERT INTO entries_fts (entries_fts, rowid, key, text, context) "
+        "VALUES ('delete', ?, ?, ?, ?)",
+        [row[:4] for row in doomed],
     )
     conn.executemany("DELETE FROM entries WHERE id = ?", [row[:1] for row in doomed])
-    return len(doomed), sum(1 for row in doomed if row[3])
+    return len(doomed), sum(1 for row in doomed if row[4])

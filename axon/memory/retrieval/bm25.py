@@ -62,7 +62,7 @@ class BM25Index:
         self._ids: dict[str, array[int]] = {}
         self._tfs: dict[str, array[float]] = {}
         self._df: dict[str, int] = {}
-        self._total_length = 0
+        self._total_length = 0.0
         self._dead = 0
 
     def __len__(self) -> int:
@@ -71,17 +71,33 @@ class BM25Index:
     def __contains__(self, ident: object) -> bool:
         return ident in self._doc_of
 
-    def add(self, ident: Hashable, tokens: Sequence[str]) -> None:
-        """Index (or re-index) a document given its tokens (see `text.tokenize`)."""
+    def add(
+        self,
+        ident: Hashable,
+        tokens: Sequence[str],
+        context: Sequence[str] = (),
+        context_weight: float = 1.0,
+    ) -> None:
+        """Index (or re-index) a document given its tokens (see `text.tokenize`).
+
+        `context` tokens count `context_weight` each, in term frequency and length
+        (as FTS5's bm25 column weights do): a match only in the context ranks below
+        a comparable match in the document itself.
+        """
+        counts: dict[str, float] = dict(Counter(tokens))
+        for term in context:
+            counts[term] = counts.get(term, 0.0) + context_weight
+        self._add_counts(ident, counts, len(tokens) + context_weight * len(context))
+
+    def _add_counts(self, ident: Hashable, counts: dict[str, float], length: float) -> None:
         self.remove(ident)
         doc = len(self._ident)
-        counts = Counter(tokens)
         self._doc_of[ident] = doc
         self._ident.append(ident)
         self._terms.append(tuple(counts))
-        self._length = _appended(self._length, float(len(tokens)))
+        self._length = _appended(self._length, float(length))
         self._alive = _appended(self._alive, 1)
-        self._total_length += len(tokens)
+        self._total_length += length
         all_ids, all_tfs, df = self._ids, self._tfs, self._df
         for term, tf in counts.items():
             ids = all_ids.get(term)
@@ -109,7 +125,7 @@ class BM25Index:
         assert terms is not None
         for term in terms:
             self._df[term] -= 1
-        self._total_length -= int(self._length[doc])
+        self._total_length -= self._length[doc]
         self._terms[doc] = None
         self._ident[doc] = None
         self._alive[doc] = 0  # item assignment never resizes, so views do not block it
@@ -124,15 +140,15 @@ class BM25Index:
     def _compact(self) -> None:
         """Rebuild without tombstones (documents keep their relative order)."""
         live = [doc for doc, ident in enumerate(self._ident) if ident is not None]
-        tokens: dict[int, list[str]] = {doc: [] for doc in live}
+        counts: dict[int, dict[str, float]] = {doc: {} for doc in live}
         for term, ids in self._ids.items():
             for doc, tf in zip(ids, self._tfs[term], strict=True):
-                if doc in tokens:
-                    tokens[doc].extend([term] * int(tf))
-        idents = self._ident
+                if doc in counts:
+                    counts[doc][term] = tf
+        idents, lengths = self._ident, self._length
         self._reset()
         for doc in live:
-            self.add(idents[doc], tokens[doc])
+            self._add_counts(idents[doc], counts[doc], lengths[doc])
 
     def idf(self, term: str) -> float:
         """Inverse document frequency of `term` among the live documents (0.0 if absent)."""

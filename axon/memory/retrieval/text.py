@@ -228,6 +228,20 @@ def index_terms(text: str) -> list[str]:
     return [stem(token) for token in tokenize(text)]
 
 
+CONTEXT_WEIGHT = 0.5
+"""How much a word of an entry's context counts against a word of the entry itself.
+
+The context is the text of the entry stored just before it in the same memory. A
+memory is often written as a stream (a conversation, a log, notes taken in order)
+and an entry's own words can miss what it is about: "Yes, every Sunday" answers
+the question stored before it. Keyword indexes therefore hold each entry's context
+too, at this weight (in-process BM25 and FTS5's bm25 column weights alike), so a
+match only in the context ranks below a comparable match in the entry itself.
+Measured on LoCoMo dev: evidence recall@5 of hybrid retrieval 0.52 -> 0.56,
+keyword alone 0.47 -> 0.51. `exact` never looks at the context.
+"""
+
+
 def search_terms(text: str) -> list[str]:
     """The distinct stemmed content words of a query (`query_terms`, then `stem`)."""
     return list(dict.fromkeys(stem(term) for term in query_terms(text)))
