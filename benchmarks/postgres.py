@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from axon.memory.backends.postgres import PostgresBackend, tsquery_text
-from axon.memory.backends.postgres_schema import TS_WEIGHTS
 from axon.memory.backends.postgres_pool import VectorParam, configure_connection
+from axon.memory.backends.postgres_schema import TS_WEIGHTS
 from axon.memory.entry import NewEntry
 
 SCOPE = "bench"

@@ -10,8 +10,8 @@ The reference implementation of the backend contract and the seed's
   text, plus its context at `text.CONTEXT_WEIGHT` (the text of the entry stored
   just before in the same scope), with `text.index_terms` / `text.search_terms`,
   the same stems as FTS5's `porter`. Statistics (document count, document
-  frequencies, average length) are kept **per scope**: a memory's ranking depends only on what that memory
-  holds. An unscoped recall merges the per-scope rankings by score.
+  frequencies, average length) are kept **per scope**: a memory's ranking
+  depends only on what that memory holds. An unscoped recall merges the per-scope rankings by score.
 - `semantic` / `hybrid`: one exact `VectorIndex` per scope, filled lazily by the
   base class (`ensure_vectors`) and tagged with the embedder's model id; storing an
   entry again drops its vector, so the new text gets embedded.
