@@ -98,8 +98,13 @@ class MemoryManager:
     # ------------------------------------------------------------ binding
     def embedder(self) -> Embedder | None:
         if not self._embedder_resolved:
+            from axon.memory.embeddings.errors import EmbedderUnavailableError
+
+            try:
+                self._embedder = self._embedder_provider()
+            except EmbedderUnavailableError as exc:  # e.g. AXON_EMBEDDER names no model
+                raise AxonMemoryError(str(exc)) from None
             self._embedder_resolved = True
-            self._embedder = self._embedder_provider()
         return self._embedder
 
     async def bind(self, decl: IRMemory) -> BoundMemory:

@@ -25,7 +25,8 @@ from axon.runtime.memories import EmbedderProvider, MemoryManager, _default_embe
 from axon.runtime.model import ModelClient, OfflineModelClient
 from axon.runtime.tracer import Tracer
 from axon.runtime.values import Frame
-from axon.source import Source
+from axon.errors import AxonMemoryError, AxonRuntimeError
+from axon.source import Source, Span
 
 
 class RunResult(NamedTuple):
@@ -91,7 +92,14 @@ class Session:
 
     async def _execute(self, program: ir.IRProgram, source: Source) -> list[Record]:
         for memory in program.memories:
-            await self.memories.bind(memory)
+            try:
+                await self.memories.bind(memory)
+            except AxonMemoryError as exc:  # e.g. an unreachable server, a bad location
+                raise AxonRuntimeError(
+                    f"cannot open memory '{memory.name}': {exc}",
+                    Span(memory.line, memory.column),
+                    source,
+                ) from None
         extend_env(self.env, program)
         self.warnings.extend(program.warnings)
         for memory in program.memories:

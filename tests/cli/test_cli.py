@@ -149,3 +149,19 @@ def test_trace_rejects_a_file_that_is_not_a_trace(tmp_path: Path) -> None:
     path = write(tmp_path, "x.json", "[1, 2]")
     result = axon("trace", str(path))
     assert result.returncode == 1 and "not an AXON trace file" in result.stderr
+
+
+def test_a_memory_that_cannot_be_opened_is_a_runtime_error(tmp_path: Path) -> None:
+    program = write(
+        tmp_path,
+        "pg.axon",
+        'memory M { store: persistent backend: pgvector location: "env:AXON_NO_SUCH_VAR" }\n'
+        'remember("x") -> M\n',
+    )
+    result = axon("run", str(program), "--memory-dir", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"{program}:1:1: error: cannot open memory 'M':")
+    assert "AXON_NO_SUCH_VAR" in result.stderr and "Traceback" not in result.stderr
+    semantic = write(tmp_path, "s.axon", 'memory S { retrieval: semantic }\nremember("x") -> S\n')
+    result = axon("run", str(semantic), "--memory-dir", str(tmp_path), AXON_EMBEDDER="bogus")
+    assert result.returncode == 2 and "unknown embedding model 'bogus'" in result.stderr
