@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 from axon.compiler import ir
 from axon.compiler.checker import CheckEnv, check, extend_env
 from axon.compiler.parser import parse
+from axon.errors import AxonMemoryError, AxonRuntimeError
 from axon.memory.entry import Clock, MemoryEntry
 from axon.memory.registry import BackendRegistry
 from axon.memory.registry import registry as default_registry
@@ -25,7 +26,6 @@ from axon.runtime.memories import EmbedderProvider, MemoryManager, _default_embe
 from axon.runtime.model import ModelClient, OfflineModelClient
 from axon.runtime.tracer import Tracer
 from axon.runtime.values import Frame
-from axon.errors import AxonMemoryError, AxonRuntimeError
 from axon.source import Source, Span
 
 
