@@ -326,6 +326,8 @@ class InMemoryBackend(MemoryBackend):
                 state.vectors = None
                 state.vector_model = model_id
             vectors = state.vectors
+            if vectors is not None and len(vectors) == len(state.entries):
+                continue  # every entry has its vector (they leave together): nothing to scan
             for key, entry in state.entries.items():
                 if (vectors is None or key not in vectors) and state.live(key, now):
                     pending.append(((state.name, key, entry), value_text(entry.value)))
