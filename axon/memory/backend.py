@@ -14,6 +14,7 @@ here, once for every backend) and keeps the seed's optional tracer events.
 from __future__ import annotations
 
 import abc
+import os
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -394,6 +395,23 @@ class MemoryBackend(SeedMemoryBackend):
         return fuse(
             keyword, semantic, top_k=top_k, now=now, weights=self.hybrid_weights, query=query
         )
+
+
+def expand_location(location: str, what: str) -> str:
+    """`location` as written, or the value of `VAR` for `env:VAR` (which must be set).
+
+    `what` says what the variable should hold, for the error message.
+    """
+    if not location.startswith("env:"):
+        return location
+    var = location[4:]
+    value = os.environ.get(var)
+    if not value:
+        raise AxonMemoryError(
+            f"location '{location}' names environment variable {var}, which is not set "
+            f"(it should hold {what})"
+        )
+    return value
 
 
 def _scope(metadata: Mapping[str, Any] | None) -> str | None:

@@ -16,12 +16,12 @@ from axon.memory.backends.sqlite import (
     SQLiteBackend,
     VectorDBBackend,
     fts_match_expression,
-    seed_score,
 )
 from axon.memory.backends.sqlite_schema import SCHEMA_VERSION, migrate
 from axon.memory.embeddings.hashing import HashingEmbedder
-from axon.memory.entry import NewEntry, value_text
+from axon.memory.entry import NewEntry
 from axon.memory.registry import registry
+from axon.memory.retrieval.exact import seed_score
 from tests.memory.conftest import FakeClock
 
 A = {"scope": "A"}
@@ -232,7 +232,7 @@ def _reference_exact(
     scored = []
     for key, (_, value) in latest.items():
         when = max(t for t, (k, _) in enumerate(items) if k == key)
-        score = seed_score(key, value_text(value), query)
+        score = seed_score(query.lower(), key, value)
         if score > 0:
             scored.append((score, when, key))
     scored.sort(key=lambda s: (-s[0], -s[1]))

@@ -15,21 +15,9 @@ import pytest
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.repl.console import Console
 from axon.runtime.session import Session
+from tests.memory.conftest import FakeClock
 
 AXON = Path(sys.executable).with_name("axon")
-
-
-class Clock:
-    """A clock tests move by hand."""
-
-    def __init__(self, start: float = 1_700_000_000.0) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 @attrs.define
@@ -40,7 +28,7 @@ class Repl:
     console: Console
     out: io.StringIO
     err: io.StringIO
-    clock: Clock
+    clock: FakeClock
 
     def run(self, text: str) -> bool:
         return self.console.run_input(text)
@@ -54,13 +42,13 @@ class Repl:
         return out, err
 
 
-def make_session(memory_dir: Path, clock: Clock | None = None) -> Session:
+def make_session(memory_dir: Path, clock: FakeClock | None = None) -> Session:
     return Session(memory_dir=memory_dir, clock=clock, embedder=lambda: HashingEmbedder())
 
 
 @pytest.fixture
 def repl(tmp_path: Path) -> Iterator[Repl]:
-    clock = Clock()
+    clock = FakeClock()
     session = make_session(tmp_path / "mem", clock)
     out, err = io.StringIO(), io.StringIO()
     console = Console(session, out, err, color=False, width=100)

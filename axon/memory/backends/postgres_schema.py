@@ -33,6 +33,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from axon.errors import AxonMemoryError
+from axon.memory.backend import expand_location
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -65,14 +66,7 @@ def resolve_dsn(location: str | None) -> str:
     """The connection string for `location`: a DSN, `env:VAR`, or (None) `AXON_PG_DSN`."""
     if location:
         if location.startswith("env:"):
-            var = location[4:]
-            value = os.environ.get(var)
-            if not value:
-                raise AxonMemoryError(
-                    f"location '{location}' names environment variable {var}, which is not set "
-                    "(it should hold a PostgreSQL connection string)"
-                )
-            return value
+            return expand_location(location, "a PostgreSQL connection string")
         return location
     value = os.environ.get(DSN_ENV)
     if not value:

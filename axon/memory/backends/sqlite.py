@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import numpy as np
 
 from axon.errors import AxonMemoryError
-from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend
+from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend, expand_location
 from axon.memory.backends.sqlite_schema import (
     KEY_LC,
     LIVE,
@@ -56,6 +56,7 @@ from axon.memory.backends.sqlite_schema import (
 from axon.memory.backends.sqlite_schema import Row as WriteRow
 from axon.memory.backends.sqlite_vectors import VectorCaches
 from axon.memory.entry import MemoryEntry, encode_json, matches_filters, scope_of, value_text
+from axon.memory.retrieval.exact import seed_score
 from axon.memory.retrieval.text import query_terms
 
 if TYPE_CHECKING:
@@ -105,14 +106,7 @@ def resolve_path(location: str | None, memory_dir: str | Path | None) -> tuple[P
     elif os.environ.get(MEMORY_DIR_ENV):
         directory = Path(os.environ[MEMORY_DIR_ENV]).expanduser()
     if location is not None:
-        if location.startswith("env:"):
-            var = location[4:]
-            value = os.environ.get(var)
-            if not value:
-                raise AxonMemoryError(
-                    f"location '{location}' names environment variable {var}, which is not set"
-                )
-            location = value
+        location = expand_location(location, "the path of a SQLite file")
         path = Path(location).expanduser()
         if not path.is_absolute() and directory is not None:
             path = directory / path
@@ -124,19 +118,6 @@ def resolve_path(location: str | None, memory_dir: str | Path | None) -> tuple[P
 def _lower_if_not_ascii(text: str) -> str | None:
     """Python's lower-case form of `text` when SQLite's ASCII-only `lower()` would differ."""
     return None if text.isascii() else text.lower()
-
-
-def seed_score(key: str, text: str, query: str) -> float:
-    """The seed's exact-match score: 1.0 key equal, 0.7 key contains, 0.4 value contains."""
-    q = query.lower()
-    k = key.lower()
-    if k == q:
-        return 1.0
-    if q in k:
-        return 0.7
-    if q in text.lower():
-        return 0.4
-    return 0.0
 
 
 def fts_match_expression(query: str) -> str | None:
@@ -469,7 +450,7 @@ class SQLiteBackend(MemoryBackend):
                     if tier_score == 0.7:
                         row = conn.execute(f"{_SELECT} WHERE id = ?", (row[0],)).fetchone()
                     entry = self._entry(row)
-                    score = seed_score(entry.key, value_text(entry.value), query)
+                    score = seed_score(q, entry.key, entry.value)
                     if score != tier_score or not matches_filters(entry.metadata, filters):
                         continue
                     found.append(entry.with_score(score))
