@@ -1,23 +1,33 @@
-"""Source text -> Lark tokens: a single-regex scanner that asks the parser which words are keywords.
+"""Source text -> parse result: one loop that scans tokens and runs Lark's LALR tables.
 
-Lark's contextual lexer tries each terminal's regex in turn for every token and
-was half of the parse time. This lexer matches one master regular expression
-per token and decides context the way the contextual lexer does, with one
-dictionary lookup: a word is a keyword only where the LALR state accepts that
-keyword (so `memory: session` inside a `context` block, or `use:` inside a
-step, is a field name), and `<`/`>` are comparison operators only where one is
-accepted. It yields the same token types as the grammar's terminals.
+Lark's own loop (a contextual lexer trying each terminal's regex in turn, then
+`feed_token` per token, with rule callbacks looked up by `Rule` objects whose
+hash and equality are Python methods) was most of the front end's time. This
+module keeps Lark's grammar analysis, tables and callbacks (the transformer that
+builds AST nodes) and replaces only the loop:
+
+- one master regular expression matches each token;
+- context is decided as Lark's contextual lexer decides it, with one dictionary
+  lookup in the current LALR state: a word is a keyword only where the state
+  accepts that keyword (so `memory: session` inside a `context` block, or `use:`
+  in a step, is a field name), and `<`/`>` are comparison operators only where a
+  comparison is accepted;
+- shifts and reductions run on plain lists, with each rule's size, callback and
+  left-hand side resolved once per grammar.
+
+Errors are Lark's exception types (`UnexpectedCharacters`, `UnexpectedToken`),
+so `syntax_errors.translate` reports them the same way.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 import lark
 from lark import Token
-from lark.lexer import Lexer, LexerState
+from lark.parsers.lalr_analysis import Shift
 
 # Order matters where patterns overlap: durations before numbers, long punctuation first.
 _MASTER = re.compile(
@@ -34,87 +44,135 @@ _MASTER = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
-
-_PUNCT_TYPES = {
-    "->": "__ARROW",
-    ".{": "__IMPORT_BRACE",
-    "..": "__RANGE",
-    "{": "LBRACE",
-    "}": "RBRACE",
-    "(": "LPAR",
-    ")": "RPAR",
-    "[": "LSQB",
-    "]": "RSQB",
-    ":": "COLON",
-    ",": "COMMA",
-    ".": "DOT",
-    "<": "LESSTHAN",
-    ">": "MORETHAN",
-    "?": "OPTIONAL",
-    "=": "EQUAL",
-}
+_SKIP = frozenset({"WS", "COMMENT", "BLOCK_COMMENT"})
+_NAMED_PUNCT = frozenset({"OPTIONAL", "COMP_OP"})
+"""Punctuation the grammar keeps as named terminals (callbacks look at them)."""
 _COMPARISONS = frozenset({"<=", ">=", "==", "!=", "<", ">"})
 
 
-class AxonLexer(Lexer):
-    """A Lark custom lexer for the AXON grammar (see the module docstring)."""
+class _Tables:
+    """What the loop needs from a Lark instance, resolved once."""
 
-    __future_interface__ = 2  # lex(lexer_state, parser_state), as Lark's own lexers
-
-    def __init__(self, lexer_conf: Any) -> None:
+    def __init__(self, parser: lark.Lark) -> None:
+        inner = parser.parser.parser.parser  # ParsingFrontend -> LALR_Parser -> _Parser
+        table = inner.parse_table
+        self.states: dict[Any, dict[str, tuple[Any, Any]]] = table.states
+        self.start = table.start_states["start"]
+        self.end = table.end_states["start"]
+        callbacks = inner.callbacks
+        self.token_callbacks = {k: v for k, v in callbacks.items() if isinstance(k, str)}
+        self.rules = {
+            id(rule): (len(rule.expansion), callback, rule.origin.name)
+            for rule, callback in callbacks.items()
+            if not isinstance(rule, str)
+        }
         self.keywords: dict[str, str] = {}
         self.punct: dict[str, str] = {}
-        for terminal in lexer_conf.terminals:
+        for terminal in parser.terminals:
             pattern = terminal.pattern
             if isinstance(pattern, lark.lexer.PatternStr):
                 if pattern.value.isidentifier():
                     self.keywords[pattern.value] = terminal.name
                 else:
                     self.punct[pattern.value] = terminal.name
-        # Anonymous punctuation gets names such as __ANON_0 from Lark: use those.
-        for text, default in _PUNCT_TYPES.items():
-            self.punct.setdefault(text, default)
+        # Punctuation terminals the grammar never names in a rule are filtered out.
+        self.anonymous = frozenset(
+            name for name in self.punct.values() if name not in _NAMED_PUNCT
+        )
 
-    def lex(self, lexer_state: LexerState, parser_state: Any) -> Iterator[Token]:
-        text: str = lexer_state.text if isinstance(lexer_state.text, str) else lexer_state.text.text
-        states = parser_state.parse_conf.parse_table.states
-        keywords = self.keywords
-        punct = self.punct
-        match_at = _MASTER.match
-        new_token = Token._future_new
-        pos = 0
-        line = 1
-        line_start = 0
-        end = len(text)
-        while pos < end:
+
+@cache
+def _tables(parser: lark.Lark) -> _Tables:
+    return _Tables(parser)
+
+
+def run(parser: lark.Lark, text: str) -> Any:
+    """Scan `text` and parse it with `parser`'s LALR tables and callbacks; the start value."""
+    tables = _tables(parser)
+    states, rules, keywords, punct = tables.states, tables.rules, tables.keywords, tables.punct
+    token_callbacks = tables.token_callbacks
+    anonymous = tables.anonymous
+    state_stack: list[Any] = [tables.start]
+    value_stack: list[Any] = []
+    match_at = _MASTER.match
+    new_token = Token._future_new
+    pos = line_start = 0
+    line = 1
+    end = len(text)
+    token: Token | str | None = None
+    start = column = 0
+    while True:
+        if pos < end:
             m = match_at(text, pos)
             if m is None:
                 raise lark.exceptions.UnexpectedCharacters(  # type: ignore[no-untyped-call]
-                    text, pos, line, pos - line_start + 1, state=parser_state
+                    text, pos, line, pos - line_start + 1
                 )
-            kind = m.lastgroup
+            kind: str = m.lastgroup  # type: ignore[assignment]  # every alternative is named
             value = m.group()
             start = pos
             pos = m.end()
-            if kind == "WS" or kind == "COMMENT" or kind == "BLOCK_COMMENT":
+            if kind in _SKIP:
                 newlines = value.count("\n")
                 if newlines:
                     line += newlines
                     line_start = start + value.rindex("\n") + 1
                 continue
             column = start - line_start + 1
+            accepted = states[state_stack[-1]]
             if kind == "NAME":
                 keyword = keywords.get(value)
-                if keyword is not None and keyword in states[parser_state.position]:
+                if keyword is not None and keyword in accepted:
                     kind = keyword
             elif kind == "PUNCT":
-                if value in _COMPARISONS and "COMP_OP" in states[parser_state.position]:
+                if value in _COMPARISONS and "COMP_OP" in accepted:
                     kind = "COMP_OP"
                 else:
                     kind = punct.get(value, "PUNCT")
-            yield new_token(  # type: ignore[no-untyped-call]
-                kind, value, start, line, column, line, column + len(value), pos
+            # Anonymous punctuation never reaches a callback (Lark filters it out of
+            # the children), so it travels as its text; a Token is made only on error.
+            token = (
+                value
+                if kind in anonymous
+                else new_token(  # type: ignore[no-untyped-call]
+                    kind, value, start, line, column, line, column + len(value), pos
+                )
             )
+            is_end = False
+        else:
+            token = Token("$END", "", end, line, end - line_start + 1)
+            kind = "$END"
+            is_end = True
+        while True:
+            state = state_stack[-1]
+            action = states[state].get(kind)
+            if action is None:
+                if not isinstance(token, Token):
+                    token = new_token(  # type: ignore[no-untyped-call]
+                        kind, token, start, line, column, line, column + len(token), pos
+                    )
+                expected = {s for s in states[state] if s.isupper()}
+                raise lark.exceptions.UnexpectedToken(  # type: ignore[no-untyped-call]
+                    token, expected
+                )
+            op, arg = action
+            if op is Shift:
+                state_stack.append(arg)
+                callback = token_callbacks.get(kind)
+                value_stack.append(callback(token) if callback else token)
+                break
+            size, callback, origin = rules[id(arg)]
+            if size:
+                children = value_stack[-size:]
+                del state_stack[-size:]
+                del value_stack[-size:]
+            else:
+                children = []
+            reduced = callback(children)
+            state_stack.append(states[state_stack[-1]][origin][1])
+            value_stack.append(reduced)
+            if is_end and state_stack[-1] == tables.end:
+                return value_stack[-1]
 
 
 def previous_token(text: str, pos: int) -> str | None:
@@ -125,7 +183,7 @@ def previous_token(text: str, pos: int) -> str | None:
         m = _MASTER.match(text, i)
         if m is None or m.end() > pos:
             break
-        if m.lastgroup not in ("WS", "COMMENT", "BLOCK_COMMENT"):
+        if m.lastgroup not in _SKIP:
             last = m
         i = m.end()
     return None if last is None else last.group()

@@ -16,8 +16,7 @@ from typing import Any
 import lark
 from lark import Token
 
-from axon.compiler import ast
-from axon.compiler.lexer import AxonLexer
+from axon.compiler import ast, lexer
 from axon.compiler.syntax_errors import translate
 from axon.errors import AxonSyntaxError
 from axon.source import Source, Span
@@ -313,17 +312,11 @@ def _parser() -> lark.Lark:
     return lark.Lark(
         grammar_text(),
         parser="lalr",
-        lexer=AxonLexer,
+        lexer="contextual",  # for Lark's own analysis; `lexer.run` scans the text
         transformer=_Builder(),
         maybe_placeholders=True,
         cache=True,
     )
-
-
-@cache
-def _plain_parser() -> lark.Lark:
-    """The same grammar without callbacks, for error analysis only."""
-    return lark.Lark(grammar_text(), parser="lalr", lexer=AxonLexer, cache=True)
 
 
 def parse(text: str, filename: str = "<input>") -> ast.Program:
@@ -334,9 +327,9 @@ def parse(text: str, filename: str = "<input>") -> ast.Program:
     """
     source = Source(text, filename)
     try:
-        items: list[ast.TopLevel] = _parser().parse(text)  # type: ignore[assignment]
+        items: list[ast.TopLevel] = lexer.run(_parser(), text)
     except lark.exceptions.VisitError as exc:  # a callback failed: report where
         raise AxonSyntaxError(f"invalid syntax: {exc.orig_exc}", Span(0, 0), source) from None
     except lark.exceptions.LarkError as exc:
-        raise translate(exc, source, _plain_parser()) from None
+        raise translate(exc, source, _parser()) from None
     return ast.Program(tuple(items), filename, span=Span(1, 1))
