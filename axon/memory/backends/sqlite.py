@@ -176,6 +176,7 @@ class SQLiteBackend(MemoryBackend):
             raise AxonMemoryError(f"synchronous must be NORMAL or FULL, got {sync!r}")
         self._lock = threading.RLock()
         self._vectors = VectorCaches()
+        self._nothing_pending: dict[tuple[str | None, str], tuple[int, int]] = {}
         self._writes_since_purge = 0
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -517,8 +518,25 @@ class SQLiteBackend(MemoryBackend):
     # ------------------------------------------------------------------ semantic
 
     async def _pending_texts(self, scope: str | None, model_id: str) -> list[tuple[Any, str]]:
+        """Entries of `scope` without a `model_id` vector (asked before every semantic recall).
+
+        When the last answer was "none" and the file has not changed since (same
+        `data_version` for other connections' commits, same `total_changes` for ours),
+        the answer is still "none": the scan is skipped.
+        """
         now = self.clock()
-        return self._read(lambda conn: self._vectors.pending(conn, scope or None, model_id, now))
+        key = (scope or None, model_id)
+
+        def body(conn: sqlite3.Connection) -> list[tuple[Any, str]]:
+            mark = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
+            if self._nothing_pending.get(key) == mark:
+                return []
+            pending = self._vectors.pending(conn, scope or None, model_id, now)
+            if not pending:
+                self._nothing_pending[key] = mark
+            return pending
+
+        return self._read(body)
 
     async def _save_vectors(self, model_id: str, items: Sequence[tuple[Any, np.ndarray]]) -> None:
         self._write(lambda conn: self._vectors.save(conn, model_id, items))
