@@ -1,8 +1,11 @@
 """Trace events of a run: what happened, when, in which step, with which data.
 
 Seed-compatible: `Tracer().emit(TraceEventType.MEMORY_WRITE, data={...})` and
-`Tracer().events`. The executor adds the memory name, the backend and a
-duration to every memory event; `axon run --trace FILE` writes `to_dict()`.
+`Tracer().events`. Every event is also a structlog debug entry under its stable
+name (`memory_write`, `memory_read`, ...) once an application has configured
+structlog (`axon run -v` does); the library itself never configures logging.
+The executor adds the memory name, the backend and a duration to every memory
+event; `axon run --trace FILE` writes `to_dict()`.
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import attrs
+import structlog
+
+_log = structlog.get_logger(__name__)
 
 
 class TraceEventType(enum.StrEnum):
@@ -103,6 +109,8 @@ class Tracer:
             duration_ms=duration_ms,
         )
         self._events.append(event)
+        if structlog.is_configured():  # only an application (the CLI) turns logging on
+            _log.debug(event.event_type.value, **{"step_name": event.step_name, **event.data})
         for listener in self._listeners:
             listener(event)
         return event

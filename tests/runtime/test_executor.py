@@ -317,3 +317,16 @@ def test_on_failure_log_keeps_going(session: Session) -> None:
     )
     assert [r["op"] for r in records] == ["remember"]
     assert any(e["event_type"] == "error" for e in session.events)
+
+
+def test_trace_events_are_structlog_entries_once_logging_is_configured(tmp_path: Path) -> None:
+    import structlog
+    from structlog.testing import capture_logs
+
+    try:
+        with capture_logs() as logs, Session(memory_dir=tmp_path) as s:
+            s.execute('memory N { retrieval: exact }\nremember("x") -> N with { key: "k" }')
+    finally:
+        structlog.reset_defaults()
+    [write] = [entry for entry in logs if entry["event"] == "memory_write"]
+    assert write["memory"] == "N" and write["key"] == "k" and write["log_level"] == "debug"
