@@ -24,7 +24,11 @@ _log = structlog.get_logger(__name__)
 
 
 class TraceEventType(enum.StrEnum):
-    """Stable event names (the `event_type` of every event)."""
+    """Stable event names (the `event_type` of every event).
+
+    The names of the reference AXON tracer are all here, so code written against it
+    keeps working; the memory events are the ones this runtime adds to.
+    """
 
     PROGRAM_START = "program_start"
     PROGRAM_END = "program_end"
@@ -33,6 +37,19 @@ class TraceEventType(enum.StrEnum):
     STEP_START = "step_start"
     STEP_END = "step_end"
     MODEL_CALL = "model_call"
+    MODEL_RESPONSE = "model_response"
+    ANCHOR_CHECK = "anchor_check"
+    ANCHOR_PASS = "anchor_pass"
+    ANCHOR_BREACH = "anchor_breach"
+    VALIDATION_PASS = "validation_pass"
+    VALIDATION_FAIL = "validation_fail"
+    RETRY_ATTEMPT = "retry_attempt"
+    REFINE_START = "refine_start"
+    CONFIDENCE_CHECK = "confidence_check"
+    AGENT_CYCLE_START = "agent_cycle_start"
+    AGENT_CYCLE_END = "agent_cycle_end"
+    AGENT_GOAL_CHECK = "agent_goal_check"
+    AGENT_STUCK = "agent_stuck"
     MEMORY_WRITE = "memory_write"
     MEMORY_READ = "memory_read"
     MEMORY_EXPIRE = "memory_expire"
@@ -53,7 +70,7 @@ class TraceEvent:
     timestamp: float
     step_name: str | None = None
     data: Mapping[str, Any] = attrs.field(factory=dict)
-    duration_ms: float | None = None
+    duration_ms: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -63,8 +80,7 @@ class TraceEvent:
         }
         if self.step_name is not None:
             out["step_name"] = self.step_name
-        if self.duration_ms is not None:
-            out["duration_ms"] = self.duration_ms
+        out["duration_ms"] = self.duration_ms
         return out
 
     def __getitem__(self, name: str) -> Any:
@@ -106,7 +122,7 @@ class Tracer:
             timestamp=self._clock(),
             step_name=step_name if step_name is not None else self.current_step,
             data=dict(data or {}),
-            duration_ms=duration_ms,
+            duration_ms=duration_ms or 0.0,
         )
         self._events.append(event)
         if structlog.is_configured():  # only an application (the CLI) turns logging on
