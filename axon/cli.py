@@ -18,8 +18,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from axon.errors import AxonCheckError, AxonError, AxonRuntimeError
-from axon.render import format_record
-from axon.render import shorten as _shorten
+from axon.render import format_event, format_record
 
 app = typer.Typer(
     name="axon",
@@ -211,25 +210,10 @@ def trace_cmd(
         raise typer.Exit(EXIT_CHECK) from None
     start = events[0].get("timestamp", 0.0) if events else 0.0
     for event in events:
-        data = dict(event.get("data", {}))
+        if not isinstance(event, dict):
+            continue
         offset = (event.get("timestamp", start) or start) - start
-        kind = event.get("event_type", "?")
-        step = event.get("step_name")
-        duration = data.pop("duration_ms", event.get("duration_ms"))
-        parts = [f"{offset:>9.3f}s", f"{kind:<14}"]
-        if step:
-            parts.append(f"[{step}]")
-        summary = ", ".join(f"{k}={_shorten(v, 48)}" for k, v in data.items() if k != "results")
-        parts.append(summary)
-        if duration is not None:
-            parts.append(f"({duration:.2f} ms)")
-        print("  ".join(parts))
-        for result in data.get("results", []) if isinstance(data.get("results"), list) else []:
-            signals = result.get("signals")
-            explain = (
-                "  " + ", ".join(f"{k}={v:.3f}" for k, v in signals.items()) if signals else ""
-            )
-            print(f"{'':>12}  -> {result.get('key')}  score={result.get('score', 0):.3f}{explain}")
+        print(f"{offset:>9.3f}s  {format_event(event)}")
 
 
 @app.command()
