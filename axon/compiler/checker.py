@@ -394,13 +394,14 @@ class Checker:
         options: dict[str, Any] = {}
         key: str | None = None
         for f in stmt.options.fields if stmt.options else ():
-            if f.name in options or (f.name == "key" and key is not None):
+            if f.name in options:
                 self.error(f"Duplicate option '{f.name}' in remember", f.span)
                 continue
             value = plain(f.value)
             if f.name == "key":
                 if isinstance(value, str) and value.strip():
                     key = value
+                    options["key"] = value
                 else:
                     self.error("key in 'with' must be a non-empty string", value_span(f))
                 continue

@@ -133,8 +133,8 @@ class IRRemember(_Node):
     """`remember(expression) -> memory_target`: the key is resolved at check time.
 
     `expression` is the argument as text (a name, or a literal's value); `value`
-    is what the executor evaluates; `options` holds the `with { ... }` fields
-    other than `key` (tags, importance, ...), which become metadata.
+    is what the executor evaluates; `options` holds the `with { ... }` fields as
+    written (`key`, `tags`, `importance`, ...); all but `key` become metadata.
     """
 
     expression: str

@@ -112,7 +112,8 @@ class Executor:
         source = origin
         if isinstance(stmt.value, ir.IRRef):
             source = frame.source_of(stmt.value.path[0]) or origin
-        metadata = {"source": source, **stmt.options}
+        # `with` fields are metadata, except the key, which is the entry's identity
+        metadata = {"source": source, **{k: v for k, v in stmt.options.items() if k != "key"}}
         entry = await self.memories.remember(stmt.memory_target, stmt.key, value, metadata)
         self.records.append(
             {

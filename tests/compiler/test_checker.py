@@ -161,7 +161,7 @@ def test_keys_and_values_of_remember() -> None:
     assert isinstance(a, ir.IRRemember) and isinstance(b, ir.IRRemember)
     assert a.key == b.key and a.key.startswith("the_client_prefers_short_answers_")
     assert isinstance(c, ir.IRRemember)
-    assert (c.key, c.options) == ("answer", {"tags": ["t"], "importance": 0.8})
+    assert (c.key, c.options) == ("answer", {"key": "answer", "tags": ["t"], "importance": 0.8})
 
 
 def test_recall_resolution() -> None:
