@@ -15,6 +15,16 @@ from typing import Any
 from axon.memory.entry import MemoryEntry
 
 
+def score_text(score: Any) -> str:
+    """A score for people: three decimals, or three significant digits below 0.001.
+
+    FTS5's BM25 gives tiny positive scores in a memory of a few entries; "0.000"
+    would read as "no match".
+    """
+    value = float(score)
+    return f"{value:.3g}" if 0 < abs(value) < 0.001 else f"{value:.3f}"
+
+
 def shorten(value: Any, width: int = 72) -> str:
     """`value` on one line (JSON for non-strings), cut to `width` characters with '…'."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
@@ -44,7 +54,7 @@ def format_record(record: Mapping[str, Any]) -> str:
         lines = [head]
         for i, result in enumerate(results, 1):
             lines.append(
-                f"  {i:>2}. {result['key']}  score={result['score']:.3f}  "
+                f"  {i:>2}. {result['key']}  score={score_text(result['score'])}  "
                 f"{shorten(result['value'])}"
             )
         return "\n".join(lines)
@@ -123,7 +133,7 @@ def _one_line(text: str) -> str:
 def recall_table(record: Mapping[str, Any], width: int = 100) -> str:
     """Recall results as a table: rank, key, score, value (shortened)."""
     rows = [
-        (str(rank), str(r["key"]), f"{float(r['score']):.3f}", shorten(r["value"], 200))
+        (str(rank), str(r["key"]), score_text(r["score"]), shorten(r["value"], 200))
         for rank, r in enumerate(record.get("results", []), 1)
     ]
     return text_table(("#", "key", "score", "value"), rows, right={0, 2}, flex=3, width=width)
@@ -196,6 +206,6 @@ def format_event(event: Mapping[str, Any]) -> str:
             if isinstance(signals, Mapping) and signals:
                 explain = "  " + ", ".join(f"{k}={float(v):.3f}" for k, v in signals.items())
             line += (
-                f"\n    -> {result.get('key')}  score={float(result.get('score', 0)):.3f}{explain}"
+                f"\n    -> {result.get('key')}  score={score_text(result.get('score', 0))}{explain}"
             )
     return line
