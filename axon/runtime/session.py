@@ -35,6 +35,12 @@ class RunResult(NamedTuple):
     records: list[Record]
     events: list[dict[str, Any]]
 
+    def __getitem__(self, index: Any) -> Any:
+        """`result[0]`, `result[1]`, or by name: `result["records"]`, `result["events"]`."""
+        if isinstance(index, str):
+            return getattr(self, index)
+        return tuple.__getitem__(self, index)
+
 
 class Session:
     """Everything declared, bound and remembered so far; see the module docstring."""

@@ -330,3 +330,9 @@ def test_trace_events_are_structlog_entries_once_logging_is_configured(tmp_path:
         structlog.reset_defaults()
     [write] = [entry for entry in logs if entry["event"] == "memory_write"]
     assert write["memory"] == "N" and write["key"] == "k" and write["log_level"] == "debug"
+
+
+def test_run_result_by_position_and_by_name(tmp_path: Path) -> None:
+    result = axon.run('memory N { retrieval: exact }\nremember("x") -> N', memory_dir=tmp_path)
+    assert result[0] is result["records"] is result.records
+    assert result[1] is result["events"] is result.events
