@@ -156,9 +156,12 @@ class VectorCaches:
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
+            # CROSS JOIN fixes the join order: look the few ids up in entries, then each
+            # one's vector by entry_id. Left to itself the planner scanned every vector of
+            # the model (90 ms at 100k entries instead of well under 1 ms).
             for row in conn.execute(
-                f"SELECT {columns} FROM entries AS e JOIN vectors AS v ON v.entry_id = e.id "
-                f"WHERE e.id IN ({marks}) AND v.model = ?",
+                f"SELECT {columns} FROM entries AS e CROSS JOIN vectors AS v "
+                f"ON v.entry_id = e.id WHERE e.id IN ({marks}) AND +v.model = ?",
                 (*chunk, model_id),
             ):
                 rows[int(row[0])] = row
