@@ -3,7 +3,8 @@
 Three measurements per size, on the same random unit vectors (dim 384, float32):
 - `numpy`: the baseline, a bare `matrix @ query` + `argpartition` in this process;
 - `index`: `axon.memory.retrieval.vectors.VectorIndex.search` (exact cosine);
-- `backend`: a full `retrieve(mode="semantic")` on the in-memory backend, whose
+- `backend`: a full `retrieve(mode="semantic")` on the in-memory backend (or the one
+  `--backend` names, e.g. `sqlite`), whose
   vectors were filled by `ensure_vectors` beforehand from a lookup "embedder" that
   returns the precomputed vectors (so no model runs: the figure is the search,
   filtering and result building). `--no-backend` skips it (storing 100k entries
@@ -22,6 +23,7 @@ import argparse
 import asyncio
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +33,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from axon.memory.backend import MemoryBackend  # noqa: E402
 from axon.memory.entry import NewEntry  # noqa: E402
 from axon.memory.registry import registry  # noqa: E402
 from axon.memory.retrieval.vectors import VectorIndex  # noqa: E402
@@ -66,10 +69,22 @@ def median_ms(samples: list[float]) -> float:
     return 1000 * statistics.median(samples)
 
 
-async def backend_search(passages: np.ndarray, queries: np.ndarray) -> tuple[float, float]:
-    """(median ms per semantic recall, seconds to store + index) on the in-memory backend."""
+async def backend_search(
+    passages: np.ndarray, queries: np.ndarray, name: str = "in_memory"
+) -> tuple[float, float]:
+    """(median ms per semantic recall, seconds to store + index) on backend `name`."""
     embedder = LookupEmbedder(passages, queries)
-    backend = registry.create("in_memory", embedder=embedder)
+    with tempfile.TemporaryDirectory() as directory:
+        backend = registry.create(name, embedder=embedder, memory_dir=directory)
+        try:
+            return await _timed_search(backend, passages, queries)
+        finally:
+            await backend.close()
+
+
+async def _timed_search(
+    backend: MemoryBackend, passages: np.ndarray, queries: np.ndarray
+) -> tuple[float, float]:
     t0 = time.perf_counter()
     batch = 10_000
     for start in range(0, len(passages), batch):
@@ -86,7 +101,6 @@ async def backend_search(passages: np.ndarray, queries: np.ndarray) -> tuple[flo
         t0 = time.perf_counter()
         await backend.retrieve(f"q{i}", top_k=TOP_K, scope="bench", mode="semantic")
         samples.append(time.perf_counter() - t0)
-    await backend.close()
     return median_ms(samples), setup
 
 
@@ -95,6 +109,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated entry counts")
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--no-backend", action="store_true", help="skip the backend measurement")
+    parser.add_argument(
+        "--backend", default="in_memory", help="backend of the full recall: in_memory or sqlite"
+    )
     args = parser.parse_args()
     rng = np.random.default_rng(42)
     print(f"dim {DIM}, top {TOP_K}, {args.queries} queries, median ms per search")
@@ -120,7 +137,7 @@ def main() -> None:
         ms_index = median_ms(indexed)
         line = f"{size:>9} {base:>8.2f} {ms_index:>8.2f} {ms_index / base:>6.2f}"
         if not args.no_backend:
-            ms, setup = asyncio.run(backend_search(passages, queries))
+            ms, setup = asyncio.run(backend_search(passages, queries, args.backend))
             line += f" {ms:>8.2f} {ms / base:>6.2f}   (store + index {setup:.1f} s)"
         print(line)
 
