@@ -66,9 +66,6 @@ class Frame:
             frame = frame.parent
         return None
 
-    def is_bound(self, name: str) -> bool:
-        return self.lookup(name) is not _MISSING
-
     def child(self) -> Frame:
         return Frame(parent=self)
 
