@@ -134,7 +134,7 @@ class Executor:
         if isinstance(query, Recalled):
             query = " ".join(str(r.get("value")) for r in query.results)
         text = query if isinstance(query, str) else str(query)
-        entries = await self.memories.recall(
+        entries, retrieval = await self.memories.recall(
             stmt.memory_source, text, stmt.top_k, stmt.retrieval, stmt.filters
         )
         results = tuple(
@@ -157,9 +157,7 @@ class Executor:
                 "op": "recall",
                 "memory": stmt.memory_source,
                 "query": text,
-                "retrieval": self.memories.effective_mode(
-                    self.memories.get(stmt.memory_source), stmt.retrieval
-                ),
+                "retrieval": retrieval,
                 "top_k": stmt.top_k,
                 "alias": stmt.alias,
                 "results": list(results),

@@ -195,7 +195,8 @@ class MemoryManager:
         top_k: int,
         mode: str,
         filters: Mapping[str, Any] | None = None,
-    ) -> list[MemoryEntry]:
+    ) -> tuple[list[MemoryEntry], str]:
+        """The results of a recall and the retrieval mode that produced them."""
         bound = self.get(name)
         await self._maybe_sweep(bound)
         effective = self.effective_mode(bound, mode)
@@ -222,7 +223,7 @@ class MemoryManager:
         if filters:
             data["filters"] = dict(filters)
         self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=_ms(started))
-        return results
+        return results, effective
 
     async def clear(self, name: str) -> int:
         bound = self.get(name)
