@@ -1,0 +1,219 @@
+"""Stores written by older AXON versions, opened by today's code: nothing lost, nothing stale.
+
+The fixtures in `fixtures/` were written by the AXON releases that used each old
+schema (SQLite 3 and 4, PostgreSQL 1 and 2; `fixtures/make_fixtures.py` says how),
+with rows chosen so that every later migration has work to do on them. Opening an
+old store must migrate it to the current schema so that it holds exactly what a
+store written by the newest fixture's code holds after the same migration: the
+same rows column for column (back-filled columns included), the same full-text
+index, the same vectors, the same answers to recall.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from axon.memory.backend import MemoryBackend
+from axon.memory.backends.sqlite import SQLiteBackend
+from axon.memory.backends.sqlite_schema import SCHEMA_VERSION
+from axon.memory.embeddings.hashing import HashingEmbedder
+from tests.memory.conftest import FakeClock, pg_test_schema
+from tests.memory.fixtures.make_fixtures import ROWS, T0
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SQLITE_FIXTURES = ["sqlite_v3.db", "sqlite_v4.db"]
+POSTGRES_FIXTURES = ["postgres_v1.sql", "postgres_v2.sql"]
+
+QUERIES = [
+    "Kaffeemaschine",
+    "invoice paid",
+    "support contract renewed",
+    "door code",
+    "paint",
+    "Ada",
+    "stored without a scope",
+]
+"""Keyword queries whose answers a migrated store must give exactly as a new one does."""
+
+
+def _scope(row: tuple[Any, ...]) -> str | None:
+    return row[0]
+
+
+async def _contents(backend: MemoryBackend) -> dict[str, Any]:
+    """What a user can observe of a store: every entry, and keyword and exact answers."""
+    entries = {
+        (entry.scope, entry.key): (entry.value, entry.metadata, entry.timestamp, entry.expires_at)
+        for entry in await backend.list_entries()
+    }
+    keyword = {
+        (scope, query): [(r.key, round(r.score, 9)) for r in await backend.retrieve(
+            query, 10, scope, mode="keyword"
+        )]
+        for scope in ("Notes", "Chat", "Facts", None)
+        for query in QUERIES
+    }
+    exact = {
+        query: [(r.key, r.score) for r in await backend.retrieve(query, 10, mode="exact")]
+        for query in ("ärger", "büro", "BÜRO", "d1:", "globex")
+    }
+    return {"entries": entries, "keyword": keyword, "exact": exact}
+
+
+def _check_rows(contents: dict[str, Any], *, now: float) -> None:
+    """Every fixture row is there with its value, metadata, timestamp and expiry."""
+    entries = contents["entries"]
+    last_timestamp = T0 - 1
+    for scope, key, value, extra, expires_at in ROWS:
+        if expires_at is not None and now >= expires_at:
+            assert (scope, key) not in entries
+            continue
+        stored_value, metadata, timestamp, stored_expiry = entries[(scope, key)]
+        assert stored_value == value and type(stored_value) is type(value)
+        assert {k: v for k, v in metadata.items() if k != "scope"} == extra
+        assert metadata.get("scope") == scope
+        assert last_timestamp <= timestamp < T0 + 100  # written in ROWS order, after T0
+        last_timestamp = timestamp
+        assert stored_expiry == expires_at
+
+
+# ---------------------------------------------------------------------- SQLite
+
+
+def _open_sqlite(path: Path, clock: FakeClock) -> SQLiteBackend:
+    return SQLiteBackend(location=str(path), clock=clock, embedder=HashingEmbedder())
+
+
+def _raw_rows(path: Path) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """Every column of every entry (less the row id) and every vector, in a stable order."""
+    conn = sqlite3.connect(path)
+    try:
+        cursor = conn.execute("SELECT * FROM entries")
+        names = [d[0] for d in cursor.description]
+        rows = sorted(
+            (tuple(v for n, v in zip(names, row, strict=True) if n != "id") for row in cursor),
+            key=lambda r: (str(r[0]), r[1]),
+        )
+        vectors = sorted(
+            conn.execute(
+                "SELECT e.scope, e.key, v.model, v.dim, v.vector FROM vectors AS v "
+                "JOIN entries AS e ON e.id = v.entry_id"
+            ).fetchall(),
+            key=lambda r: (str(r[0]), r[1]),
+        )
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('integrity-check')")
+        assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+    finally:
+        conn.close()
+    return rows, vectors
+
+
+async def _migrated_sqlite(name: str, tmp_path: Path, now: float) -> tuple[Any, ...]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / name
+    shutil.copyfile(FIXTURES / name, path)
+    clock = FakeClock(now)
+    backend = _open_sqlite(path, clock)
+    try:
+        contents = await _contents(backend)
+    finally:
+        await backend.close()
+    return (contents, *_raw_rows(path))
+
+
+@pytest.mark.parametrize("name", SQLITE_FIXTURES)
+async def test_sqlite_fixture_opens_with_every_row(name: str, tmp_path: Path) -> None:
+    before = sqlite3.connect(FIXTURES / name)
+    old_version = before.execute("PRAGMA user_version").fetchone()[0]
+    old_count = before.execute("SELECT count(*) FROM entries").fetchone()[0]
+    before.close()
+    assert old_version <= SCHEMA_VERSION and old_count == len(ROWS)
+    contents, rows, vectors = await _migrated_sqlite(name, tmp_path, T0 + 100)
+    _check_rows(contents, now=T0 + 100)
+    assert len(rows) == len(ROWS)
+    assert len(vectors) == len([r for r in ROWS if _scope(r) is not None])
+    assert contents["exact"]["ärger"][0] == ("Ärger_im_Büro", 0.7)
+    assert contents["keyword"][("Notes", "Kaffeemaschine")][0][0] == "Ärger_im_Büro"
+
+
+async def test_sqlite_fixture_expiry_still_applies(tmp_path: Path) -> None:
+    contents, rows, _ = await _migrated_sqlite(SQLITE_FIXTURES[0], tmp_path, T0 + 7200)
+    _check_rows(contents, now=T0 + 7200)
+    assert "temp_code" not in {row[1] for row in rows}  # purged on open, not only hidden
+
+
+@pytest.mark.parametrize("name", SQLITE_FIXTURES[:-1])
+async def test_sqlite_old_fixture_migrates_to_what_newer_code_wrote(
+    name: str, tmp_path: Path
+) -> None:
+    """Column for column, an old file migrated equals the newest fixture migrated."""
+    old = await _migrated_sqlite(name, tmp_path / "old", T0 + 100)
+    new = await _migrated_sqlite(SQLITE_FIXTURES[-1], tmp_path / "new", T0 + 100)
+    old_contents, old_rows, old_vectors = old
+    new_contents, new_rows, new_vectors = new
+    assert old_rows == new_rows
+    assert old_vectors == new_vectors
+    assert old_contents == new_contents
+
+
+# ---------------------------------------------------------------------- PostgreSQL
+
+
+def _load_dump(name: str, dsn: str, schema: str) -> None:
+    """Restore a fixture dump into `schema` with psql (the dump holds COPY blocks)."""
+    text = (FIXTURES / name).read_text(encoding="utf-8").replace("axon_fixture", schema)
+    psql = shutil.which("psql") or "/usr/lib/postgresql/15/bin/psql"
+    subprocess.run(
+        [psql, "-v", "ON_ERROR_STOP=1", "-q", "-X", dsn],
+        input=text, text=True, check=True, capture_output=True,
+    )
+
+
+async def _migrated_postgres(name: str, dsn: str, tmp_path: Path, now: float) -> dict[str, Any]:
+    from axon.memory.backends.postgres import PostgresBackend
+
+    schema = pg_test_schema(tmp_path)
+    _load_dump(name, dsn, schema)
+    backend = PostgresBackend(
+        location=dsn, schema=schema, pool_size=2, clock=FakeClock(now), embedder=HashingEmbedder()
+    )
+    try:
+        contents = await _contents(backend)
+        contents["semantic"] = [
+            r.key for r in await backend.retrieve("support group", 3, "Chat", mode="semantic")
+        ]
+        contents["pending"] = [  # the fixture embedded every scoped entry
+            item
+            for scope in ("Notes", "Chat", "Facts")
+            for item in await backend._pending_texts(scope, "hashing:64")
+        ]
+    finally:
+        await backend.close()
+    return contents
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("name", POSTGRES_FIXTURES)
+async def test_postgres_fixture_opens_with_every_row(
+    name: str, pg_dsn: str, tmp_path: Path
+) -> None:
+    contents = await _migrated_postgres(name, pg_dsn, tmp_path, T0 + 100)
+    _check_rows(contents, now=T0 + 100)
+    assert contents["pending"] == []  # the stored vectors were kept, nothing to re-embed
+    assert contents["exact"]["ärger"][0] == ("Ärger_im_Büro", 0.7)
+
+
+@pytest.mark.postgres
+async def test_postgres_old_fixture_migrates_to_what_newer_code_wrote(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    old = await _migrated_postgres(POSTGRES_FIXTURES[0], pg_dsn, tmp_path / "old", T0 + 100)
+    new = await _migrated_postgres(POSTGRES_FIXTURES[-1], pg_dsn, tmp_path / "new", T0 + 100)
+    assert old == new
