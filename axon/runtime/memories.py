@@ -144,10 +144,8 @@ class MemoryManager:
             instance.set_purge_listener(self._purge_reporter(info.name))
         elif state.instance.embedder is None and decl.retrieval in ("semantic", "hybrid"):
             state.instance.embedder = self.embedder()
-        if decl.store == "persistent":
-            scope = decl.name
-        else:
-            scope = self.owner.scope(decl.store, decl.name)
+        owned = decl.store != "persistent"
+        scope = self.owner.scope(decl.store, decl.name) if owned else decl.name
         bound = BoundMemory(decl, state.instance, key, scope)
         self.bound[decl.name] = bound
         if fresh and (
