@@ -8,7 +8,7 @@ from pathlib import Path
 import axon
 from axon.memory.backends.postgres import PURGE_INTERVAL as PG_PURGE_INTERVAL
 from axon.memory.backends.postgres import PostgresBackend
-from axon.memory.backends.sqlite import PURGE_INTERVAL, PURGE_EVERY_WRITES, SQLiteBackend
+from axon.memory.backends.sqlite import PURGE_EVERY_WRITES, PURGE_INTERVAL, SQLiteBackend
 from axon.memory.entry import NewEntry
 from tests.memory.conftest import FakeClock, pg_dsn_or_skip, pg_test_schema
 

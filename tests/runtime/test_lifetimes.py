@@ -198,19 +198,16 @@ def test_ephemeral_entries_end_with_their_flow_and_stay_private(store: Store) ->
         writer.execute(decl)
         other.execute(decl)
         manager = writer.memories
-        runner = writer._runner  # the session's own loop, to stop inside a flow
-
-        async def inside_a_flow() -> None:
-            manager.push_lifetime()
-            await manager.remember("Scratch", "k", "ephemeral scratch note", {})
-            assert store.rows(owned=True) == 1
-            found, _ = await other.memories.recall("Scratch", "scratch note", 5, "keyword")
-            assert found == []  # another session never sees it
-            mine, _ = await manager.recall("Scratch", "scratch note", 5, "keyword")
-            assert [e.metadata["scope"] for e in mine] == ["Scratch"]
-            assert await manager.pop_lifetime() == 1
-
-        runner.run(inside_a_flow())
+        # Stop inside a flow: its lifetime opened, one ephemeral write, not yet ended.
+        manager.push_lifetime()
+        writer._call(manager.remember("Scratch", "k", "ephemeral scratch note", {}))
+        assert store.rows(owned=True) == 1
+        assert values(other.execute('recall("scratch note") from Scratch')) == []
+        mine, _ = writer._call(manager.recall("Scratch", "scratch note", 5, "keyword"))
+        assert [(e.value, e.metadata["scope"]) for e in mine] == [
+            ("ephemeral scratch note", "Scratch")
+        ]
+        assert writer._call(manager.pop_lifetime()) == 1
         assert store.rows(owned=True) == 0
         records = writer.execute(
             'flow f() { remember("flow note") -> Scratch with { key: "f" } }\n'
