@@ -72,7 +72,7 @@ def test_session_close_tries_every_backend_and_raises_one_axon_error(
     session = axon.Session(memory_dir=tmp_path)
     session.execute(PROGRAM)
     backends = [bound.backend for bound in session.memories.bound.values()]
-    assert [type(b) for b in backends][0] is FailingCloseBackend
+    assert type(backends[0]) is FailingCloseBackend
     with pytest.raises(AxonError) as info:
         session.close()
     assert isinstance(info.value, AxonMemoryError) and isinstance(info.value, ValueError)
