@@ -189,6 +189,9 @@ def run(
         if session is not None:
             try:
                 session.close()
+            except AxonError as exc:  # e.g. a backend that failed to close
+                _err(f"error: {exc}")
+                code = code or EXIT_RUNTIME
             except Exception as exc:
                 _internal(exc)
     if code:

@@ -107,17 +107,19 @@ class AxonRuntimeError(AxonError):
     """A statement failed while running (bad value, unbound name, backend failure)."""
 
 
-class AxonMemoryError(ValueError):
+class AxonMemoryError(AxonError, ValueError):
     """A memory operation was refused: names the memory (scope) and key involved.
 
     Raised by backends for bad data (unstorable value, empty key, bad top_k) and
     storage failures; the executor wraps it into an `AxonRuntimeError` with the
-    statement's position.
+    statement's position. An `AxonError` like every user-facing error (one
+    `except AxonError` catches it), and a `ValueError` for the seed's API
+    (`ValueError("Memory key must not be empty")`). It has no source position:
+    `str()` is the message with the memory and key.
     """
 
     def __init__(self, message: str, *, memory: str | None = None, key: str | None = None):
         super().__init__(message)
-        self.message = message
         self.memory = memory
         self.key = key
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import abc
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -36,6 +36,9 @@ RETRIEVAL_MODES: tuple[str, ...] = ("exact", "keyword", "semantic", "hybrid")
 
 EMBED_BATCH = 64
 """How many texts are embedded in one call when vectors are brought up to date."""
+
+PurgeListener = Callable[[int, Mapping[str | None, int] | None], None]
+"""Told of every purge that removed rows: the count and, when known, the count per scope."""
 
 
 @attrs.frozen
@@ -131,6 +134,9 @@ class MemoryBackend(SeedMemoryBackend):
         self.embedder = embedder
         self.hybrid_weights = HybridWeights()
         self.closed = False
+        self._purge_listener: PurgeListener | None = None
+        self._unreported_purges: list[tuple[int, dict[str | None, int] | None]] = []
+        self._purges_reported = 0
 
     # ------------------------------------------------------------------ public API
 
@@ -256,9 +262,38 @@ class MemoryBackend(SeedMemoryBackend):
         return await self._count(scope, self.clock())
 
     async def purge_expired(self) -> int:
-        """Delete every entry whose `expires_at` has passed; returns how many."""
+        """Delete every entry whose `expires_at` has passed; returns how many.
+
+        The purge is reported to the purge listener (`set_purge_listener`): by the
+        backend itself, per scope, when it calls `_purged`, else here, as a total.
+        """
         self._check_open()
-        return await self._purge_expired(self.clock())
+        reported = self._purges_reported
+        removed = await self._purge_expired(self.clock())
+        if removed and self._purges_reported == reported:
+            self._purged(removed, None)
+        return removed
+
+    async def scopes(self, prefix: str) -> list[str]:
+        """The distinct scopes that start with `prefix` and hold entries, sorted.
+
+        The runtime lists owned scopes (`axon.memory.lifetimes`) with it to sweep
+        those of dead sessions; backends answer from an index where they can.
+        """
+        self._check_open()
+        return sorted(await self._list_scopes(prefix))
+
+    def set_purge_listener(self, listener: PurgeListener | None) -> None:
+        """Call `listener(count, by_scope)` for every purge that removes rows.
+
+        Purges that happened before (a backend that purges when it opens) are
+        reported to the listener now.
+        """
+        self._purge_listener = listener
+        pending, self._unreported_purges = self._unreported_purges, []
+        if listener is not None:
+            for count, by_scope in pending:
+                listener(count, by_scope)
 
     async def close(self) -> None:
         """Release files, connections and caches. Idempotent."""
@@ -336,7 +371,31 @@ class MemoryBackend(SeedMemoryBackend):
     async def _close(self) -> None:
         return None
 
+    async def _list_scopes(self, prefix: str) -> list[str]:
+        """Scopes starting with `prefix`; this default reads every entry, override it."""
+        found = {
+            entry.scope
+            for entry in await self._list(None, None, 0, self.clock())
+            if entry.scope is not None and entry.scope.startswith(prefix)
+        }
+        return list(found)
+
     # ------------------------------------------------------------------ shared logic
+
+    def _purged(self, count: int, by_scope: Mapping[str | None, int] | None) -> None:
+        """Backends call this after every purge of expired rows that removed some.
+
+        `by_scope` gives the count per scope when the backend knows it. Before a
+        listener is set (a purge in the constructor) the report is kept for it.
+        """
+        if count <= 0:
+            return
+        self._purges_reported += 1
+        report = dict(by_scope) if by_scope is not None else None
+        if self._purge_listener is None:
+            self._unreported_purges.append((count, report))
+        else:
+            self._purge_listener(count, report)
 
     def _check_open(self) -> None:
         if self.closed:

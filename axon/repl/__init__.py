@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from axon.errors import AxonError
 from axon.repl.console import Console, needs_more, split_inputs
 
 if TYPE_CHECKING:
@@ -53,15 +54,22 @@ def main(
         stderr.write(f"{file}: error: {reason}\n")
         return 1
     session = Session(memory_dir=memory_dir)
+    code = 1
     try:
         console = Console(session, stdout, stderr)
         if interactive:
-            return _interactive(console, file, prompt_input, prompt_output)
-        if file is not None:
-            console.preload(file)
-        return console.run_script(stdin.read())
+            code = _interactive(console, file, prompt_input, prompt_output)
+        else:
+            if file is not None:
+                console.preload(file)
+            code = console.run_script(stdin.read())
     finally:
-        session.close()
+        try:
+            session.close()
+        except AxonError as exc:  # e.g. a backend that failed to close
+            stderr.write(f"error: {exc}\n")
+            code = code or 1
+    return code
 
 
 def _interactive(

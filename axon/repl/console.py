@@ -141,10 +141,10 @@ class Console:
         """`command(line)`, with a failing backend reported instead of ending the REPL."""
         try:
             return self.command(line)
+        except AxonMemoryError as exc:  # (an AxonError: it must come first)
+            return self._fail(f"error: {exc}")
         except AxonError as exc:
             return self._fail(self.render_error(exc))
-        except AxonMemoryError as exc:
-            return self._fail(f"error: {exc}")
         except KeyboardInterrupt:
             return self._fail("interrupted")
         except Exception as exc:  # a bug in AXON or a backend: keep the session
@@ -181,6 +181,8 @@ class Console:
 
     def render_error(self, exc: AxonError) -> str:
         """The diagnostic(s) of `exc`, with line numbers shifted in piped mode."""
+        if isinstance(exc, AxonMemoryError):  # no position: its text names memory and key
+            return f"error: {exc}"
         if isinstance(exc, AxonCheckError):
             diagnostics = exc.diagnostics
         else:

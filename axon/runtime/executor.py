@@ -70,12 +70,12 @@ class Executor:
     async def _statement(self, stmt: ir.IRStatement, frame: Frame, origin: str) -> None:
         try:
             await self._dispatch(stmt, frame, origin)
+        except AxonMemoryError as exc:  # (an AxonError: it must come first)
+            raise AxonRuntimeError(str(exc), _span(stmt), self.source) from None
         except AxonError as exc:
             if exc.span.line or not getattr(stmt, "line", 0):
                 raise
             raise AxonRuntimeError(exc.message, _span(stmt), self.source) from None
-        except AxonMemoryError as exc:
-            raise AxonRuntimeError(str(exc), _span(stmt), self.source) from None
         except Unbound as exc:
             raise AxonRuntimeError(
                 f"Unbound name '{exc.name}': nothing bound it before this statement",

@@ -2,23 +2,30 @@
 
 `MemoryManager.bind(IRMemory)` finds the backend named by `backend:` in the
 registry and shares one instance per (backend, location, memory directory);
-memories are isolated inside it by scope (= the memory's name). Every
-operation goes through here so that each emits its trace event (with the
-memory, the backend and a duration), expiry times are stamped from `decay:`,
-expired entries are swept, and `store:` lifetimes are honoured:
+memories are isolated inside it by scope. Every operation goes through here so
+that each emits its trace event (with the memory, the backend and a duration),
+expiry times are stamped from `decay:`, expired entries are swept (each purge
+that removes rows is a `memory_expire` event), and `store:` lifetimes are owned
+(LANGUAGE.md §5, `axon.memory.lifetimes`):
 
-- `ephemeral`: entries are deleted when the flow (or top-level input) that
-  wrote them ends (`push_lifetime` / `pop_lifetime`);
-- `session`: they live until `close()`; on a persistent backend they are
-  deleted then, so nothing outlives the session;
-- `persistent`: they stay.
+- `persistent`: the scope is the memory's name; entries stay.
+- `session` and `ephemeral`: the scope is an owned scope naming this session
+  (`Owner`), so no other session, and no persistent memory of the same name,
+  sees the entries; returned entries still carry `scope: <memory name>`.
+  Ephemeral entries are deleted when the flow (or top-level input) that wrote
+  them ends (`push_lifetime` / `pop_lifetime`); `close()` clears this session's
+  owned scopes, and only those. A session killed before closing leaves its
+  owned scopes behind: the first bind to a persistent backend clears the owned
+  scopes of owners that are dead (same host, process gone).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +36,7 @@ from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.base import Embedder
 from axon.memory.entry import Clock, MemoryEntry
+from axon.memory.lifetimes import OWNED_MARKER, Owner, is_reserved, parse_owned
 from axon.memory.registry import BackendRegistry
 from axon.runtime.tracer import TraceEventType, Tracer
 
@@ -60,6 +68,8 @@ class BoundMemory:
     decl: IRMemory
     backend: MemoryBackend
     backend_key: tuple[str, str | None, str]
+    scope: str
+    """The physical scope of the entries: the name, or an owned scope (session, ephemeral)."""
 
     @property
     def name(self) -> str:
@@ -94,6 +104,7 @@ class MemoryManager:
         self._backends: dict[tuple[str, str | None, str], _BackendState] = {}
         self.bound: dict[str, BoundMemory] = {}
         self._lifetimes: list[list[tuple[str, str]]] = []
+        self.owner = Owner.current()
 
     # ------------------------------------------------------------ binding
     def embedder(self) -> Embedder | None:
@@ -109,11 +120,16 @@ class MemoryManager:
 
     async def bind(self, decl: IRMemory) -> BoundMemory:
         """Attach a declared memory to its backend instance (created on first use)."""
+        if is_reserved(decl.name):
+            raise AxonMemoryError(
+                f"memory names may not start with '{OWNED_MARKER}' (reserved)", memory=decl.name
+            )
         info = self.registry.lookup(decl.backend)
         if info is None:
             raise AxonMemoryError(f"unknown backend '{decl.backend}'", memory=decl.name)
         key = (info.name, decl.location, str(self.memory_dir))
         state = self._backends.get(key)
+        fresh = state is None
         if state is None:
             cls = info.load()
             needs_embedder = decl.retrieval in ("semantic", "hybrid")
@@ -125,12 +141,68 @@ class MemoryManager:
             )
             state = _BackendState(instance)
             self._backends[key] = state
+            instance.set_purge_listener(self._purge_reporter(info.name))
         elif state.instance.embedder is None and decl.retrieval in ("semantic", "hybrid"):
             state.instance.embedder = self.embedder()
-        bound = BoundMemory(decl, state.instance, key)
+        owned = decl.store != "persistent"
+        scope = self.owner.scope(decl.store, decl.name) if owned else decl.name
+        bound = BoundMemory(decl, state.instance, key, scope)
         self.bound[decl.name] = bound
+        if fresh and (
+            state.instance.capabilities.persistent or state.instance.capabilities.shared
+        ):
+            await self._sweep_dead_owners(state.instance, info.name)
         await self._maybe_sweep(bound, force=state.last_sweep == float("-inf"))
         return bound
+
+    async def _sweep_dead_owners(self, backend: MemoryBackend, backend_name: str) -> int:
+        """Clear the owned scopes of dead sessions (killed before closing); returns rows."""
+        total = 0
+        for scope in await backend.scopes(OWNED_MARKER):
+            owned = parse_owned(scope)
+            if owned is None or owned.owner == self.owner or owned.owner.alive():
+                continue
+            started = time.perf_counter()
+            count = await backend.clear(scope=scope)
+            total += count
+            self.tracer.emit(
+                TraceEventType.MEMORY_CLEAR,
+                data={
+                    "memory": owned.memory,
+                    "backend": backend_name,
+                    "count": count,
+                    "store": owned.lifetime,
+                    "reason": f"session of process {owned.owner.pid} on "
+                    f"{owned.owner.host} ended without closing",
+                    "duration_ms": _ms(started),
+                },
+                duration_ms=_ms(started),
+            )
+        return total
+
+    def _purge_reporter(self, backend_name: str) -> Callable[[int, Any], None]:
+        """The backend's purge listener: one `memory_expire` event per memory purged."""
+
+        def report(count: int, by_scope: Mapping[str | None, int] | None) -> None:
+            if by_scope is None:
+                self.tracer.emit(
+                    TraceEventType.MEMORY_EXPIRE, data={"backend": backend_name, "count": count}
+                )
+                return
+            for scope, removed in by_scope.items():
+                owned = parse_owned(scope)
+                data: dict[str, Any] = {
+                    "memory": owned.memory if owned is not None else scope,
+                    "backend": backend_name,
+                    "count": removed,
+                }
+                if owned is not None:
+                    data["store"] = owned.lifetime
+                    if owned.owner != self.owner:
+                        data["other_session"] = True
+                self.tracer.emit(TraceEventType.MEMORY_EXPIRE, data=data)
+
+        return report
 
     def get(self, name: str) -> BoundMemory:
         bound = self.bound.get(name)
@@ -149,7 +221,7 @@ class MemoryManager:
         dropped = 0
         for memory, key in dict.fromkeys(written):
             bound = self.bound.get(memory)
-            if bound is not None and await bound.backend.delete(key, scope=memory):
+            if bound is not None and await bound.backend.delete(key, scope=bound.scope):
                 dropped += 1
         return dropped
 
@@ -168,9 +240,11 @@ class MemoryManager:
         await self._maybe_sweep(bound)
         now = self.clock()
         expires_at = now + decl.decay_seconds if decl.decay_seconds is not None else None
-        meta = {**metadata, "scope": name}
+        meta = {**metadata, "scope": bound.scope}
         started = time.perf_counter()
-        entry = await bound.backend.store(key, value, meta, expires_at=expires_at)
+        with _errors_named(name):
+            stored = await bound.backend.store(key, value, meta, expires_at=expires_at)
+        entry = _named(stored, name)
         if decl.store == "ephemeral" and self._lifetimes:
             self._lifetimes[-1].append((name, key))
         self.tracer.emit(
@@ -199,11 +273,19 @@ class MemoryManager:
         """The results of a recall and the retrieval mode that produced them."""
         bound = self.get(name)
         await self._maybe_sweep(bound)
+        if mode in ("semantic", "hybrid") and bound.backend.embedder is None:
+            # An override (`with { retrieval: semantic }`) gets the model it asks for.
+            bound.backend.embedder = self.embedder()
         effective = self.effective_mode(bound, mode)
         started = time.perf_counter()
-        results = await bound.backend.retrieve(
-            query, top_k, name, mode=effective, filters=dict(filters) if filters else None
-        )
+        physical_filters = dict(filters) if filters else None
+        if physical_filters is not None and physical_filters.get("scope") == name:
+            physical_filters["scope"] = bound.scope
+        with _errors_named(name):
+            found = await bound.backend.retrieve(
+                query, top_k, bound.scope, mode=effective, filters=physical_filters
+            )
+        results = [_named(entry, name) for entry in found]
         data: dict[str, Any] = {
             "query": query,
             "results_count": len(results),
@@ -228,7 +310,8 @@ class MemoryManager:
     async def clear(self, name: str) -> int:
         bound = self.get(name)
         started = time.perf_counter()
-        count = await bound.backend.clear(scope=name)
+        with _errors_named(name):
+            count = await bound.backend.clear(scope=bound.scope)
         self.tracer.emit(
             TraceEventType.MEMORY_CLEAR,
             data={"memory": name, "backend": bound.backend_key[0], "count": count,
@@ -238,10 +321,15 @@ class MemoryManager:
         return count
 
     async def count(self, name: str) -> int:
-        return await self.get(name).backend.count(scope=name)
+        bound = self.get(name)
+        with _errors_named(name):
+            return await bound.backend.count(scope=bound.scope)
 
     async def entries(self, name: str, limit: int | None = None) -> list[MemoryEntry]:
-        return await self.get(name).backend.list_entries(scope=name, limit=limit)
+        bound = self.get(name)
+        with _errors_named(name):
+            entries = await bound.backend.list_entries(scope=bound.scope, limit=limit)
+        return [_named(entry, name) for entry in entries]
 
     async def sweep(self, name: str) -> int:
         """Purge expired entries of the backend holding `name` now; returns the count."""
@@ -253,33 +341,55 @@ class MemoryManager:
         if not force and now - state.last_sweep < SWEEP_INTERVAL:
             return 0
         state.last_sweep = now
-        started = time.perf_counter()
-        count = await state.instance.purge_expired()
-        if count:
-            self.tracer.emit(
-                TraceEventType.MEMORY_EXPIRE,
-                data={
-                    "memory": bound.name,
-                    "backend": bound.backend_key[0],
-                    "count": count,
-                    "duration_ms": _ms(started),
-                },
-                duration_ms=_ms(started),
-            )
-        return count
+        return await state.instance.purge_expired()  # reported by `_purge_reporter`
 
     # ------------------------------------------------------------ closing
     async def close(self) -> None:
-        """End the session: drop session entries kept on persistent backends, close all."""
-        while self._lifetimes:
-            await self.pop_lifetime()
-        for name, bound in self.bound.items():
-            persistent = bound.backend.capabilities.persistent
-            if bound.decl.store != "persistent" and persistent and not bound.backend.closed:
-                await bound.backend.clear(scope=name)
-        for state in self._backends.values():
-            await state.instance.close()
+        """End the session: clear its own owned scopes, close every backend.
+
+        Every backend is tried even when one fails; the failures are raised
+        afterwards as one `AxonMemoryError` naming each backend.
+        """
+        failures: list[str] = []
+        try:
+            while self._lifetimes:
+                await self.pop_lifetime()
+        except AxonMemoryError as exc:
+            failures.append(str(exc))
+        for (backend_name, _, _), state in self._backends.items():
+            backend = state.instance
+            try:
+                if not backend.closed:
+                    for scope in await backend.scopes(self.owner.prefix):
+                        await backend.clear(scope=scope)
+            except AxonMemoryError as exc:
+                failures.append(f"backend '{backend_name}': {exc}")
+            try:
+                await backend.close()
+            except AxonMemoryError as exc:
+                failures.append(f"backend '{backend_name}': {exc}")
         self._backends.clear()
+        self.owner.release()
+        if failures:
+            raise AxonMemoryError("closing the session failed: " + "; ".join(failures))
+
+
+@contextlib.contextmanager
+def _errors_named(name: str) -> Iterator[None]:
+    """Backend errors name the memory, not the owned scope its entries are stored under."""
+    try:
+        yield
+    except AxonMemoryError as exc:
+        if exc.memory is not None and is_reserved(exc.memory):
+            exc.memory = name
+        raise
+
+
+def _named(entry: MemoryEntry, name: str) -> MemoryEntry:
+    """`entry` as the language shows it: `metadata["scope"]` is the memory's name."""
+    if entry.metadata.get("scope") == name:
+        return entry
+    return dataclasses.replace(entry, metadata={**entry.metadata, "scope": name})
 
 
 def _ms(started: float) -> float:

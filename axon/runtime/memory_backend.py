@@ -12,12 +12,59 @@ scoring (case-insensitive, ties newest first), the scope filter,
 (`axon.memory.backend.SeedMemoryBackend`): a store written as in the seed, with
 only `store`, `retrieve` and `clear`, subclasses it. Every AXON backend is one.
 The engine itself lives in `axon.memory`; this module only re-exports it.
+
+
+One difference is kept here on purpose: the seed slices its ranked candidates
+with `top_k` (`candidates[:top_k]`), so `retrieve(q, top_k=0)` returns `[]` and a
+negative `top_k` drops that many from the end. This module's `InMemoryBackend`
+does the same; the engine (`axon.memory`, every `backend:` of the language)
+refuses a `top_k` below 1, and `top_k: 0` in a program is a checker error.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from axon.memory.backend import SeedMemoryBackend as MemoryBackend
-from axon.memory.backends.in_memory import InMemoryBackend
+from axon.memory.backends.in_memory import InMemoryBackend as _EngineInMemoryBackend
 from axon.memory.entry import MemoryEntry, NewEntry
+
+
+class InMemoryBackend(_EngineInMemoryBackend):
+    """The engine's in-memory backend with the seed's `top_k` slicing (see the module)."""
+
+    async def retrieve(
+        self,
+        query: str,
+        top_k: int = 5,
+        scope: str | None = None,
+        *,
+        mode: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+    ) -> list[MemoryEntry]:
+        """`retrieve` as the engine's, except that `top_k <= 0` slices as the seed does."""
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k > 0:
+            return await super().retrieve(query, top_k, scope, mode=mode, filters=filters)
+        results: list[MemoryEntry] = []
+        live = await self.count(scope or None)
+        if top_k < 0 and live:
+            tracer, self._tracer = self._tracer, None  # one event, with the caller's top_k
+            try:
+                ranked = await super().retrieve(query, live, scope, mode=mode, filters=filters)
+            finally:
+                self._tracer = tracer
+            results = ranked[:top_k]
+        else:
+            self._check_open()
+        if self._tracer is not None:
+            from axon.runtime.tracer import TraceEventType
+
+            self._tracer.emit(
+                TraceEventType.MEMORY_READ,
+                data={"query": query, "results_count": len(results), "top_k": top_k},
+            )
+        return results
+
 
 __all__ = ["InMemoryBackend", "MemoryBackend", "MemoryEntry", "NewEntry"]

@@ -5,14 +5,24 @@ session declared and bound before, binds new memories to their backends, runs
 the statements and returns the output records (LANGUAGE.md §4). Declarations,
 `let` bindings and memories persist across calls; `close()` closes every
 backend. `clock` (Unix seconds) drives timestamps and decay everywhere.
+
+Threads and event loops. A `Session` is synchronous and safe to share: it owns
+one private event loop running on a dedicated daemon thread, and every call
+(`execute`, the inspection methods, `close`) takes the session's lock and runs
+its work on that loop. Calls from several threads are therefore serialised:
+each one either happens and returns its result, or raises and leaves the rest
+of the session as it was. Because the loop is not the caller's, a Session
+works the same from inside a running event loop (a notebook, a coroutine);
+the caller's thread blocks while the call runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
-from typing import Any, NamedTuple
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any, NamedTuple, TypeVar
 
 from axon.compiler import ir
 from axon.compiler.checker import CheckEnv, check, extend_env
@@ -27,6 +37,8 @@ from axon.runtime.model import ModelClient, OfflineModelClient
 from axon.runtime.tracer import Tracer
 from axon.runtime.values import Frame
 from axon.source import Source, Span
+
+T = TypeVar("T")
 
 
 class RunResult(NamedTuple):
@@ -77,7 +89,12 @@ class Session:
             declarations=self.declarations,
             flows=self.flows,
         )
-        self._runner = asyncio.Runner()
+        self._lock = threading.Lock()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="axon-session", daemon=True
+        )
+        self._thread.start()
         self.closed = False
 
     # ------------------------------------------------------------ the API
@@ -91,10 +108,11 @@ class Session:
         Raises `AxonSyntaxError` / `AxonCheckError` (nothing is run or declared
         then) or `AxonRuntimeError` (statements before the failing one took effect).
         """
-        self._check_open()
-        source = Source(text, filename)
-        program = check(parse(text, filename), source, env=self.env)
-        return self._runner.run(self._execute(program, source))
+        with self._lock:
+            self._check_open()
+            source = Source(text, filename)
+            program = check(parse(text, filename), source, env=self.env)
+            return self._call(self._execute(program, source))
 
     async def _execute(self, program: ir.IRProgram, source: Source) -> list[Record]:
         for memory in program.memories:
@@ -129,10 +147,12 @@ class Session:
 
     def describe_memories(self) -> list[dict[str, Any]]:
         """Each memory's settings and current entry count."""
-        self._check_open()
+        with self._lock:
+            self._check_open()
+            counts = self._call(self._counts())
         out = []
         for name, decl in self.memory_decls.items():
-            count = self._runner.run(self.memories.count(name))
+            count = counts[name]
             out.append(
                 {
                     "name": name,
@@ -147,15 +167,20 @@ class Session:
             )
         return out
 
+    async def _counts(self) -> dict[str, int]:
+        return {name: await self.memories.count(name) for name in self.memory_decls}
+
     def recent_entries(self, name: str, limit: int = 10) -> list[MemoryEntry]:
         """The newest `limit` unexpired entries of memory `name`."""
-        self._check_open()
-        return self._runner.run(self.memories.entries(name, limit))
+        with self._lock:
+            self._check_open()
+            return self._call(self.memories.entries(name, limit))
 
     def clear_memory(self, name: str) -> int:
         """Delete every entry of memory `name`; returns how many."""
-        self._check_open()
-        return self._runner.run(self.memories.clear(name))
+        with self._lock:
+            self._check_open()
+            return self._call(self.memories.clear(name))
 
     def bound_names(self) -> list[str]:
         return sorted(self.frame.values)
@@ -165,15 +190,48 @@ class Session:
         if self.closed:
             raise RuntimeError("this session is closed")
 
-    def close(self) -> None:
-        """Close every backend (session entries on persistent backends are dropped)."""
-        if self.closed:
-            return
-        self.closed = True
+    def _call(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run `work` on the session's loop and wait for it (the caller holds the lock).
+
+        An interrupt while waiting (Ctrl-C) cancels the work and waits until it has
+        stopped before propagating, so nothing keeps running behind the caller.
+        """
+        if threading.current_thread() is self._thread:
+            work.close()
+            raise RuntimeError("a Session cannot be called from inside its own operations")
+        finished = threading.Event()
+
+        async def guarded() -> T:
+            try:
+                return await work
+            finally:
+                finished.set()
+
+        future = asyncio.run_coroutine_threadsafe(guarded(), self._loop)
         try:
-            self._runner.run(self.memories.close())
-        finally:
-            self._runner.close()
+            return future.result()
+        except BaseException:
+            if not future.done():
+                future.cancel()
+                finished.wait()
+            raise
+
+    def close(self) -> None:
+        """Close every backend (this session's session and ephemeral entries are dropped).
+
+        Every backend is closed even when one fails; the failure is then raised
+        as an `AxonMemoryError` after the session's thread has stopped.
+        """
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            try:
+                self._call(self.memories.close())
+            finally:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                self._thread.join()
+                self._loop.close()
 
     def __enter__(self) -> Session:
         return self

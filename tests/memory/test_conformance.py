@@ -16,6 +16,7 @@ import pytest
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.entry import MAX_VALUE_BYTES, MemoryEntry, NewEntry
+from axon.memory.lifetimes import OWNED_MARKER, OwnedScope, Owner, parse_owned
 from axon.memory.registry import registry
 from axon.memory.retrieval.exact import seed_score
 from tests.memory.conftest import BACKEND_FACTORIES, FakeClock
@@ -184,6 +185,69 @@ async def test_unscoped_retrieve_searches_every_scope(backend: MemoryBackend) ->
     assert keys(await backend.retrieve("quantum", scope="ResearchKnowledge", mode=mode)) == [
         "research_summary"
     ]
+
+
+# ---------------------------------------------------------------------- owned lifetimes
+
+OWNER_A = Owner("host-a", 101, "boot-1", "aaaa")
+OWNER_B = Owner("host-a", 102, "boot-2", "bbbb")
+
+
+async def test_scopes_lists_exactly_the_scopes_with_a_prefix(backend: MemoryBackend) -> None:
+    """`scopes(prefix)` finds owned scopes for the sweep; nothing else, none missing."""
+    owned = [
+        OWNER_A.scope("session", "Notes"),
+        OWNER_A.scope("ephemeral", "Notes"),
+        OWNER_B.scope("session", "Notes"),
+        OWNER_B.scope("session", "odd|name"),
+    ]
+    for scope in owned:
+        await backend.store("k", "owned text", {"scope": scope})
+    for other in ["Notes", "~axon", "~axom|x", "~axo", "zzz", ""]:
+        await backend.store("k", "other text", {"scope": other})
+    await backend.store("k", "unscoped text")
+    assert await backend.scopes(OWNED_MARKER) == sorted(owned)
+    assert await backend.scopes(OWNER_A.prefix) == sorted(owned[:2])
+    assert await backend.scopes(OWNER_B.prefix + "session|") == sorted(owned[2:])
+    assert await backend.scopes("nothing-here") == []
+    await backend.clear(scope=owned[0])
+    assert await backend.scopes(OWNER_A.prefix) == [owned[1]]
+    assert [parse_owned(s) for s in await backend.scopes(OWNER_B.prefix)] == [
+        OwnedScope(OWNER_B, "session", "Notes"),
+        OwnedScope(OWNER_B, "session", "odd|name"),
+    ]
+
+
+async def test_owned_scopes_are_isolated_from_the_memory_name(backend: MemoryBackend) -> None:
+    """A session memory `Notes` and a persistent `Notes` never see or clear each other."""
+    session_scope = OWNER_A.scope("session", "Notes")
+    await backend.store("shared", "persistent budget note", {"scope": "Notes"})
+    await backend.store("shared", "session budget note", {"scope": session_scope})
+    await backend.store("mine", "session budget only", {"scope": OWNER_B.scope("session", "Notes")})
+    for mode in sorted(backend.capabilities.retrieval):
+        found = await backend.retrieve("budget note", 10, "Notes", mode=mode)
+        assert [e.value for e in found] == ["persistent budget note"], mode
+        found = await backend.retrieve("budget note", 10, session_scope, mode=mode)
+        assert [e.value for e in found] == ["session budget note"], mode
+    assert await backend.clear(scope=session_scope) == 1
+    assert await backend.count("Notes") == 1
+    assert await backend.count(OWNER_B.scope("session", "Notes")) == 1
+
+
+async def test_purges_are_reported_per_scope(backend: MemoryBackend, clock: FakeClock) -> None:
+    """Every purge that removes rows reaches the purge listener (the `memory_expire` events)."""
+    reports: list[tuple[int, dict[str | None, int] | None]] = []
+    backend.set_purge_listener(lambda count, by_scope: reports.append((count, by_scope)))
+    await backend.store("a", "x", {"scope": "S"}, expires_at=clock.now + 5)
+    await backend.store("b", "x", {"scope": "S"}, expires_at=clock.now + 5)
+    await backend.store("c", "x", {"scope": "T"}, expires_at=clock.now + 5)
+    await backend.store("d", "x", {"scope": "T"})
+    reports.clear()  # a backend may purge on its own while storing: nothing expired yet
+    assert await backend.purge_expired() == 0
+    assert reports == []
+    clock.advance(6)
+    assert await backend.purge_expired() == 3
+    assert reports == [(3, {"S": 2, "T": 1})]
 
 
 # ---------------------------------------------------------------------- expiry

@@ -219,3 +219,32 @@ async def test_a_seed_style_backend_implements_only_three_methods() -> None:
     assert [e.key for e in await backend.retrieve("contract")] == ["contract_type"]
     assert await backend.clear() == 1
     assert isinstance(InMemoryBackend(), MemoryBackend)
+
+
+async def test_seed_top_k_zero_and_negative_slice_as_the_seed_does() -> None:
+    """The seed returns `candidates[:top_k]`: nothing for 0, all but the last for -1."""
+    tracer = Tracer()
+    memory = InMemoryBackend(tracer=tracer, clock=FakeClock())
+    await memory.store("contract_type", "NDA")
+    await memory.store("contract_date", "2024-01-15")
+    await memory.store("contract_party", "Acme")
+    await memory.store("other", "no match")
+    assert await memory.retrieve("contract", top_k=0) == []
+    everything = await memory.retrieve("contract", top_k=5)
+    assert [e.key for e in everything] == ["contract_type", "contract_date", "contract_party"]
+    assert await memory.retrieve("contract", top_k=-1) == everything[:-1]
+    assert await memory.retrieve("contract", top_k=-5) == []
+    reads = [e.data for e in tracer.events if e.event_type == TraceEventType.MEMORY_READ]
+    assert reads == [
+        {"query": "contract", "results_count": 0, "top_k": 0},
+        {"query": "contract", "results_count": 3, "top_k": 5},
+        {"query": "contract", "results_count": 2, "top_k": -1},
+        {"query": "contract", "results_count": 0, "top_k": -5},
+    ]
+
+
+def test_the_language_still_refuses_top_k_zero() -> None:
+    import axon
+
+    with pytest.raises(axon.AxonCheckError):
+        axon.compile('memory N {}\nrecall("x") from N with { top_k: 0 }')

@@ -229,6 +229,7 @@ class InMemoryBackend(MemoryBackend):
 
     async def _purge_expired(self, now: float) -> int:
         removed = 0
+        by_scope: dict[str | None, int] = {}
         heap = self._expiry
         while heap and heap[0][0] <= now:
             expires_at, _, scope, key = heapq.heappop(heap)
@@ -236,8 +237,13 @@ class InMemoryBackend(MemoryBackend):
             if state is not None and state.expiring.get(key) == expires_at:
                 self._remove(state, key)
                 removed += 1
+                by_scope[scope] = by_scope.get(scope, 0) + 1
         self._trim_expiry()
+        self._purged(removed, by_scope)
         return removed
+
+    async def _list_scopes(self, prefix: str) -> list[str]:
+        return [name for name in self._scopes if name is not None and name.startswith(prefix)]
 
     def _trim_expiry(self) -> None:
         """Drop heap items of replaced, deleted or cleared entries once they dominate."""

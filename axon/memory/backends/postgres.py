@@ -327,18 +327,44 @@ class PostgresBackend(MemoryBackend):
         """Delete expired rows, `PURGE_BATCH` per transaction (the expiry index finds them)."""
         statement = (
             f"DELETE FROM {self._entries} WHERE id IN (SELECT id FROM {self._entries} "
-            "WHERE expires_at IS NOT NULL AND expires_at <= %s LIMIT %s)"
+            "WHERE expires_at IS NOT NULL AND expires_at <= %s LIMIT %s) RETURNING scope"
         )
         total = 0
+        by_scope: dict[str | None, int] = {}
         while True:
-            removed: int = self._run(
-                lambda conn: conn.execute(statement, (now, PURGE_BATCH)).rowcount
+            scopes: list[tuple[str | None]] = self._run(
+                lambda conn: conn.execute(statement, (now, PURGE_BATCH)).fetchall()
             )
-            total += removed
-            if removed < PURGE_BATCH:
+            for (scope,) in scopes:
+                by_scope[scope] = by_scope.get(scope, 0) + 1
+            total += len(scopes)
+            if len(scopes) < PURGE_BATCH:
                 break
         self._last_purge = now
+        self._purged(total, by_scope)
         return total
+
+    async def _list_scopes(self, prefix: str) -> list[str]:
+        """Scopes starting with `prefix`: a skip scan, one index probe per distinct scope.
+
+        Every distinct scope is visited (the collation decides where the prefix
+        sorts, so a range would not be safe); a store holds few scopes, and each
+        step is one probe of `entries_scope_time`, whatever the row count.
+        """
+        statement = f"SELECT min(scope) FROM {self._entries} WHERE scope > %s"
+        first = f"SELECT min(scope) FROM {self._entries}"
+
+        def body(conn: Connection[Any]) -> list[str]:
+            found: list[str] = []
+            row = conn.execute(first).fetchone()
+            while row is not None and row[0] is not None:
+                scope: str = row[0]
+                if scope.startswith(prefix):
+                    found.append(scope)
+                row = conn.execute(statement, (scope,)).fetchone()
+            return found
+
+        return self._run(body)
 
     def _maybe_purge(self, now: float) -> None:
         """Sweep expired rows at most every `PURGE_INTERVAL` seconds of the clock."""

@@ -263,16 +263,23 @@ class SQLiteBackend(MemoryBackend):
     def _purge(self, now: float) -> int:
         """Delete expired rows, `PURGE_BATCH` per transaction; returns how many."""
         total = 0
+        by_scope: dict[str | None, int] = {}
         while True:
 
             def batch(conn: sqlite3.Connection) -> int:
-                removed, _ = delete_rows(
-                    conn,
-                    "id IN (SELECT id FROM entries WHERE expires_at IS NOT NULL "
-                    "AND expires_at <= ? LIMIT ?)",
+                doomed = conn.execute(
+                    "SELECT id, scope FROM entries WHERE expires_at IS NOT NULL "
+                    "AND expires_at <= ? LIMIT ?",
                     (now, PURGE_BATCH),
-                    now,
+                ).fetchall()
+                if not doomed:
+                    return 0
+                marks = ",".join("?" * len(doomed))
+                removed, _ = delete_rows(
+                    conn, f"id IN ({marks})", [row[0] for row in doomed], now
                 )
+                for _, scope in doomed:
+                    by_scope[scope] = by_scope.get(scope, 0) + 1
                 return removed
 
             def any_expired() -> bool:
@@ -291,6 +298,7 @@ class SQLiteBackend(MemoryBackend):
                 break
         self._last_purge = now
         self._writes_since_purge = 0
+        self._purged(total, by_scope)
         return total
 
     def _maybe_purge(self, now: float) -> None:
@@ -398,6 +406,27 @@ class SQLiteBackend(MemoryBackend):
         if removed:
             self._vectors.clear()
         return removed
+
+    async def _list_scopes(self, prefix: str) -> list[str]:
+        """Scopes starting with `prefix`: one index probe per scope found (skip scan)."""
+        if not prefix:
+            return await super()._list_scopes(prefix)
+        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+        def body(conn: sqlite3.Connection) -> list[str]:
+            found: list[str] = []
+            low, op = prefix, ">="
+            while True:
+                row = conn.execute(
+                    f"SELECT min(scope) FROM entries WHERE scope {op} ? AND scope < ?",
+                    (low, upper),
+                ).fetchone()
+                if row is None or row[0] is None:
+                    return found
+                found.append(row[0])
+                low, op = row[0], ">"
+
+        return self._read(body)
 
     async def _close(self) -> None:
         with self._lock:

@@ -1,0 +1,84 @@
+"""One synchronous `Session` shared by threads, and used from inside a running event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+import axon
+from axon.runtime.session import Session
+
+THREADS = 8
+CALLS = 15
+
+
+def test_many_threads_share_one_session_and_every_call_reports_truthfully(
+    tmp_path: Path,
+) -> None:
+    with axon.Session(memory_dir=tmp_path) as session:
+        session.execute("memory Log { store: persistent backend: sqlite retrieval: keyword }")
+        errors: list[BaseException] = []
+        reported: list[tuple[str, str]] = []
+        lock = threading.Lock()
+        start = threading.Barrier(THREADS)
+
+        def work(worker: int) -> None:
+            start.wait()
+            for i in range(CALLS):
+                key = f"w{worker}-{i}"
+                try:
+                    records = session.execute(
+                        f'remember("{key} of worker{worker}") -> Log with {{ key: "{key}" }}\n'
+                        f'recall("worker{worker}") from Log with {{ top_k: 50 }}'
+                    )
+                except BaseException as exc:  # every call must succeed: collect what did not
+                    with lock:
+                        errors.append(exc)
+                    continue
+                remember, recall = records
+                found = {r["key"] for r in recall["results"]}
+                assert key in found, (key, found)  # a write that returned is visible at once
+                with lock:
+                    reported.append((remember["key"], remember["value"]))
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(THREADS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert len(reported) == THREADS * CALLS
+        stored = {e.key: e.value for e in session.recent_entries("Log", limit=1000)}
+        assert stored == dict(reported)  # exactly the writes that reported success
+
+
+def test_execute_works_inside_a_running_event_loop_and_close_closes_every_backend(
+    tmp_path: Path,
+) -> None:
+    session = Session(memory_dir=tmp_path)
+
+    async def notebook_cell() -> list[dict[str, Any]]:
+        session.execute("memory P { store: persistent backend: sqlite retrieval: keyword }")
+        session.execute("memory S { store: session retrieval: keyword }")
+        return session.execute(
+            'remember("inside a loop") -> P with { key: "a" }\n'
+            'remember("inside a loop") -> S with { key: "b" }\n'
+            'recall("loop") from P'
+        )
+
+    records = asyncio.run(notebook_cell())
+    assert [r["key"] for r in records[-1]["results"]] == ["a"]
+    backends = [bound.backend for bound in session.memories.bound.values()]
+    assert len(backends) == 2 and not any(b.closed for b in backends)
+
+    async def close_in_a_loop() -> None:
+        session.close()
+
+    asyncio.run(close_in_a_loop())
+    assert all(b.closed for b in backends)
+    assert session.closed
+    with axon.Session(memory_dir=tmp_path) as again:
+        again.execute("memory P { store: persistent backend: sqlite retrieval: keyword }")
+        assert [r["key"] for r in again.execute('recall("loop") from P')[0]["results"]] == ["a"]
