@@ -18,7 +18,7 @@ from axon.compiler import ast, ir
 from axon.compiler.check_memory import DEFAULT_TOP_K, Reporter, check_memory
 from axon.compiler.check_options import recall_options, remember_options
 from axon.compiler.lowering import condition_text, expr, names_in, plain, text_of, value_span
-from axon.compiler.names import did_you_mean, key_for_literal, key_for_name
+from axon.compiler.names import Suggester, did_you_mean, key_for_literal, key_for_name
 from axon.errors import AxonCheckError
 from axon.memory.registry import BackendRegistry
 from axon.memory.registry import registry as default_registry
@@ -61,6 +61,8 @@ class Checker:
         self.report = Reporter()
         self.memories: dict[str, ir.IRMemory] = {}
         self.flows: dict[str, ir.IRFlow] = {}
+        self._suggesters: dict[str, Suggester] = {}
+        self._bound_names = Suggester()
 
     # ------------------------------------------------------------ reporting
     def error(self, message: str, span: Span) -> None:
@@ -68,6 +70,14 @@ class Checker:
 
     def warn(self, message: str, span: Span) -> None:
         self.report.warn(message, span)
+
+    def _suggest(self, name: str, kind: str) -> str:
+        """` (did you mean 'x'?)` among the declared names of one kind (fixed once declared)."""
+        suggester = self._suggesters.get(kind)
+        if suggester is None:
+            suggester = Suggester(s.name for s in self.env.symbols.values() if s.kind == kind)
+            self._suggesters[kind] = suggester
+        return suggester.did_you_mean(name)
 
     # ------------------------------------------------------------ entry point
     def check(self, program: ast.Program) -> ir.IRProgram:
@@ -373,8 +383,7 @@ class Checker:
     def _memory_ref(self, op: str, role: str, name: str, span: Span) -> ir.IRMemory | None:
         symbol = self.env.symbols.get(name)
         if symbol is None:
-            memories = [s.name for s in self.env.symbols.values() if s.kind == "memory"]
-            self.error(f"Undefined memory '{name}'{did_you_mean(name, memories)}", span)
+            self.error(f"Undefined memory '{name}'{self._suggest(name, 'memory')}", span)
             return None
         if symbol.kind != "memory":
             self.error(
@@ -457,21 +466,25 @@ class Checker:
             message = (
                 f"Unbound name '{name.text}' in {op}: bind it first "
                 f'(let, a step, a recall ... as) or write a literal such as "{name.text}"'
-                f"{did_you_mean(root, bound)}"
+                f"{self._suggest_bound(root, bound)}"
             )
             if top:
                 self.error(message, name.span if name.span != NO_SPAN else span)
             else:
                 self.warn(message, name.span if name.span != NO_SPAN else span)
 
+    def _suggest_bound(self, name: str, bound: set[str]) -> str:
+        """` (did you mean 'x'?)` among the names bound here (one index for every scope)."""
+        self._bound_names.update(bound)
+        return self._bound_names.did_you_mean(name, bound)
+
     def _run(self, run: ast.Run) -> ir.IRRun:
         flow_name = run.flow.text
         symbol = self.env.symbols.get(flow_name)
         flow_node: ir.IRFlow | None = None
         if symbol is None:
-            flows = [s.name for s in self.env.symbols.values() if s.kind == "flow"]
             self.error(
-                f"Undefined flow '{flow_name}'{did_you_mean(flow_name, flows)}", run.flow.span
+                f"Undefined flow '{flow_name}'{self._suggest(flow_name, 'flow')}", run.flow.span
             )
         elif symbol.kind != "flow":
             self.error(f"'run' expects a flow, but '{flow_name}' is a {symbol.kind}", run.flow.span)
@@ -554,8 +567,7 @@ class Checker:
             return
         symbol = self.env.symbols.get(name)
         if symbol is None:
-            same = [s.name for s in self.env.symbols.values() if s.kind == kind]
-            self.error(f"Undefined {kind} '{name}'{did_you_mean(name, same)}", span)
+            self.error(f"Undefined {kind} '{name}'{self._suggest(name, kind)}", span)
         elif symbol.kind != kind:
             self.error(f"'{keyword}' expects a {kind}, but '{name}' is a {symbol.kind}", span)
 
