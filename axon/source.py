@@ -95,9 +95,10 @@ def read_source(path: str | os.PathLike[str], filename: str | None = None) -> st
         raise SourceError("is a directory, not an .axon file", name) from None
     except OSError as exc:
         raise SourceError(f"cannot read ({exc.strerror or exc})", name) from None
+    skipped = 0
     if data.startswith(_BOM):
-        data = data[len(_BOM) :]
-    if len(data) > MAX_SOURCE_BYTES:
+        data, skipped = data[len(_BOM) :], len(_BOM)
+    if len(data) > MAX_SOURCE_BYTES - skipped:
         line = data.count(b"\n", 0, MAX_SOURCE_BYTES) + 1
         column = MAX_SOURCE_BYTES - (data.rfind(b"\n", 0, MAX_SOURCE_BYTES) + 1) + 1
         raise SourceError(
@@ -112,7 +113,7 @@ def read_source(path: str | os.PathLike[str], filename: str | None = None) -> st
         before = data[: exc.start].decode("utf-8")
         line, column = position_of(before, len(before))
         raise SourceError(
-            f"not UTF-8 text ({exc.reason}: byte 0x{data[exc.start]:02x} at offset {exc.start})",
+            f"not UTF-8 text ({exc.reason}: byte 0x{data[exc.start]:02x} at offset {exc.start + skipped})",
             name,
             line,
             column,
