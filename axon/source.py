@@ -19,6 +19,9 @@ MAX_SOURCE_BYTES = 10 * 1024 * 1024
 _SHOWN_LINE = 120
 """Characters of a source line a diagnostic shows at most, around the column."""
 
+_LONGEST_MESSAGE = 400
+"""Characters of a message shown at most (a message may quote a name thousands long)."""
+
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -157,9 +160,12 @@ class Source:
         """`file:line:col: severity: message`, then the source line and a caret under the column.
 
         The caret underlines the whole span when it ends on the same line. A long
-        line is shown as a window of about 120 characters around the column, and
-        unprintable characters as '?', so a diagnostic stays short and safe to print.
+        line is shown as a window of about 120 characters around the column, a
+        message past 400 characters is cut, and unprintable characters show as
+        '?', so a diagnostic stays short and safe to print.
         """
+        if len(message) > _LONGEST_MESSAGE:
+            message = message[: _LONGEST_MESSAGE - 3] + "..."
         head = f"{self.filename}:{span.line}:{span.column}: {severity}: {message}"
         if span.line <= 0:
             return head
