@@ -116,7 +116,8 @@ def read_source(path: str | os.PathLike[str], filename: str | None = None) -> st
         before = data[: exc.start].decode("utf-8")
         line, column = position_of(before, len(before))
         raise SourceError(
-            f"not UTF-8 text ({exc.reason}: byte 0x{data[exc.start]:02x} at offset {exc.start + skipped})",
+            f"not UTF-8 text ({exc.reason}: byte 0x{data[exc.start]:02x} "
+            f"at offset {exc.start + skipped})",
             name,
             line,
             column,
