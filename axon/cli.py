@@ -63,6 +63,17 @@ def _read(path: Path) -> str:
     raise typer.Exit(EXIT_CHECK)
 
 
+def _read_source(path: Path) -> str:
+    """A program file, bounded in size (`axon.source.read_source`); exit 1 when unreadable."""
+    from axon.source import SourceError, read_source
+
+    try:
+        return read_source(path)
+    except SourceError as exc:
+        _err(str(exc))
+    raise typer.Exit(EXIT_CHECK)
+
+
 def _configure_logging(verbose: bool) -> None:
     import logging
 
@@ -106,7 +117,7 @@ def check(
         raise typer.Exit(2)
     failed = False
     for path in files:
-        text = _read(path)
+        text = _read_source(path)
         source = Source(text, str(path))
         try:
             program = parse(text, str(path))
@@ -152,7 +163,7 @@ def run(
     _configure_logging(verbose)
     if pg_dsn:
         os.environ["AXON_PG_DSN"] = pg_dsn
-    text = _read(file)
+    text = _read_source(file)
     session = None
     code = 0
     try:

@@ -61,7 +61,8 @@ def check_memory(decl: ast.Declaration, backends: BackendRegistry, report: Repor
     store = _word(fields.get("store"), "store", name, report)
     if store is not None and store not in STORE_TYPES:
         report.error(
-            f"Unknown store type '{store}' in memory '{name}'. Valid: {', '.join(STORE_TYPES)}",
+            f"Unknown store type '{store}' in memory '{name}'"
+            f"{did_you_mean(store, STORE_TYPES)}. Valid: {', '.join(STORE_TYPES)}",
             value_span(fields["store"]),
         )
         store = None
@@ -108,7 +109,8 @@ def check_memory(decl: ast.Declaration, backends: BackendRegistry, report: Repor
     retrieval = _word(fields.get("retrieval"), "retrieval", name, report)
     if retrieval is not None and retrieval not in RETRIEVAL_MODES:
         report.error(
-            f"Unknown retrieval strategy '{retrieval}' in memory '{name}'. "
+            f"Unknown retrieval strategy '{retrieval}' in memory '{name}'"
+            f"{did_you_mean(retrieval, RETRIEVAL_MODES)}. "
             f"Valid: {', '.join(sorted(RETRIEVAL_MODES))}",
             value_span(fields["retrieval"]),
         )

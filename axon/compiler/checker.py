@@ -15,11 +15,11 @@ from typing import Any, assert_never
 import attrs
 
 from axon.compiler import ast, ir
-from axon.compiler.check_memory import DEFAULT_TOP_K, Reporter, check_memory, positive_int
+from axon.compiler.check_memory import DEFAULT_TOP_K, Reporter, check_memory
+from axon.compiler.check_options import recall_options, remember_options
 from axon.compiler.lowering import condition_text, expr, names_in, plain, text_of, value_span
-from axon.compiler.names import did_you_mean, key_for_literal, key_for_name
+from axon.compiler.names import Suggester, did_you_mean, key_for_literal, key_for_name
 from axon.errors import AxonCheckError
-from axon.memory.backend import RETRIEVAL_MODES
 from axon.memory.registry import BackendRegistry
 from axon.memory.registry import registry as default_registry
 from axon.source import NO_SPAN, Source, Span
@@ -61,6 +61,8 @@ class Checker:
         self.report = Reporter()
         self.memories: dict[str, ir.IRMemory] = {}
         self.flows: dict[str, ir.IRFlow] = {}
+        self._suggesters: dict[str, Suggester] = {}
+        self._bound_names = Suggester()
 
     # ------------------------------------------------------------ reporting
     def error(self, message: str, span: Span) -> None:
@@ -68,6 +70,14 @@ class Checker:
 
     def warn(self, message: str, span: Span) -> None:
         self.report.warn(message, span)
+
+    def _suggest(self, name: str, kind: str) -> str:
+        """` (did you mean 'x'?)` among the declared names of one kind (fixed once declared)."""
+        suggester = self._suggesters.get(kind)
+        if suggester is None:
+            suggester = Suggester(s.name for s in self.env.symbols.values() if s.kind == kind)
+            self._suggesters[kind] = suggester
+        return suggester.did_you_mean(name)
 
     # ------------------------------------------------------------ entry point
     def check(self, program: ast.Program) -> ir.IRProgram:
@@ -373,8 +383,7 @@ class Checker:
     def _memory_ref(self, op: str, role: str, name: str, span: Span) -> ir.IRMemory | None:
         symbol = self.env.symbols.get(name)
         if symbol is None:
-            memories = [s.name for s in self.env.symbols.values() if s.kind == "memory"]
-            self.error(f"Undefined memory '{name}'{did_you_mean(name, memories)}", span)
+            self.error(f"Undefined memory '{name}'{self._suggest(name, 'memory')}", span)
             return None
         if symbol.kind != "memory":
             self.error(
@@ -391,38 +400,8 @@ class Checker:
     def _remember(self, stmt: ast.Remember, bound: set[str], *, top: bool) -> ir.IRRemember:
         self._memory_ref("remember", "target", stmt.target, stmt.target_span)
         self._check_refs(stmt.value, bound, "remember", stmt.span, top=top)
-        options: dict[str, Any] = {}
-        key: str | None = None
-        for f in stmt.options.fields if stmt.options else ():
-            if f.name in options:
-                self.error(f"Duplicate option '{f.name}' in remember", f.span)
-                continue
-            value = plain(f.value)
-            if f.name == "key":
-                if isinstance(value, str) and value.strip():
-                    key = value
-                    options["key"] = value
-                else:
-                    self.error("key in 'with' must be a non-empty string", value_span(f))
-                continue
-            if f.name == "importance" and not (
-                isinstance(value, int | float)
-                and not isinstance(value, bool)
-                and 0.0 <= value <= 1.0
-            ):
-                self.error(
-                    f"importance must be a number from 0 to 1, got {json.dumps(value)}",
-                    value_span(f),
-                )
-            if f.name == "tags" and not (
-                isinstance(value, list) and all(isinstance(t, str) for t in value)
-            ):
-                self.error('tags must be a list of strings, such as ["finance"]', value_span(f))
-            if f.name in ("scope", "source"):
-                self.error(
-                    f"'{f.name}' is set by the runtime and cannot be given in 'with'", f.span
-                )
-            options[f.name] = value
+        checked = remember_options(stmt.options, self.report)
+        key = checked.key
         if key is None:
             if isinstance(stmt.value, ast.Name):
                 key = key_for_name(stmt.value.parts)
@@ -432,50 +411,35 @@ class Checker:
             expression=text_of(stmt.value),
             memory_target=stmt.target,
             key=key,
-            options=options,
+            options=_written(stmt.options),
             line=stmt.span.line,
             column=stmt.span.column,
             value=expr(stmt.value),
+            tags=checked.tags,
+            importance=checked.importance,
+            metadata=checked.metadata,
         )
 
     def _recall(self, stmt: ast.Recall, bound: set[str]) -> ir.IRRecall:
         memory = self._memory_ref("recall", "source", stmt.source, stmt.source_span)
-        options: dict[str, Any] = {}
-        filters: dict[str, Any] = {}
-        top_k = memory.top_k if memory else DEFAULT_TOP_K
+        checked = recall_options(stmt.options, self.report)
+        top_k = checked.top_k or (memory.top_k if memory else DEFAULT_TOP_K)
         retrieval = memory.retrieval if memory else "exact"
-        for f in stmt.options.fields if stmt.options else ():
-            if f.name in options:
-                self.error(f"Duplicate option '{f.name}' in recall", f.span)
-                continue
-            value = plain(f.value)
-            options[f.name] = value
-            if f.name == "top_k":
-                top_k = positive_int(f, "in recall", self.report) or top_k
-            elif f.name == "retrieval":
-                if value not in RETRIEVAL_MODES:
-                    self.error(
-                        f"Unknown retrieval strategy {json.dumps(value)} in recall. "
-                        f"Valid: {', '.join(sorted(RETRIEVAL_MODES))}",
-                        value_span(f),
-                    )
-                else:
-                    retrieval = value
-                    self._check_mode(memory, value, value_span(f))
-            else:
-                filters[f.name] = value
+        if checked.retrieval is not None and checked.retrieval_field is not None:
+            retrieval = checked.retrieval
+            self._check_mode(memory, retrieval, value_span(checked.retrieval_field))
         bound.add(stmt.alias or stmt.source)
         return ir.IRRecall(
             query=text_of(stmt.query),
             memory_source=stmt.source,
             top_k=top_k,
             alias=stmt.alias,
-            options=options,
+            options=_written(stmt.options),
             line=stmt.span.line,
             column=stmt.span.column,
             query_value=expr(stmt.query),
             retrieval=retrieval,
-            filters=filters,
+            filters=checked.filters,
         )
 
     def _check_mode(self, memory: ir.IRMemory | None, mode: str, span: Span) -> None:
@@ -502,21 +466,25 @@ class Checker:
             message = (
                 f"Unbound name '{name.text}' in {op}: bind it first "
                 f'(let, a step, a recall ... as) or write a literal such as "{name.text}"'
-                f"{did_you_mean(root, bound)}"
+                f"{self._suggest_bound(root, bound)}"
             )
             if top:
                 self.error(message, name.span if name.span != NO_SPAN else span)
             else:
                 self.warn(message, name.span if name.span != NO_SPAN else span)
 
+    def _suggest_bound(self, name: str, bound: set[str]) -> str:
+        """` (did you mean 'x'?)` among the names bound here (one index for every scope)."""
+        self._bound_names.update(bound)
+        return self._bound_names.did_you_mean(name, bound)
+
     def _run(self, run: ast.Run) -> ir.IRRun:
         flow_name = run.flow.text
         symbol = self.env.symbols.get(flow_name)
         flow_node: ir.IRFlow | None = None
         if symbol is None:
-            flows = [s.name for s in self.env.symbols.values() if s.kind == "flow"]
             self.error(
-                f"Undefined flow '{flow_name}'{did_you_mean(flow_name, flows)}", run.flow.span
+                f"Undefined flow '{flow_name}'{self._suggest(flow_name, 'flow')}", run.flow.span
             )
         elif symbol.kind != "flow":
             self.error(f"'run' expects a flow, but '{flow_name}' is a {symbol.kind}", run.flow.span)
@@ -599,10 +567,17 @@ class Checker:
             return
         symbol = self.env.symbols.get(name)
         if symbol is None:
-            same = [s.name for s in self.env.symbols.values() if s.kind == kind]
-            self.error(f"Undefined {kind} '{name}'{did_you_mean(name, same)}", span)
+            self.error(f"Undefined {kind} '{name}'{self._suggest(name, kind)}", span)
         elif symbol.kind != kind:
             self.error(f"'{keyword}' expects a {kind}, but '{name}' is a {symbol.kind}", span)
+
+
+def _written(options: ast.MapValue | None) -> dict[str, Any]:
+    """A `with { ... }` as written, as plain data (the first of a duplicated name wins)."""
+    out: dict[str, Any] = {}
+    for f in options.fields if options else ():
+        out.setdefault(f.name, plain(f.value))
+    return out
 
 
 def _pos(span: Span) -> tuple[int, int]:

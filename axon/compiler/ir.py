@@ -134,7 +134,8 @@ class IRRemember(_Node):
 
     `expression` is the argument as text (a name, or a literal's value); `value`
     is what the executor evaluates; `options` holds the `with { ... }` fields as
-    written (`key`, `tags`, `importance`, ...); all but `key` become metadata.
+    written. What becomes the entry's metadata, besides the runtime's `scope`
+    and `source`: `tags` and `importance` when given, and the `metadata:` map.
     """
 
     expression: str
@@ -144,6 +145,9 @@ class IRRemember(_Node):
     line: int
     column: int
     value: IRExpr = IRLiteral(None)
+    tags: tuple[str, ...] | None = None
+    importance: float | None = None
+    metadata: dict[str, Any] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -152,7 +156,7 @@ class IRRecall(_Node):
 
     `query` is the text as written (a string's value, or a name); `query_value`
     is evaluated at run time (a bound name's value, else its text). `filters`
-    are the `with` fields that restrict by metadata (e.g. `tags`).
+    restrict by metadata: `tags` (any shared element) and each `where:` field.
     """
 
     query: str

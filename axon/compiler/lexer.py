@@ -16,7 +16,9 @@ builds AST nodes) and replaces only the loop:
   left-hand side resolved once per grammar.
 
 Errors are Lark's exception types (`UnexpectedCharacters`, `UnexpectedToken`),
-so `syntax_errors.translate` reports them the same way.
+so `syntax_errors.translate` reports them the same way, and `LexError` for the
+checks this loop makes itself: the language's limits (nesting depth, digits in a
+number) and the contents of string literals (escapes, control characters).
 """
 
 from __future__ import annotations
@@ -48,6 +50,79 @@ _SKIP = frozenset({"WS", "COMMENT", "BLOCK_COMMENT"})
 _NAMED_PUNCT = frozenset({"OPTIONAL", "COMP_OP"})
 """Punctuation the grammar keeps as named terminals (callbacks look at them)."""
 _COMPARISONS = frozenset({"<=", ">=", "==", "!=", "<", ">"})
+_OPENERS = frozenset({"{", "[", "(", ".{"})
+_CLOSERS = frozenset({"}", "]", ")"})
+
+MAX_NESTING = 100
+"""Brackets (`{`, `[`, `(`, type arguments `<`) open at once, at most (docs/language.md, Limits)."""
+MAX_NUMBER_DIGITS = 100
+"""Digits in one number or duration literal, at most (docs/language.md, Limits)."""
+
+ESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t", "r": "\r"}
+"""The one-character escapes of string literals; `\\uXXXX` and `\\u{X...}` come on top."""
+_ESCAPE = re.compile(r"\\(?:u\{([0-9A-Fa-f]{1,6})\}|u([0-9A-Fa-f]{4})|(.))", re.DOTALL)
+_RAW_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_DIGITS = re.compile(r"[0-9]")
+
+
+class LexError(Exception):
+    """A token the grammar accepts but the language refuses; `offset` is where, in the text."""
+
+    def __init__(self, message: str, offset: int, length: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+        self.length = length
+
+
+def _escape_value(m: re.Match[str]) -> str | None:
+    """The text one escape stands for, or None when it is not an escape of the language."""
+    braced, four, char = m.group(1), m.group(2), m.group(3)
+    if braced is not None or four is not None:
+        code = int(braced or four, 16)
+        if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+            return None
+        return chr(code)
+    return ESCAPES.get(char)
+
+
+def check_string(token: str, offset: int) -> None:
+    """Raise `LexError` at the first unknown escape or raw control character of a literal.
+
+    `token` is the literal with its quotes, `offset` where it starts in the text.
+    """
+    raw = _RAW_CONTROL.search(token)
+    if raw is not None:
+        code = ord(raw.group())
+        raise LexError(
+            f"control character U+{code:04X} in a string (write it as \\u{code:04X})",
+            offset + raw.start(),
+        )
+    for m in _ESCAPE.finditer(token, 1, len(token) - 1):
+        if _escape_value(m) is None:
+            shown = m.group()
+            if m.group(3) is not None and not m.group(3).isprintable():
+                shown = "\\" + repr(m.group(3))[1:-1]
+            if shown.startswith("\\u") and m.group(3) is None:
+                problem = "is a surrogate or beyond U+10FFFF, not a character"
+            elif shown.startswith("\\u"):
+                problem = "needs four hex digits (\\u00e9) or braces (\\u{1F600})"
+            else:
+                problem = "is not an escape"
+            raise LexError(
+                f"'{shown}' {problem}; the escapes are \\\\ \\\" \\' \\n \\t \\r "
+                "\\uXXXX \\u{X...}",
+                offset + m.start(),
+                len(m.group()),
+            )
+
+
+def unquote(token: str) -> str:
+    """The text a string literal (checked by `check_string`) stands for, quotes removed."""
+    body = token[1:-1]
+    if "\\" not in body:
+        return body
+    return _ESCAPE.sub(lambda m: _escape_value(m) or "", body)
 
 
 class _Tables:
@@ -97,10 +172,13 @@ def run(parser: lark.Lark, text: str) -> Any:
     match_at = _MASTER.match
     new_token = Token._future_new
     pos = line_start = 0
+    if text.startswith("\ufeff"):  # a byte-order mark: skipped, and not counted as a column
+        pos = line_start = 1
     line = 1
     end = len(text)
     token: Token | str | None = None
     start = column = 0
+    depth = 0
     while True:
         if pos < end:
             m = match_at(text, pos)
@@ -129,6 +207,25 @@ def run(parser: lark.Lark, text: str) -> Any:
                     kind = "COMP_OP"
                 else:
                     kind = punct.get(value, "PUNCT")
+                    if value in _OPENERS or value == "<":
+                        depth += 1
+                        if depth > MAX_NESTING:
+                            raise LexError(
+                                f"nesting too deep: more than {MAX_NESTING} brackets "
+                                "open at once",
+                                start,
+                            )
+                    elif (value in _CLOSERS or value == ">") and depth:
+                        depth -= 1
+            elif kind == "STRING":
+                check_string(value, start)
+            elif len(value) > MAX_NUMBER_DIGITS and len(_DIGITS.findall(value)) > MAX_NUMBER_DIGITS:
+                raise LexError(
+                    f"number too long: more than {MAX_NUMBER_DIGITS} digits "
+                    f"(the limit is {MAX_NUMBER_DIGITS})",
+                    start,
+                    len(value),
+                )
             # Anonymous punctuation never reaches a callback (Lark filters it out of
             # the children), so it travels as its text; a Token is made only on error.
             token = (

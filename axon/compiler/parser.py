@@ -19,20 +19,12 @@ from lark import Token
 from axon.compiler import ast, lexer
 from axon.compiler.syntax_errors import translate
 from axon.errors import AxonSyntaxError
-from axon.source import Source, Span
+from axon.source import MAX_SOURCE_BYTES, Source, Span, position_of, utf8_length
 
 GRAMMAR_PATH = Path(__file__).resolve().parent.parent / "grammar" / "axon.lark"
 """The grammar, shipped as package data (`axon/grammar/axon.lark`)."""
 
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
-_ESCAPE_RE = re.compile(r"\\(.)", re.DOTALL)
-
-
-def _unquote(text: str) -> str:
-    body = text[1:-1]
-    if "\\" not in body:
-        return body
-    return _ESCAPE_RE.sub(lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), body)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _span(tok: Token) -> Span:
@@ -64,7 +56,7 @@ class _Builder(lark.Transformer[Token, Any]):
 
     # ------------------------------------------------------------ values
     def string(self, c: list[Token]) -> ast.Literal:
-        return ast.Literal(_unquote(str(c[0])), span=_span(c[0]))
+        return ast.Literal(lexer.unquote(str(c[0])), span=_span(c[0]))
 
     def number(self, c: list[Token]) -> ast.Literal:
         text = str(c[0])
@@ -96,7 +88,7 @@ class _Builder(lark.Transformer[Token, Any]):
     step_field = field
 
     def map_field(self, c: list[Any]) -> ast.Field:
-        name = _unquote(str(c[0])) if c[0].type == "STRING" else str(c[0])
+        name = lexer.unquote(str(c[0])) if c[0].type == "STRING" else str(c[0])
         return ast.Field(name, c[1], span=_span(c[0]))
 
     def map_value(self, c: list[Any]) -> ast.MapValue:
@@ -326,10 +318,46 @@ def parse(text: str, filename: str = "<input>") -> ast.Program:
     text simply ended too early, `incomplete=True` (the REPL continues then).
     """
     source = Source(text, filename)
+    _check_text(source)
     try:
         items: list[ast.TopLevel] = lexer.run(_parser(), text)
+    except lexer.LexError as exc:
+        line, column = position_of(text, exc.offset)
+        raise AxonSyntaxError(
+            exc.message, Span(line, column, line, column + exc.length), source
+        ) from None
     except lark.exceptions.VisitError as exc:  # a callback failed: report where
         raise AxonSyntaxError(f"invalid syntax: {exc.orig_exc}", Span(0, 0), source) from None
     except lark.exceptions.LarkError as exc:
         raise translate(exc, source, _parser()) from None
     return ast.Program(tuple(items), filename, span=Span(1, 1))
+
+
+def _check_text(source: Source) -> None:
+    """Refuse text no program may be: over the size limit, or holding a lone surrogate.
+
+    A lone surrogate (text decoded with `surrogateescape`, or built in Python) is
+    not a character: it could be neither stored as UTF-8 nor printed.
+    """
+    text = source.text
+    if not isinstance(text, str):
+        raise AxonSyntaxError(
+            f"source must be text (str), not {type(text).__name__}", Span(1, 1), source
+        )
+    size = utf8_length(text)
+    if size > MAX_SOURCE_BYTES:
+        raise AxonSyntaxError(
+            f"source too large: {size:,} bytes of UTF-8 (the limit is "
+            f"{MAX_SOURCE_BYTES:,} bytes, 10 MB)",
+            Span(1, 1),
+            source,
+        )
+    bad = _SURROGATE.search(text)
+    if bad is not None:
+        line, column = position_of(text, bad.start())
+        raise AxonSyntaxError(
+            f"invalid character U+{ord(bad.group()):04X} (a lone surrogate, not text; "
+            "is the file UTF-8?)",
+            Span(line, column, line, column + 1),
+            source,
+        )

@@ -126,7 +126,8 @@ def _unclosed_bracket(text: str) -> tuple[str, int, int] | None:
 
 def _message_for_token(
     exc: lark.UnexpectedToken, parser: lark.Lark, source: Source
-) -> tuple[str, bool]:
+) -> tuple[str, bool, Span | None]:
+    """The message, whether the text just ended too early, and a span other than the token's."""
     token: Token = exc.token
     expected: set[str] = set(exc.expected)
     previous = previous_token(source.text, token.start_pos or 0)
@@ -138,24 +139,38 @@ def _message_for_token(
                 f"unexpected end of input: '{char}' opened at line {line}, column {column} "
                 f"is never closed",
                 True,
+                None,
             )
-        return f"unexpected end of input: expected {_expected_list(expected, parser)}", True
+        return f"unexpected end of input: expected {_expected_list(expected, parser)}", True, None
+    if "RBRACE" in expected and str(token) in _STARTERS:
+        # A construct's keyword where a '}' was due: the block before it was never closed.
+        opened = _unclosed_bracket(source.text[: token.start_pos or 0])
+        if opened is not None and opened[0] == "{":
+            _, line, column = opened
+            return (
+                f"'{{' opened at line {line}, column {column} is never closed: expected '}}' "
+                f"before '{token}' at line {token.line}, column {token.column}",
+                False,
+                Span(line, column, line, column + 1),
+            )
     if "COLON" in expected and previous is not None and previous.isidentifier():
-        return f"expected ':' after field name '{previous}'", False
+        return f"expected ':' after field name '{previous}'", False, None
     keywords = _keyword_words(expected, parser)
     if token.type == "NAME" and keywords and "NAME" not in expected:
         close = difflib.get_close_matches(str(token), keywords, n=1, cutoff=0.6)
         if close:
-            return f"unknown keyword '{token}' (did you mean '{close[0]}'?)", False
+            return f"unknown keyword '{token}' (did you mean '{close[0]}'?)", False, None
         if set(keywords) & set(_STARTERS) and len(keywords) > 3:
             return (
                 f"unexpected {_describe_token(token)}: expected a declaration or statement "
                 f"({', '.join(sorted(set(keywords) & set(_STARTERS)))})",
                 False,
+                None,
             )
     return (
         f"unexpected {_describe_token(token)}: expected {_expected_list(expected, parser)}",
         False,
+        None,
     )
 
 
@@ -173,9 +188,11 @@ def _message_for_characters(exc: lark.UnexpectedCharacters, source: Source) -> s
 def translate(exc: lark.exceptions.LarkError, source: Source, parser: lark.Lark) -> AxonSyntaxError:
     """Turn any Lark error raised while parsing `source` into an `AxonSyntaxError`."""
     if isinstance(exc, lark.UnexpectedToken):
-        message, incomplete = _message_for_token(exc, parser, source)
+        message, incomplete, at = _message_for_token(exc, parser, source)
         token: Token = exc.token
-        if token.type == "$END":
+        if at is not None:
+            span = at
+        elif token.type == "$END":
             span = _end_span(source)
         else:
             span = Span(token.line or 1, token.column or 1, token.end_line, token.end_column)

@@ -112,8 +112,14 @@ class Executor:
         source = origin
         if isinstance(stmt.value, ir.IRRef):
             source = frame.source_of(stmt.value.path[0]) or origin
-        # `with` fields are metadata, except the key, which is the entry's identity
-        metadata = {"source": source, **{k: v for k, v in stmt.options.items() if k != "key"}}
+        # The entry's metadata: where it came from, its tags and importance, and the
+        # program's own `metadata: { ... }` (the checker keeps their names apart).
+        metadata: dict[str, Any] = {"source": source}
+        if stmt.tags is not None:
+            metadata["tags"] = list(stmt.tags)
+        if stmt.importance is not None:
+            metadata["importance"] = stmt.importance
+        metadata.update(stmt.metadata)
         entry = await self.memories.remember(stmt.memory_target, stmt.key, value, metadata)
         self.records.append(
             {

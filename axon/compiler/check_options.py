@@ -1,0 +1,210 @@
+"""`with { ... }` on remember and recall -> checked options (LANGUAGE.md §7).
+
+The options are a closed set: a misspelt name is an error with a suggestion,
+never a silent metadata filter. Free metadata is written `metadata: { ... }` on
+remember, a metadata filter `where: { field: value }` on recall. Each option is
+checked for the statement it is written on and for the type of its value.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+
+from axon.compiler import ast
+from axon.compiler.check_memory import Reporter, positive_int
+from axon.compiler.lowering import plain, value_span
+from axon.compiler.names import did_you_mean
+from axon.memory.backend import RETRIEVAL_MODES
+
+REMEMBER_OPTIONS = ("importance", "key", "metadata", "tags")
+"""What `with { ... }` accepts on remember."""
+RECALL_OPTIONS = ("retrieval", "tags", "top_k", "where")
+"""What `with { ... }` accepts on recall."""
+PLANNED_OPTIONS = ("expires_in", "min_importance", "related", "tier", "tiers", "type")
+"""Options LANGUAGE.md §8 names that this implementation does not have yet."""
+RUNTIME_METADATA = ("scope", "source")
+"""Metadata the runtime writes itself; a program cannot set it."""
+
+
+@attrs.frozen
+class RememberOptions:
+    """The checked `with` of a remember: `None` where the option was not given (or wrong)."""
+
+    key: str | None = None
+    tags: tuple[str, ...] | None = None
+    importance: float | None = None
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class RecallOptions:
+    """The checked `with` of a recall; `filters` merges `tags` and `where` for the backend."""
+
+    top_k: int | None = None
+    retrieval: str | None = None
+    filters: dict[str, Any] = attrs.field(factory=dict)
+    retrieval_field: ast.Field | None = attrs.field(default=None, eq=False)
+
+
+def _fields(op: str, options: ast.MapValue | None, report: Reporter) -> dict[str, ast.Field]:
+    """The fields of a `with`, each name once, every name valid for `op`."""
+    if op == "remember":
+        valid, other = REMEMBER_OPTIONS, RECALL_OPTIONS
+    else:
+        valid, other = RECALL_OPTIONS, REMEMBER_OPTIONS
+    fields: dict[str, ast.Field] = {}
+    for f in options.fields if options else ():
+        if f.name in fields:
+            report.error(f"Duplicate option '{f.name}' in {op}", f.span)
+        elif f.name in valid:
+            fields[f.name] = f
+        elif f.name in other:
+            report.error(
+                f"'{f.name}' is a {'recall' if op == 'remember' else 'remember'} option, "
+                f"not valid in {op}. Valid: {', '.join(valid)}",
+                f.span,
+            )
+        elif f.name in PLANNED_OPTIONS:
+            report.error(
+                f"Option '{f.name}' (LANGUAGE.md §8) is not implemented yet. "
+                f"Valid in {op}: {', '.join(valid)}",
+                f.span,
+            )
+        elif op == "remember" and f.name in RUNTIME_METADATA:
+            report.error(f"'{f.name}' is set by the runtime and cannot be given in 'with'", f.span)
+        else:
+            hint = (
+                f"; free metadata goes in metadata: {{ {f.name}: ... }}"
+                if op == "remember"
+                else f"; filter by metadata with where: {{ {f.name}: ... }}"
+            )
+            report.error(
+                f"Unknown option '{f.name}' in {op}{did_you_mean(f.name, valid)}. "
+                f"Valid: {', '.join(valid)}{hint}",
+                f.span,
+            )
+    return fields
+
+
+def _tags(f: ast.Field | None, report: Reporter) -> tuple[str, ...] | None:
+    if f is None:
+        return None
+    value = plain(f.value)
+    if isinstance(f.value, ast.ListValue) and all(isinstance(t, str) for t in value):
+        return tuple(value)
+    report.error(
+        f'tags must be a list of strings, such as ["finance"], got {_shown(value)}',
+        value_span(f),
+    )
+    return None
+
+
+def _map(f: ast.Field, op: str, report: Reporter) -> ast.MapValue | None:
+    if isinstance(f.value, ast.MapValue):
+        return f.value
+    example = "{ project: \"apollo\" }"
+    report.error(
+        f"{f.name} in {op} must be a map such as {example}, got {_shown(plain(f.value))}",
+        value_span(f),
+    )
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def remember_options(options: ast.MapValue | None, report: Reporter) -> RememberOptions:
+    """The checked options of `remember(...) -> M with { ... }`; problems go to `report`."""
+    fields = _fields("remember", options, report)
+    key = None
+    if "key" in fields:
+        value = plain(fields["key"].value)
+        if isinstance(value, str) and value.strip():
+            key = value
+        else:
+            report.error("key in 'with' must be a non-empty string", value_span(fields["key"]))
+    importance = None
+    if "importance" in fields:
+        value = plain(fields["importance"].value)
+        if (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and 0.0 <= value <= 1.0
+        ):
+            importance = value
+        else:
+            report.error(
+                f"importance must be a number from 0 to 1, got {_shown(value)}",
+                value_span(fields["importance"]),
+            )
+    metadata: dict[str, Any] = {}
+    mapping = _map(fields["metadata"], "remember", report) if "metadata" in fields else None
+    for f in mapping.fields if mapping else ():
+        if f.name in metadata:
+            report.error(f"Duplicate field '{f.name}' in metadata", f.span)
+        elif f.name in RUNTIME_METADATA:
+            report.error(
+                f"'{f.name}' is set by the runtime and cannot be given in metadata", f.span
+            )
+        elif f.name in ("tags", "importance"):
+            report.error(
+                f"'{f.name}' is an option of its own: write with {{ {f.name}: ... }}, "
+                "not inside metadata",
+                f.span,
+            )
+        else:
+            metadata[f.name] = plain(f.value)
+    return RememberOptions(key, _tags(fields.get("tags"), report), importance, metadata)
+
+
+def _is_filter_value(value: Any) -> bool:
+    scalar = (str, int, float, bool)
+    return isinstance(value, scalar) or (
+        isinstance(value, list) and all(isinstance(v, scalar) for v in value)
+    )
+
+
+def recall_options(options: ast.MapValue | None, report: Reporter) -> RecallOptions:
+    """The checked options of `recall(...) from M with { ... }`; problems go to `report`.
+
+    `retrieval` is returned as written when it names a strategy; whether the
+    memory's backend can do it is the checker's question (it knows the memory).
+    """
+    fields = _fields("recall", options, report)
+    top_k = positive_int(fields["top_k"], "in recall", report) if "top_k" in fields else None
+    retrieval = None
+    if "retrieval" in fields:
+        value = plain(fields["retrieval"].value)
+        if value in RETRIEVAL_MODES:
+            retrieval = value
+        else:
+            report.error(
+                f"Unknown retrieval strategy {_shown(value)} in recall"
+                f"{did_you_mean(str(value), RETRIEVAL_MODES)}. "
+                f"Valid: {', '.join(sorted(RETRIEVAL_MODES))}",
+                value_span(fields["retrieval"]),
+            )
+    filters: dict[str, Any] = {}
+    tags = _tags(fields.get("tags"), report)
+    if tags is not None:
+        filters["tags"] = list(tags)
+    mapping = _map(fields["where"], "recall", report) if "where" in fields else None
+    for f in mapping.fields if mapping else ():
+        value = plain(f.value)
+        if f.name in filters:
+            twice = "as an option and in where" if f.name == "tags" else "twice in where"
+            report.error(f"Filter '{f.name}' given {twice}", f.span)
+        elif not _is_filter_value(value):
+            report.error(
+                f"where: '{f.name}' must be a string, number, boolean or a list of them, "
+                f"got {_shown(value)}",
+                value_span(f),
+            )
+        else:
+            filters[f.name] = value
+    return RecallOptions(top_k, retrieval, filters, fields.get("retrieval"))

@@ -1,0 +1,162 @@
+"""`with { ... }` on remember and recall: a closed set of options (LANGUAGE.md §7).
+
+A misspelt option is a checker error with a suggestion and its position, never
+a silent metadata filter; options are checked for the statement they are on and
+for the type of their value; `metadata:` and `where:` carry free metadata, and
+reach the backends (SQLite here, a real file) as the entry's metadata and as
+recall filters.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import axon
+from axon.errors import AxonCheckError
+
+DECL = "memory Notes { store: persistent, backend: sqlite, retrieval: keyword }\n"
+
+
+def errors(text: str) -> list[tuple[str, int, int]]:
+    with pytest.raises(AxonCheckError) as info:
+        axon.compile(DECL + text)
+    return [(d.message, d.line, d.column) for d in info.value.diagnostics]
+
+
+def only_error(text: str) -> tuple[str, int, int]:
+    found = errors(text)
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "wanted", "column"),
+    [
+        ('recall("a") from Notes with { tpo_k: 3 }', "did you mean 'top_k'?", 31),
+        ('recall("a") from Notes with { retreival: exact }', "did you mean 'retrieval'?", 31),
+        ('remember("a") -> Notes with { tgas: ["x"] }', "did you mean 'tags'?", 31),
+        ('remember("a") -> Notes with { importnce: 0.5 }', "did you mean 'importance'?", 31),
+        ('remember("a") -> Notes with { metdata: { a: 1 } }', "did you mean 'metadata'?", 31),
+        ('recall("a") from Notes with { wher: { a: 1 } }', "did you mean 'where'?", 31),
+    ],
+)
+def test_a_misspelt_option_is_an_error_with_a_suggestion(
+    text: str, wanted: str, column: int
+) -> None:
+    message, line, col = only_error(text)
+    assert message.startswith("Unknown option")
+    assert wanted in message
+    assert (line, col) == (2, column)
+
+
+def test_free_fields_point_to_metadata_and_where() -> None:
+    message, _, _ = only_error('remember("a") -> Notes with { project: "apollo" }')
+    assert "metadata: { project: ... }" in message
+    message, _, _ = only_error('recall("a") from Notes with { project: "apollo" }')
+    assert "where: { project: ... }" in message
+
+
+def test_options_of_the_other_statement_are_refused() -> None:
+    message, _, col = only_error('remember("a") -> Notes with { top_k: 3 }')
+    assert message.startswith("'top_k' is a recall option, not valid in remember")
+    assert col == 31
+    message, _, _ = only_error('recall("a") from Notes with { importance: 0.5 }')
+    assert message.startswith("'importance' is a remember option, not valid in recall")
+    message, _, _ = only_error('recall("a") from Notes with { metadata: { a: 1 } }')
+    assert "remember option" in message
+
+
+@pytest.mark.parametrize("name", ["tier", "tiers", "type", "expires_in", "related"])
+def test_planned_options_say_they_are_not_implemented(name: str) -> None:
+    message, _, _ = only_error(f'remember("a") -> Notes with {{ {name}: 1 }}')
+    assert f"Option '{name}' (LANGUAGE.md §8) is not implemented yet" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "wanted"),
+    [
+        ('remember("a") -> Notes with { importance: 1.5 }', "importance must be a number"),
+        ('remember("a") -> Notes with { importance: "high" }', "importance must be a number"),
+        ('remember("a") -> Notes with { importance: true }', "importance must be a number"),
+        ('remember("a") -> Notes with { tags: "x" }', "tags must be a list of strings"),
+        ('remember("a") -> Notes with { tags: [1, 2] }', "tags must be a list of strings"),
+        ('recall("a") from Notes with { tags: "x" }', "tags must be a list of strings"),
+        ('remember("a") -> Notes with { metadata: [1] }', "metadata in remember must be a map"),
+        ('recall("a") from Notes with { where: "x" }', "where in recall must be a map"),
+        ('recall("a") from Notes with { where: { a: { b: 1 } } }', "where: 'a' must be"),
+        ('recall("a") from Notes with { top_k: 0 }', "top_k in recall must be a positive"),
+        ('remember("a") -> Notes with { key: "" }', "key in 'with' must be a non-empty"),
+        ('remember("a") -> Notes with { metadata: { scope: "x" } }', "set by the runtime"),
+        ('remember("a") -> Notes with { source: "x" }', "set by the runtime"),
+        ('remember("a") -> Notes with { metadata: { tags: ["x"] } }', "an option of its own"),
+        ('recall("a") from Notes with { tags: ["a"], where: { tags: ["b"] } }',
+         "as an option and in where"),
+        ('recall("a") from Notes with { top_k: 1, top_k: 2 }', "Duplicate option 'top_k'"),
+    ],
+)
+def test_option_values_are_checked(text: str, wanted: str) -> None:
+    message, line, _ = only_error(text)
+    assert wanted in message
+    assert line == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "wanted"),
+    [
+        ('recall("a") from Notes with { retrieval: semantc }', "did you mean 'semantic'?"),
+        ('recall("a") from Notes with { retrieval: keywrd }', "did you mean 'keyword'?"),
+        ("memory M { store: persistant }", "did you mean 'persistent'?"),
+        ("memory M { retrieval: semantc }", "did you mean 'semantic'?"),
+        ("memory M { backend: sqlit }", "did you mean 'sqlite'?"),
+    ],
+)
+def test_enum_values_get_a_suggestion(text: str, wanted: str) -> None:
+    message, _, _ = only_error(text)
+    assert wanted in message
+
+
+def test_the_documented_options_check() -> None:
+    program = axon.compile(
+        DECL
+        + 'remember("a") -> Notes with { key: "k", tags: ["x"], importance: 0.5, '
+        'metadata: { project: "apollo", n: 2 } }\n'
+        'recall("a") from Notes with { top_k: 2, retrieval: exact, tags: ["x"], '
+        'where: { project: "apollo" } }\n'
+    )
+    remember, recall = program.statements
+    assert remember.to_dict()["tags"] == ["x"]
+    assert remember.to_dict()["importance"] == 0.5
+    assert remember.to_dict()["metadata"] == {"project": "apollo", "n": 2}
+    assert recall.to_dict()["filters"] == {"tags": ["x"], "project": "apollo"}
+    assert recall.to_dict()["top_k"] == 2
+
+
+def test_metadata_and_where_reach_sqlite(tmp_path: Path) -> None:
+    with axon.Session(memory_dir=tmp_path) as session:
+        records = session.execute(
+            DECL
+            + 'remember("apollo launch plan") -> Notes with { key: "a", tags: ["space"], '
+            'importance: 0.9, metadata: { project: "apollo" } }\n'
+            'remember("gemini launch plan") -> Notes with { key: "g", '
+            'metadata: { project: "gemini" } }\n'
+        )
+        assert records[0]["metadata"] == {
+            "source": "main",
+            "tags": ["space"],
+            "importance": 0.9,
+            "project": "apollo",
+            "scope": "Notes",
+        }
+    with axon.Session(memory_dir=tmp_path) as session:
+        (hit,) = session.execute(
+            DECL + 'recall("launch plan") from Notes with { where: { project: "gemini" } }'
+        )
+        assert [r["key"] for r in hit["results"]] == ["g"]
+        (both,) = session.execute('recall("launch plan") from Notes')
+        assert sorted(r["key"] for r in both["results"]) == ["a", "g"]
+        (tagged,) = session.execute(
+            'recall("launch plan") from Notes with { tags: ["space"], where: { importance: 0.9 } }'
+        )
+        assert [r["key"] for r in tagged["results"]] == ["a"]
