@@ -7,7 +7,8 @@ caret. Internal bugs are anything else; the CLI reports those separately.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
@@ -104,7 +105,13 @@ class AxonCheckError(AxonError):
 
 
 class AxonRuntimeError(AxonError):
-    """A statement failed while running (bad value, unbound name, backend failure)."""
+    """A statement failed while running (bad value, unbound name, backend failure).
+
+    `records` holds the output records of the statements that ran before the
+    failing one (their effects stay: `Session.execute` sets it).
+    """
+
+    records: Sequence[Mapping[str, Any]] = ()
 
 
 class AxonMemoryError(ValueError):
