@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from axon.errors import AxonError, AxonMemoryError
+from axon.redaction import redact_secrets
 from axon.repl.console import Console, needs_more, split_inputs
 
 if TYPE_CHECKING:
@@ -53,15 +55,22 @@ def main(
         stderr.write(f"{file}: error: {reason}\n")
         return 1
     session = Session(memory_dir=memory_dir)
+    code = 1
     try:
         console = Console(session, stdout, stderr)
         if interactive:
-            return _interactive(console, file, prompt_input, prompt_output)
-        if file is not None:
-            console.preload(file)
-        return console.run_script(stdin.read())
+            code = _interactive(console, file, prompt_input, prompt_output)
+        else:
+            if file is not None:
+                console.preload(file)
+            code = console.run_script(stdin.read())
     finally:
-        session.close()
+        try:
+            session.close()
+        except (AxonError, AxonMemoryError) as exc:  # e.g. the server went away meanwhile
+            stderr.write(redact_secrets(f"error: closing the session: {exc}") + "\n")
+            code = 1
+    return code
 
 
 def _interactive(
