@@ -13,6 +13,7 @@ Everything printed to stderr goes through `redact_secrets`.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import tempfile
@@ -367,7 +368,7 @@ def _load_trace(path: Path) -> list[dict[str, Any]]:
             f"(at most {MAX_TRACE_BYTES // (1024 * 1024)} MiB)"
         )
         raise typer.Exit(EXIT_CHECK)
-    text = _read(path)
+    text = _read(path).removeprefix("\ufeff")  # a byte-order mark some editors write
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -427,11 +428,11 @@ def _trace_events(data: Any) -> list[dict[str, Any]]:
 
 
 def _finite(value: Any) -> bool:
-    """A JSON number a float can hold (not a bool, not 1e999, not a 400-digit integer)."""
+    """A JSON number a float can hold (not a bool, NaN, 1e999 or a 400-digit integer)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
     try:
-        return abs(float(value)) != float("inf")
+        return math.isfinite(float(value))
     except OverflowError:
         return False
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from axon.redaction import redact_secrets
 from axon.source import NO_SPAN, Source, Span
 
 
@@ -32,11 +33,14 @@ class Diagnostic:
         return self.span.column
 
     def render(self, source: Source | None) -> str:
+        """The diagnostic as text (connection-string passwords in it replaced by `***`)."""
         if source is None:
             if self.span.line:
-                return f"{self.span.line}:{self.span.column}: {self.severity}: {self.message}"
-            return f"{self.severity}: {self.message}"
-        return source.render(self.span, self.message, self.severity)
+                text = f"{self.span.line}:{self.span.column}: {self.severity}: {self.message}"
+            else:
+                text = f"{self.severity}: {self.message}"
+            return redact_secrets(text)
+        return redact_secrets(source.render(self.span, self.message, self.severity))
 
     def to_dict(self) -> dict[str, object]:
         return {
