@@ -1,23 +1,31 @@
 """The `axon` command: check, run and trace AXON programs, and open the REPL.
 
-This is the only place that prints and configures logging. User mistakes are
-reported as diagnostics (exit 1 for check errors, 2 for runtime errors); a bug
-in AXON itself prints a short "internal error" line (set `AXON_DEBUG=1` for the
-traceback) and exits 3.
+This is the only place that prints and configures logging. Exit codes (one
+meaning each, documented in docs/cli.md): 0 success; 1 the program has errors
+or a file cannot be read or written (a source file, a trace file, the output);
+2 a bad command line (click's convention: unknown option, `--trace` into a
+missing directory); 3 a statement failed while running; 4 an internal error (a
+bug in AXON: a short line, `AXON_DEBUG=1` for the traceback); 141 stdout was
+closed early (`axon run ... | head -1`: quiet, as a tool killed by SIGPIPE).
+Everything printed to stderr goes through `redact_secrets`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
+import tempfile
 import traceback
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 
 from axon.errors import AxonCheckError, AxonError, AxonRuntimeError
+from axon.redaction import redact_secrets
 from axon.render import format_event, format_record
 
 app = typer.Typer(
@@ -29,17 +37,38 @@ app = typer.Typer(
 )
 
 EXIT_CHECK = 1
-EXIT_RUNTIME = 2
-EXIT_INTERNAL = 3
+EXIT_USAGE = 2
+EXIT_RUNTIME = 3
+EXIT_INTERNAL = 4
+EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `yes | head -1`
+
+MAX_TRACE_BYTES = 256 * 1024 * 1024
+"""`axon trace` refuses larger files (a trace of a normal run is a few MB at most)."""
+
+MAX_TRACE_DEPTH = 64
+"""JSON nesting deeper than this is not a trace file (events nest a few levels)."""
+
+
+class _OutputFailed(Exception):
+    """Writing to stdout failed: `errno` None for a closed pipe, else the OSError."""
+
+    def __init__(self, error: OSError | None) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _err(text: str) -> None:
-    sys.stderr.write(text + "\n")
+    """One message on stderr (connection-string passwords blanked); never raises."""
+    try:
+        sys.stderr.write(redact_secrets(text) + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed or full: nowhere left to say it
+        pass
 
 
 def _internal(exc: BaseException) -> NoReturn:
     if os.environ.get("AXON_DEBUG"):
-        traceback.print_exception(exc)
+        _err("".join(traceback.format_exception(exc)).rstrip())
     else:
         _err(
             f"internal error: {type(exc).__name__}: {exc}\n"
@@ -47,6 +76,44 @@ def _internal(exc: BaseException) -> NoReturn:
             "Set AXON_DEBUG=1 to see the traceback."
         )
     raise typer.Exit(EXIT_INTERNAL)
+
+
+def _out(text: str) -> None:
+    """One line on stdout; raises `_OutputFailed` when stdout is closed or full."""
+    try:
+        sys.stdout.write(text + "\n")
+    except BrokenPipeError:
+        raise _OutputFailed(None) from None
+    except OSError as exc:
+        raise _OutputFailed(exc) from None
+
+
+def _flush() -> None:
+    """Flush stdout (a full disk or a closed pipe shows up here); raises `_OutputFailed`."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise _OutputFailed(None) from None
+    except OSError as exc:
+        raise _OutputFailed(exc) from None
+
+
+def _output_failed(failure: _OutputFailed) -> int:
+    """Report a failed stdout (quietly for a closed pipe); returns the exit code.
+
+    Whatever is still buffered would fail again when Python flushes stdout at
+    exit, so stdout is pointed at /dev/null first.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    if failure.error is None:
+        return EXIT_CLOSED_PIPE
+    _err(f"error: cannot write the output: {failure.error.strerror or failure.error}")
+    return EXIT_CHECK
 
 
 def _read(path: Path) -> str:
@@ -75,11 +142,26 @@ def _read_source(path: Path) -> str:
 
 
 def _configure_logging(verbose: bool) -> None:
+    """structlog to stderr (debug with -v, else warnings); library loggers only with -v.
+
+    Without -v the standard `logging` tree (psycopg_pool logs every failed
+    reconnection there) gets a handler that drops everything, so stderr holds
+    only AXON's own error message.
+    """
     import logging
 
     import structlog
 
     level = logging.DEBUG if verbose else logging.WARNING
+    root = logging.getLogger()
+    handler: logging.Handler
+    if verbose:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.setLevel(logging.DEBUG)
+    else:
+        handler = logging.NullHandler()  # found by the tree, so `logging.lastResort` is not
+    root.addHandler(handler)
     structlog.configure(
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
@@ -91,9 +173,29 @@ def _configure_logging(verbose: bool) -> None:
     )
 
 
-def _print_warnings(warnings: Any, source: Any) -> None:
+def _print_warnings(warnings: Iterable[Any], source: Any) -> None:
     for warning in warnings:
         _err(warning.render(source))
+
+
+def _version(value: bool) -> None:
+    if value:
+        from axon import __version__
+
+        typer.echo(f"axon {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """AXON: check, run and explore programs with real, persistent memory."""
 
 
 @app.command()
@@ -111,10 +213,10 @@ def check(
 
     if dump not in (None, "ast", "ir"):
         _err(f"error: --dump takes 'ast' or 'ir', not '{dump}'")
-        raise typer.Exit(2)
+        raise typer.Exit(EXIT_USAGE)
     if dump and len(files) != 1:
         _err("error: --dump takes exactly one file")
-        raise typer.Exit(2)
+        raise typer.Exit(EXIT_USAGE)
     failed = False
     for path in files:
         text = _read_source(path)
@@ -122,7 +224,7 @@ def check(
         try:
             program = parse(text, str(path))
             if dump == "ast":
-                print(json.dumps(to_data(program), indent=2, ensure_ascii=False))
+                _dump(to_data(program))
                 continue
             ir_program = check_program(program, source)
         except AxonError as exc:
@@ -133,9 +235,54 @@ def check(
             _internal(exc)
         _print_warnings(ir_program.warnings, source)
         if dump == "ir":
-            print(json.dumps(ir_program.to_dict(), indent=2, ensure_ascii=False))
+            _dump(ir_program.to_dict())
     if failed:
         raise typer.Exit(EXIT_CHECK)
+
+
+def _dump(data: Any) -> None:
+    """`check --dump`: JSON on stdout, DSN passwords blanked (see docs/cli.md)."""
+    try:
+        _out(redact_secrets(json.dumps(data, indent=2, ensure_ascii=False)))
+        _flush()
+    except _OutputFailed as failure:
+        raise typer.Exit(_output_failed(failure)) from None
+
+
+def _check_trace_target(path: Path) -> None:
+    """Exit 2 before anything runs when the `--trace` file could not be written."""
+    parent = path.parent if str(path.parent) else Path(".")
+    problem = None
+    if path.is_dir():
+        problem = "is a directory"
+    elif not parent.exists():
+        problem = f"directory {parent} does not exist"
+    elif not parent.is_dir():
+        problem = f"{parent} is not a directory"
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        problem = f"directory {parent} is not writable"
+    elif path.exists() and not os.access(path, os.W_OK):
+        problem = "is not writable"
+    if problem:
+        _err(f"error: --trace {path}: {problem}")
+        raise typer.Exit(EXIT_USAGE)
+
+
+def _write_trace(path: Path, payload: Mapping[str, Any]) -> bool:
+    """Write the trace file whole or not at all (a temporary file renamed over it)."""
+    text = redact_secrets(json.dumps(payload, indent=2, ensure_ascii=False, default=str)) + "\n"
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        _err(f"{path}: error: cannot write the trace file ({exc.strerror or exc})")
+        return False
+    return True
 
 
 @app.command()
@@ -159,8 +306,11 @@ def run(
 ) -> None:
     """Check and run FILE, printing every remember and recall."""
     from axon.runtime.session import Session
+    from axon.source import Source
 
     _configure_logging(verbose)
+    if trace is not None:
+        _check_trace_target(trace)
     if pg_dsn:
         os.environ["AXON_PG_DSN"] = pg_dsn
     text = _read_source(file)
@@ -168,29 +318,33 @@ def run(
     code = 0
     try:
         session = Session(memory_dir=memory_dir)
+        records: Iterable[Mapping[str, Any]] = ()
+        failure: AxonError | None = None
         try:
             records = session.execute(text, str(file))
         except AxonCheckError as exc:
-            _err(str(exc))
-            code = EXIT_CHECK
-            records = []
+            failure, code = exc, EXIT_CHECK
         except AxonRuntimeError as exc:
-            _err(str(exc))
-            code = EXIT_RUNTIME
-            records = []
+            # What ran before the failing statement took effect: show it, then the error.
+            failure, code, records = exc, EXIT_RUNTIME, exc.records
         except AxonError as exc:
-            _err(str(exc))
-            code = EXIT_RUNTIME if exc.span.line == 0 else EXIT_CHECK
-            records = []
-        _print_warnings(session.warnings, None)
-        for record in records:
-            if as_json:
-                print(json.dumps(record, ensure_ascii=False, default=str))
-            else:
-                print(format_record(record))
+            failure, code = exc, EXIT_RUNTIME if exc.span.line == 0 else EXIT_CHECK
+        _print_warnings(session.warnings, Source(text, str(file)))
+        try:
+            for record in records:
+                if as_json:
+                    _out(json.dumps(record, ensure_ascii=False, default=str))
+                else:
+                    _out(format_record(record))
+            _flush()
+        except _OutputFailed as output_failure:
+            code = code or _output_failed(output_failure)
+        if failure is not None:
+            _err(str(failure))
         if trace is not None:
             payload = {"program": str(file), **session.tracer.to_dict()}
-            trace.write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n")
+            if not _write_trace(trace, payload):
+                code = code or EXIT_CHECK
     except AxonError as exc:
         _err(str(exc))
         code = EXIT_RUNTIME
@@ -209,25 +363,135 @@ def run(
         raise typer.Exit(code)
 
 
+class _BadTrace(Exception):
+    """The file is not a trace `axon run --trace` writes; the message says why."""
+
+
+def _load_trace(path: Path) -> list[dict[str, Any]]:
+    """The events of the trace file at `path`, checked; exits 1 with a clear error if bad."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0  # `_read` reports a missing or unreadable file
+    if size > MAX_TRACE_BYTES:
+        _err(
+            f"{path}: error: {size:,} bytes is too large for a trace file "
+            f"(at most {MAX_TRACE_BYTES // (1024 * 1024)} MiB)"
+        )
+        raise typer.Exit(EXIT_CHECK)
+    text = _read(path).removeprefix("\ufeff")  # a byte-order mark some editors write
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"{path}:{exc.lineno}:{exc.colno}"
+        _err(f"{where}: error: not an AXON trace file: not JSON ({exc.msg})")
+        raise typer.Exit(EXIT_CHECK) from None
+    except (ValueError, RecursionError) as exc:  # a 5,000-digit number, 100,000 '['
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        _err(f"{path}: error: not an AXON trace file ({reason})")
+        raise typer.Exit(EXIT_CHECK) from None
+    try:
+        return _trace_events(data)
+    except _BadTrace as exc:
+        _err(f"{path}: error: not an AXON trace file: {exc}")
+        raise typer.Exit(EXIT_CHECK) from None
+
+
+def _trace_events(data: Any) -> list[dict[str, Any]]:
+    """`data["events"]`, each one checked for the fields `axon trace` prints."""
+    if not isinstance(data, dict) or "events" not in data:
+        raise _BadTrace(f'expected an object with an "events" list, got {_kind(data)}')
+    events = data["events"]
+    if not isinstance(events, list):
+        raise _BadTrace(f'"events" must be a list, not {_kind(events)}')
+    for index, event in enumerate(events):
+        where = f"event {index}"
+        if not isinstance(event, dict):
+            raise _BadTrace(f"{where} must be an object, not {_kind(event)}")
+        if _depth(event) > MAX_TRACE_DEPTH:
+            raise _BadTrace(f"{where} is nested more than {MAX_TRACE_DEPTH} levels deep")
+        for name in ("timestamp", "duration_ms"):
+            value = event.get(name)
+            if value is not None and not _finite(value):
+                raise _BadTrace(f'{where}: "{name}" must be a number, not {_kind(value)}')
+        for name in ("event_type", "step_name"):
+            value = event.get(name)
+            if value is not None and not isinstance(value, str):
+                raise _BadTrace(f'{where}: "{name}" must be a string, not {_kind(value)}')
+        payload = event.get("data", {})
+        if not isinstance(payload, dict):
+            raise _BadTrace(f'{where}: "data" must be an object, not {_kind(payload)}')
+        duration = payload.get("duration_ms")
+        if duration is not None and not _finite(duration):
+            raise _BadTrace(f'{where}: "duration_ms" must be a number, not {_kind(duration)}')
+        results = payload.get("results")
+        if results is not None and not isinstance(results, list):
+            raise _BadTrace(f'{where}: "results" must be a list, not {_kind(results)}')
+        for rank, result in enumerate(results or []):
+            if not isinstance(result, dict):
+                raise _BadTrace(f"{where}, result {rank}: must be an object, not {_kind(result)}")
+            if "score" in result and not _finite(result["score"]):
+                raise _BadTrace(
+                    f'{where}, result {rank}: "score" must be a number, '
+                    f"not {_kind(result['score'])}"
+                )
+    return events
+
+
+def _finite(value: Any) -> bool:
+    """A JSON number a float can hold (not a bool, NaN, 1e999 or a 400-digit integer)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number out of range" if not _finite(value) else "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _depth(value: Any) -> int:
+    """How deeply `value` nests lists and objects (iterative: no recursion limit)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            if deepest > MAX_TRACE_DEPTH:
+                return deepest
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 @app.command(name="trace")
 def trace_cmd(
     file: Annotated[Path, typer.Argument(help="A trace file written by 'axon run --trace'.")],
 ) -> None:
     """Pretty-print a trace file: one line per event, time relative to the first."""
-    text = _read(file)
+    events = _load_trace(file)
+    start = next((e["timestamp"] for e in events if e.get("timestamp") is not None), 0.0)
     try:
-        events = json.loads(text)["events"]
-        if not isinstance(events, list):
-            raise TypeError("'events' is not a list")
-    except (ValueError, KeyError, TypeError) as exc:
-        _err(f"{file}: error: not an AXON trace file ({exc})")
-        raise typer.Exit(EXIT_CHECK) from None
-    start = events[0].get("timestamp", 0.0) if events else 0.0
-    for event in events:
-        if not isinstance(event, dict):
-            continue
-        offset = (event.get("timestamp", start) or start) - start
-        print(f"{offset:>9.3f}s  {format_event(event)}")
+        for event in events:
+            stamp = event.get("timestamp")
+            offset = float(stamp if stamp is not None else start) - float(start)
+            _out(redact_secrets(f"{offset:>9.3f}s  {format_event(event)}"))
+        _flush()
+    except _OutputFailed as failure:
+        raise typer.Exit(_output_failed(failure)) from None
+    except Exception as exc:
+        _internal(exc)
 
 
 @app.command()
@@ -243,6 +507,7 @@ def repl(
     """Start an interactive session (memory persists across inputs)."""
     from axon.repl import main as repl_main
 
+    _configure_logging(False)
     try:
         code = repl_main(file=file, memory_dir=memory_dir)
     except Exception as exc:

@@ -7,10 +7,12 @@ caret. Internal bugs are anything else; the CLI reports those separately.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
+from axon.redaction import redact_secrets
 from axon.source import NO_SPAN, Source, Span
 
 
@@ -31,11 +33,14 @@ class Diagnostic:
         return self.span.column
 
     def render(self, source: Source | None) -> str:
+        """The diagnostic as text (connection-string passwords in it replaced by `***`)."""
         if source is None:
             if self.span.line:
-                return f"{self.span.line}:{self.span.column}: {self.severity}: {self.message}"
-            return f"{self.severity}: {self.message}"
-        return source.render(self.span, self.message, self.severity)
+                text = f"{self.span.line}:{self.span.column}: {self.severity}: {self.message}"
+            else:
+                text = f"{self.severity}: {self.message}"
+            return redact_secrets(text)
+        return redact_secrets(source.render(self.span, self.message, self.severity))
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -104,7 +109,13 @@ class AxonCheckError(AxonError):
 
 
 class AxonRuntimeError(AxonError):
-    """A statement failed while running (bad value, unbound name, backend failure)."""
+    """A statement failed while running (bad value, unbound name, backend failure).
+
+    `records` holds the output records of the statements that ran before the
+    failing one (their effects stay: `Session.execute` sets it).
+    """
+
+    records: Sequence[Mapping[str, Any]] = ()
 
 
 class AxonMemoryError(AxonError, ValueError):

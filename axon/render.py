@@ -8,11 +8,13 @@ event). Nothing here prints: every function returns a string.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from axon.memory.entry import MemoryEntry
+from axon.redaction import redact_secrets
 
 
 def score_text(score: Any) -> str:
@@ -21,7 +23,10 @@ def score_text(score: Any) -> str:
     FTS5's BM25 gives tiny positive scores in a memory of a few entries; "0.000"
     would read as "no match".
     """
-    value = float(score)
+    try:
+        value = float(score)
+    except (OverflowError, ValueError, TypeError):  # a hand-edited trace file
+        return shorten(score, 20)
     return f"{value:.3g}" if 0 < abs(value) < 0.001 else f"{value:.3f}"
 
 
@@ -140,11 +145,12 @@ def recall_table(record: Mapping[str, Any], width: int = 100) -> str:
 
 
 def memories_table(memories: Iterable[Mapping[str, Any]], width: int = 100) -> str:
-    """`Session.describe_memories()` as a table (one row per memory)."""
+    """`Session.describe_memories()` as a table (one row per memory; DSN passwords `***`)."""
     headers = ("memory", "store", "backend", "retrieval", "decay", "top_k", "entries", "location")
     rows = [
         [str(m["name"]), str(m["store"]), str(m["backend"]), str(m["retrieval"]),
-         str(m["decay"]), str(m["top_k"]), str(m["entries"]), str(m.get("location") or "")]
+         str(m["decay"]), str(m["top_k"]), str(m["entries"]),
+         redact_secrets(str(m.get("location") or ""))]
         for m in memories
     ]
     return text_table(headers, rows, right={5, 6}, flex=7, width=width)
@@ -166,8 +172,16 @@ def entries_table(entries: Iterable[MemoryEntry], now: float, width: int = 100) 
 
 
 def age_text(seconds: float) -> str:
-    """A short duration in at most two units: `12s`, `5m3s`, `1d23h` (negative reads `0s`)."""
-    left = int(max(0.0, seconds))
+    """A short duration in at most two units: `12s`, `5m3s`, `1d23h` (negative reads `0s`).
+
+    Never raises: infinity reads `∞`, NaN `?`.
+    """
+    try:
+        if math.isnan(seconds):
+            return "?"
+        left = int(max(0.0, seconds))
+    except (OverflowError, ValueError, TypeError):  # inf, NaN, not a number
+        return "∞" if isinstance(seconds, int | float) and seconds > 0 else "?"
     units = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
     for i, (unit, size) in enumerate(units):
         if left >= size or unit == "s":
@@ -181,21 +195,38 @@ def age_text(seconds: float) -> str:
     raise AssertionError("unreachable")
 
 
-def _clock_text(timestamp: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp))
+def _clock_text(timestamp: Any) -> str:
+    """Local wall-clock time of a Unix timestamp; never raises.
+
+    A timestamp the platform cannot convert (`decay: 999999999999d` expires
+    ~2.7 billion years from now, or NaN, or not a number) reads as words.
+    """
+    try:
+        value = float(timestamp)
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(value))
+    except (OverflowError, OSError, ValueError, TypeError):
+        pass
+    if isinstance(timestamp, int | float) and not math.isnan(timestamp):
+        return "in the far future" if timestamp > 0 else "in the far past"
+    return "at an unknown time"
 
 
 def format_event(event: Mapping[str, Any]) -> str:
-    """One trace event (its `to_dict()` form) on one line: type, step, data, duration."""
-    data = dict(event.get("data", {}))
+    """One trace event (its `to_dict()` form) on one line: type, step, data, duration.
+
+    Tolerant of what a hand-edited file may hold: a field of the wrong type is
+    shown as it is rather than raising.
+    """
+    raw_data = event.get("data")
+    data = dict(raw_data) if isinstance(raw_data, Mapping) else {}
     duration = data.pop("duration_ms", event.get("duration_ms"))
     results = data.pop("results", None)
-    parts = [f"{event.get('event_type', '?'):<13}"]
+    parts = [f"{shorten(event.get('event_type', '?'), 40):<13}"]
     if event.get("step_name"):
-        parts.append(f"[{event['step_name']}]")
-    parts.append(", ".join(f"{k}={shorten(v, 40)}" for k, v in data.items()))
+        parts.append(f"[{shorten(event['step_name'], 40)}]")
+    parts.append(", ".join(f"{shorten(k, 40)}={shorten(v, 40)}" for k, v in data.items()))
     if duration is not None:
-        parts.append(f"({float(duration):.2f} ms)")
+        parts.append(f"({_number(duration, '.2f')} ms)")
     line = "  ".join(p for p in parts if p)
     if isinstance(results, list):
         for result in results[:5]:
@@ -204,8 +235,23 @@ def format_event(event: Mapping[str, Any]) -> str:
             signals = result.get("signals")
             explain = ""
             if isinstance(signals, Mapping) and signals:
-                explain = "  " + ", ".join(f"{k}={float(v):.3f}" for k, v in signals.items())
-            line += (
-                f"\n    -> {result.get('key')}  score={score_text(result.get('score', 0))}{explain}"
-            )
+                explain = "  " + ", ".join(
+                    f"{shorten(k, 20)}={_number(v, '.3f')}" for k, v in signals.items()
+                )
+            score = result.get("score", 0)
+            line += f"\n    -> {shorten(result.get('key'), 60)}  score={score_text(score)}{explain}"
     return line
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _number(value: Any, spec: str) -> str:
+    """`value` formatted with `spec` when it is a number that fits a float, else as it is."""
+    if _is_number(value):
+        try:
+            return format(float(value), spec)
+        except OverflowError:
+            pass
+    return shorten(value, 20)

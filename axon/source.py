@@ -190,3 +190,5 @@ class Source:
         gutter = f"{span.line:>4} | "
         caret = " " * (len(gutter) - 2) + "| " + " " * (col - 1) + "^" + "~" * (width - 1)
         return f"{head}\n{gutter}{text}\n{caret}"
+
+

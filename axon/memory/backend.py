@@ -466,8 +466,9 @@ def expand_location(location: str, what: str) -> str:
     var = location[4:]
     value = os.environ.get(var)
     if not value:
+        state = "is not set" if value is None else "is empty"
         raise AxonMemoryError(
-            f"location '{location}' names environment variable {var}, which is not set "
+            f"location '{location}' names environment variable {var}, which {state} "
             f"(it should hold {what})"
         )
     return value

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from axon.errors import AxonError
+from axon.redaction import redact_secrets
 from axon.repl.console import Console, needs_more, split_inputs
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def main(
         try:
             session.close()
         except AxonError as exc:  # e.g. a backend that failed to close
-            stderr.write(f"error: {exc}\n")
+            stderr.write(redact_secrets(f"error: {exc}") + "\n")
             code = code or 1
     return code
 

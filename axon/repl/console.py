@@ -26,6 +26,7 @@ from axon import render
 from axon.compiler import ast
 from axon.compiler.parser import parse
 from axon.errors import AxonCheckError, AxonError, AxonMemoryError, AxonSyntaxError, Diagnostic
+from axon.redaction import redact_secrets
 from axon.runtime.session import Session
 from axon.runtime.tracer import TraceEvent
 from axon.source import Source, Span
@@ -113,7 +114,7 @@ class Console:
         self.out.flush()
 
     def _error(self, text: str) -> None:
-        self.err.write(text + "\n")
+        self.err.write(redact_secrets(text) + "\n")
         self.err.flush()
 
     def _fail(self, text: str) -> bool:
@@ -259,6 +260,8 @@ class Console:
             return False
         try:
             declarations, skipped = declarations_only(text, str(path))
+        except AxonSyntaxError as exc:
+            return self._fail(self._syntax_error_in_file(path, exc))
         except AxonError as exc:
             return self._fail(self.render_error(exc))
         if not self.run_source(declarations, str(path)):
@@ -285,7 +288,26 @@ class Console:
         text = self._read(path)
         if text is None:
             return False
+        if path.suffix != ".axon":
+            try:
+                parse(text, str(path))
+            except AxonSyntaxError as exc:
+                return self._fail(self._syntax_error_in_file(path, exc))
         return self.run_source(text, str(path))
+
+    def _syntax_error_in_file(self, path: Path, exc: AxonSyntaxError) -> str:
+        """The diagnostic, or for a file not named `.axon` one line that echoes none of it.
+
+        `.load ~/.pgpass` must not print the file's first line: a file that is
+        not named like a program and does not parse is reported by position only.
+        """
+        if path.suffix == ".axon":
+            return self.render_error(exc)
+        return (
+            f"{path}:{exc.line}:{exc.column}: error: not an AXON program "
+            f"(a syntax error at line {exc.line}, column {exc.column}; "
+            "AXON programs are .axon files)"
+        )
 
     def _read(self, path: Path) -> str | None:
         try:

@@ -4,7 +4,8 @@ Enter submits the input when it is complete and otherwise opens a continuation
 line (`...> `), indented by the open braces; Enter on an empty continuation
 line submits anyway so the parser's error is shown. Ctrl-C cancels the
 current input, Ctrl-D leaves. History lives in `~/.axon_history` (or
-`$AXON_HISTORY_FILE`) and Tab completes through `AxonCompleter`.
+`$AXON_HISTORY_FILE`; mode 0600, DSN passwords saved as `***`) and Tab
+completes through `AxonCompleter`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output
 
+from axon.redaction import redact_secrets
 from axon.repl.complete import AxonCompleter
 from axon.repl.console import Console, needs_more
 
@@ -35,15 +37,49 @@ def history_path() -> Path:
     return Path(os.environ.get(HISTORY_ENV) or Path.home() / ".axon_history").expanduser()
 
 
+class PrivateFileHistory(FileHistory):
+    """A `FileHistory` kept private: mode 0600, connection-string passwords never saved.
+
+    What is typed is kept as it is for this session's Up arrow; only the copy
+    written to the file has its DSN passwords replaced by `***`.
+    """
+
+    def store_string(self, string: str) -> None:
+        super().store_string(redact_secrets(string))
+
+
 def open_history(path: Path | None = None) -> History:
-    """A file history at `path` (default `history_path()`), or an in-memory one if unwritable."""
+    """A private file history at `path` (default `history_path()`), in memory if unwritable.
+
+    The file is created with mode 0600; an existing one is set to 0600 and any
+    password an older version saved in it is redacted in place.
+    """
     path = path or history_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch(exist_ok=True)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+        os.chmod(path, 0o600)
+        _redact_file(path)
     except OSError:
         return InMemoryHistory()
-    return FileHistory(str(path))
+    return PrivateFileHistory(str(path))
+
+
+def _redact_file(path: Path) -> None:
+    """Rewrite `path` (atomically, mode 0600) when it holds a connection-string password."""
+    text = path.read_bytes().decode("utf-8", errors="surrogateescape")
+    clean = redact_secrets(text)
+    if clean == text:
+        return
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(clean.encode("utf-8", errors="surrogateescape"))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _depth(text: str) -> int:

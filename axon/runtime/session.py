@@ -106,13 +106,21 @@ class Session:
         """Check and run `text`; returns the remember/recall records it produced.
 
         Raises `AxonSyntaxError` / `AxonCheckError` (nothing is run or declared
-        then) or `AxonRuntimeError` (statements before the failing one took effect).
+        then) or `AxonRuntimeError` (statements before the failing one took effect;
+        their records are on the error's `records`).
         """
+        if not isinstance(text, str):
+            raise TypeError(f"Session.execute: text must be a str, not {type(text).__name__}")
         with self._lock:
             self._check_open()
             source = Source(text, filename)
             program = check(parse(text, filename), source, env=self.env)
-            return self._call(self._execute(program, source))
+            first = len(self.executor.records)
+            try:
+                return self._call(self._execute(program, source))
+            except AxonRuntimeError as exc:
+                exc.records = self.executor.records[first:]
+                raise
 
     async def _execute(self, program: ir.IRProgram, source: Source) -> list[Record]:
         for memory in program.memories:

@@ -108,14 +108,14 @@ def test_run_prints_recalls_for_people(tmp_path: Path) -> None:
     assert first.strip().startswith("1. q3_summary  score=")
 
 
-def test_run_check_error_exits_1_runtime_error_exits_2(tmp_path: Path) -> None:
+def test_run_check_error_exits_1_runtime_error_exits_3(tmp_path: Path) -> None:
     bad = write(tmp_path, "bad.axon", 'recall("q") from Nowhere\n')
     result = axon("run", str(bad), "--memory-dir", str(tmp_path))
     assert result.returncode == 1 and "Undefined memory 'Nowhere'" in result.stderr
     big = "y" * 1_100_000
     runtime = write(tmp_path, "rt.axon", f'memory N {{}}\nlet v = "{big}"\nremember(v) -> N\n')
     result = axon("run", str(runtime), "--memory-dir", str(tmp_path))
-    assert result.returncode == 2
+    assert result.returncode == 3
     assert result.stderr.startswith(f"{runtime}:3:1: error: Value is too large to store")
     assert "memory 'N'" in result.stderr and "key 'v'" in result.stderr
     assert "Traceback" not in result.stderr
@@ -159,9 +159,9 @@ def test_a_memory_that_cannot_be_opened_is_a_runtime_error(tmp_path: Path) -> No
         'remember("x") -> M\n',
     )
     result = axon("run", str(program), "--memory-dir", str(tmp_path))
-    assert result.returncode == 2
+    assert result.returncode == 3
     assert result.stderr.startswith(f"{program}:1:1: error: cannot open memory 'M':")
     assert "AXON_NO_SUCH_VAR" in result.stderr and "Traceback" not in result.stderr
     semantic = write(tmp_path, "s.axon", 'memory S { retrieval: semantic }\nremember("x") -> S\n')
     result = axon("run", str(semantic), "--memory-dir", str(tmp_path), AXON_EMBEDDER="bogus")
-    assert result.returncode == 2 and "unknown embedding model 'bogus'" in result.stderr
+    assert result.returncode == 3 and "unknown embedding model 'bogus'" in result.stderr

@@ -158,7 +158,7 @@ class PostgresBackend(MemoryBackend):
         self.schema = check_schema_name(schema or os.environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA)
         self._s = quote_ident(self.schema)
         self._entries = f"{self._s}.entries"
-        size = pool_size or int(os.environ.get(POOL_SIZE_ENV) or DEFAULT_POOL_SIZE)
+        size = pool_size or _env_pool_size()
         if size < 1:
             raise AxonMemoryError(f"pool_size must be at least 1, got {size}")
         self._db = Connector(
@@ -636,3 +636,16 @@ class PostgresBackend(MemoryBackend):
         # Equal distances: newest first, as everywhere else.
         found.sort(key=lambda entry: (-entry.score, -entry.timestamp))
         return found
+
+
+def _env_pool_size() -> int:
+    """`AXON_PG_POOL_SIZE` as a number of connections (default 8); a clear error if not one."""
+    text = (os.environ.get(POOL_SIZE_ENV) or "").strip()
+    if not text:
+        return DEFAULT_POOL_SIZE
+    if not (text.isascii() and text.isdigit() and len(text) <= 6 and int(text) >= 1):
+        raise AxonMemoryError(
+            f"{POOL_SIZE_ENV} must be a whole number of connections of at least 1, "
+            f"got {text[:40]!r}"
+        )
+    return int(text)

@@ -56,7 +56,7 @@ _LOCK_NAMESPACE = 0x41584F4E
 
 
 def install_hint() -> str:
-    return "install the 'postgres' extra: pip install 'axon[postgres]'"
+    return "install the 'postgres' extra: pip install 'axon-memory[postgres]'"
 
 
 # ------------------------------------------------------------------ connection settings

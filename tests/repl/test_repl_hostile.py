@@ -1,0 +1,154 @@
+"""The REPL against careless and hostile input: secrets, odd files, timestamps past year 9999."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from axon.repl.prompt import make_prompt_session, open_history, run_interactive
+from tests.repl.conftest import Repl, run_axon_repl
+
+ENTER = "\r"
+CTRL_D = "\x04"
+SECRET = "hunter2-do-not-print"
+
+
+@pytest.fixture
+def pipe() -> Iterator[PipeInput]:
+    with create_pipe_input() as pipe_input:
+        yield pipe_input
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_history_file_is_created_private(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        path = tmp_path / "hist"
+        assert isinstance(open_history(path), FileHistory)
+        assert mode(path) == 0o600
+    finally:
+        os.umask(old)
+
+
+def test_an_existing_history_file_is_made_private_and_scrubbed(tmp_path: Path) -> None:
+    path = tmp_path / "hist"
+    path.write_text(f'\n# 2024-01-01\n+memory P {{ location: "postgresql://bob:{SECRET}@h/db" }}\n')
+    path.chmod(0o644)
+    history = open_history(path)
+    assert mode(path) == 0o600
+    assert SECRET not in path.read_text()
+    assert list(history.load_history_strings()) == [
+        'memory P { location: "postgresql://bob:***@h/db" }'
+    ]
+
+
+def test_typed_passwords_are_not_saved_in_history(
+    repl: Repl, pipe: PipeInput, tmp_path: Path
+) -> None:
+    path = tmp_path / "hist"
+    history = open_history(path)
+    prompt_session = make_prompt_session(
+        repl.console, history=history, input=pipe, output=DummyOutput()
+    )
+    typed = f'let dsn = "host=db user=bob password={SECRET}"'
+    pipe.send_text(typed + ENTER + f'let uri = "postgresql://bob:{SECRET}@db/x"' + ENTER + CTRL_D)
+    assert run_interactive(repl.console, prompt_session) == 0
+    saved = path.read_text()
+    assert SECRET not in saved
+    assert "password=***" in saved and "postgresql://bob:***@db/x" in saved
+    assert repl.session.frame.values["dsn"] == f"host=db user=bob password={SECRET}"  # as typed
+
+
+@pytest.mark.postgres
+def test_memories_table_warnings_and_errors_never_show_the_password(tmp_path: Path) -> None:
+    dsn = os.environ.get("AXON_PG_DSN")
+    if not dsn or "://" not in dsn or "@" not in dsn:
+        pytest.skip("needs AXON_PG_DSN as a postgresql:// URI")
+    head, rest = dsn.split("://", 1)
+    userinfo, host = rest.rsplit("@", 1)
+    user = userinfo.split(":", 1)[0]
+    with_secret = f"{head}://{user}:{SECRET}@{host}"  # a trust-auth server ignores it
+    text = (
+        f'memory P {{ store: session backend: pgvector location: "{with_secret}" }}\n'
+        ".memories\n"
+        "memory L { store: session backend: pgvector location: "
+        f'"postgresql://bob:{SECRET}@127.0.0.1:1/db" }}\n'
+    )
+    result = run_axon_repl(["--memory-dir", str(tmp_path)], text, cwd=tmp_path)
+    assert SECRET not in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert f"{head}://{user}:***@" in result.stdout  # the .memories location column
+    assert f'location: "{head}://{user}:***@' in result.stderr  # the session warning's echo
+    assert "cannot open memory 'L'" in result.stderr
+    assert 'location: "postgresql://bob:***@127.0.0.1:1/db"' in result.stderr
+
+
+def test_memories_table_redacts_a_literal_dsn(repl: Repl) -> None:
+    from axon import render
+
+    table = render.memories_table(
+        [
+            {
+                "name": "P",
+                "store": "persistent",
+                "backend": "pgvector",
+                "retrieval": "hybrid",
+                "decay": "none",
+                "top_k": 5,
+                "entries": 0,
+                "location": f"postgresql://bob:{SECRET}@db:5432/app",
+            }
+        ]
+    )
+    assert SECRET not in table and "postgresql://bob:***@db:" in table
+
+
+def test_far_future_expiry_does_not_end_the_repl(repl: Repl) -> None:
+    assert repl.run("memory D { store: session decay: 999999999999d }")
+    assert repl.run('remember("x") -> D')
+    assert repl.run(".show D")
+    out, err = repl.take()
+    assert err == ""
+    assert "expires in the far future" in out and "999999999999d" in out
+
+
+def test_load_of_a_file_that_is_not_axon_echoes_none_of_it(repl: Repl, tmp_path: Path) -> None:
+    secret_file = tmp_path / ".pgpass"
+    secret_file.write_text(f"db:5432:app:bob:{SECRET}\n")
+    for command in (f".load {secret_file}",):
+        assert not repl.run(command)
+        out, err = repl.take()
+        assert SECRET not in out + err
+        assert err == (
+            f"{secret_file}:1:1: error: not an AXON program (a syntax error at line 1, "
+            "column 1; AXON programs are .axon files)\n"
+        )
+    program = tmp_path / "typo.axon"
+    program.write_text("memory M { store persistent }\n")
+    assert not repl.run(f".load {program}")
+    _, err = repl.take()
+    assert "expected ':' after field name 'store'" in err and "   1 | memory M" in err
+
+
+def test_preloading_a_file_that_is_not_axon_echoes_none_of_it(tmp_path: Path) -> None:
+    secret_file = tmp_path / "env"
+    secret_file.write_text(f"PGPASSWORD {SECRET}\n")
+    result = run_axon_repl(["--memory-dir", str(tmp_path), str(secret_file)], "", cwd=tmp_path)
+    assert result.returncode == 1
+    assert SECRET not in result.stdout + result.stderr
+    assert "not an AXON program" in result.stderr
+
+
+def test_execute_none_is_a_clear_type_error(repl: Repl) -> None:
+    with pytest.raises(TypeError, match=r"^Session.execute: text must be a str, not NoneType$"):
+        repl.session.execute(None)  # type: ignore[arg-type]
