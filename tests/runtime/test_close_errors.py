@@ -1,5 +1,5 @@
 """A backend that fails while the session closes: every other backend is still closed,
-and `axon run` reports one clear line with exit 2 (a failed run), not an internal error."""
+and `axon run` reports one clear line with exit 3 (a runtime error), not an internal error."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def owned_rows(memory_dir: Path) -> int:
     return int(row[0])
 
 
-def test_axon_run_reports_a_failed_close_in_one_line_with_exit_2(tmp_path: Path) -> None:
+def test_axon_run_reports_a_failed_close_in_one_line_with_exit_3(tmp_path: Path) -> None:
     program = tmp_path / "p.axon"
     program.write_text(PROGRAM)
     memory_dir = tmp_path / "mem"
@@ -52,7 +52,7 @@ def test_axon_run_reports_a_failed_close_in_one_line_with_exit_2(tmp_path: Path)
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         timeout=120,
     )
-    assert result.returncode == 2, result
+    assert result.returncode == 3, result
     errors = [line for line in result.stderr.splitlines() if ": warning: " not in line]
     assert errors == [
         "error: closing the session failed: backend 'failing_close': "
