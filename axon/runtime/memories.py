@@ -202,7 +202,12 @@ class MemoryManager:
         effective = self.effective_mode(bound, mode)
         started = time.perf_counter()
         results = await bound.backend.retrieve(
-            query, top_k, name, mode=effective, filters=dict(filters) if filters else None
+            query,
+            top_k,
+            name,
+            mode=effective,
+            filters=dict(filters) if filters else None,
+            linked=bound.decl.link == "sequence",
         )
         data: dict[str, Any] = {
             "query": query,

@@ -470,17 +470,22 @@ class SQLiteBackend(MemoryBackend):
         scope: str | None,
         filters: Mapping[str, Any] | None,
         now: float,
+        linked: bool = False,
     ) -> list[MemoryEntry]:
-        """BM25 over key and text; score = -bm25 (positive, higher is better).
+        """BM25 over key and text (and the context when `linked`); score = -bm25.
 
         The best `want` matches of the whole file are taken from FTS5 (exactly the raw
         `ORDER BY rank LIMIT` query) and joined to their rows; if scope, expiry or
         filters leave fewer than `top_k`, `want` grows until the matches run out.
+        Unless `linked`, the match is restricted to the `key` and `text` columns, so
+        the `context` every row carries (rows of every schema version do) is ignored.
         """
         self._maybe_purge(now)
         match = fts_match_expression(query)
         if match is None:
             return []
+        if not linked:
+            match = f"{{key text}} : ({match})"
         where, params = self._scope_sql(scope or None, "e.scope")
 
         def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
