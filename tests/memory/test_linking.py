@@ -116,23 +116,34 @@ async def test_linked_index_follows_writes_and_deletes(
 # ---------------------------------------------------------------------- stored by older versions
 
 
-async def test_sqlite_rows_migrated_from_an_older_file_are_independent(tmp_path: Path) -> None:
-    """A version-3 file (before contexts) gets contexts on migration; unlinked ignores them."""
+@pytest.mark.parametrize("version", [3, 4])
+async def test_sqlite_rows_migrated_from_an_older_file_are_independent(
+    tmp_path: Path, version: int
+) -> None:
+    """Files before contexts (3) and with contexts in one index (4) migrate with real rows."""
     conn = sqlite3.connect(tmp_path / "memory.db", isolation_level=None)
-    migrate(conn, path="test", target=3)
+    migrate(conn, path="test", target=version)
     for i, (key, text) in enumerate(OFFICE):
         conn.execute(
             "INSERT INTO entries (scope, key, value_json, text, timestamp) "
             "VALUES ('Office', ?, ?, ?, ?)",
             (key, f'"{text}"', text, float(i)),
         )
+    if version == 4:  # as version 4 wrote them: each row's context in the one index
+        conn.execute(
+            "UPDATE entries SET context = ifnull((SELECT p.text FROM entries AS p "
+            "WHERE p.id = entries.id - 1), '')"
+        )
+        conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('rebuild')")
     conn.close()
     backend = registry.create("sqlite", memory_dir=tmp_path, embedder=HashingEmbedder())
     try:
         raw = sqlite3.connect(tmp_path / "memory.db")
         contexts = dict(raw.execute("SELECT key, context FROM entries").fetchall())
-        raw.close()
         assert contexts["board"] == OFFICE[0][1]  # the migration filled the contexts
+        for table in ("entries_fts", "entries_fts_linked"):
+            raw.execute(f"INSERT INTO {table} ({table}) VALUES ('integrity-check')")
+        raw.close()
         plain = await backend.retrieve("was the Globex invoice paid", 5, "Office", mode="keyword")
         assert _keys(plain) == ["globex"]
         linked = await backend.retrieve(
@@ -141,3 +152,24 @@ async def test_sqlite_rows_migrated_from_an_older_file_are_independent(tmp_path:
         assert _keys(linked) == ["globex", "initech"]
     finally:
         await backend.close()
+
+
+async def test_an_unlinked_score_does_not_depend_on_the_previous_entry(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """Same entries, other order: the neighbour's length must not move the score either."""
+    if "keyword" not in backend.capabilities.retrieval:
+        pytest.skip(f"{backend.name} has no keyword retrieval")
+    long = "the weather in the mountains was cold and windy for the whole long week"
+    short = "hello there"
+    for scope, order in (
+        ("A", [long, "apple pie recipe", short]),
+        ("B", [short, "apple pie recipe", long]),
+    ):
+        for i, text in enumerate(order):
+            await backend.store(f"k{i}", text, {"scope": scope})
+            clock.advance(1)
+    [a] = await backend.retrieve("apple pie", 5, "A", mode="keyword")
+    [b] = await backend.retrieve("apple pie", 5, "B", mode="keyword")
+    assert a.key == b.key == "k1"
+    assert a.score == pytest.approx(b.score, rel=1e-9)
