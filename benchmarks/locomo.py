@@ -5,7 +5,9 @@ conversation; each dialog turn is remembered with key = `dia_id` and value =
 `"<speaker>: <text>"`, here prefixed with the session date (`--no-date` to leave it
 out) and with the speaker as metadata (`--no-speaker-metadata`); each question of
 category 1-4 is recalled from its own conversation's memory, through the
-project's own API (`store_many`, then `retrieve(mode=...)`). Evidence recall@k =
+project's own API (`store_many`, then `retrieve(mode=..., linked=True)`: a
+conversation is a `link: sequence` memory, each turn read with the one before it;
+`--unlinked` recalls as from an unlinked memory). Evidence recall@k =
 evidence turns found in the top k / all evidence turns, summed over all
 questions; MRR is the mean over questions of 1/rank of the first evidence turn
 in the top 10. `default` is the mode a memory gets when it does not say
@@ -229,7 +231,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                         real = default_mode if mode == "default" else mode
                         t0 = time.perf_counter()
                         results = await backend.retrieve(
-                            question, top_k=10, scope=conv.name, mode=real
+                            question,
+                            top_k=10,
+                            scope=conv.name,
+                            mode=real,
+                            linked=not args.unlinked,
                         )
                         elapsed = time.perf_counter() - t0
                         scores[mode].add([e.key for e in results], evidence, elapsed)
@@ -240,6 +246,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "backend": args.backend,
         "embedder": embedder.model_id if embedder is not None else None,
         "default_mode": default_mode,
+        "linked": not args.unlinked,
         "conversations": len(conversations),
         "turns": turns,
         "questions": sum(len(c.questions) for c in conversations),
@@ -260,6 +267,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-date", action="store_true", help="leave the session date out")
     parser.add_argument(
         "--no-speaker-metadata", action="store_true", help="do not store the speaker as metadata"
+    )
+    parser.add_argument(
+        "--unlinked",
+        action="store_true",
+        help="recall as from a `link: none` memory (each turn by its own words only)",
     )
     parser.add_argument("--cache", default=None, help="keep passage vectors in DIR (iteration)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")

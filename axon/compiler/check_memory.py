@@ -22,7 +22,11 @@ from axon.memory.registry import BackendRegistry
 from axon.source import Span
 
 STORE_TYPES = ("ephemeral", "none", "persistent", "session")
-MEMORY_FIELDS = ("backend", "decay", "location", "retrieval", "store", "top_k")
+MEMORY_FIELDS = ("backend", "decay", "link", "location", "retrieval", "store", "top_k")
+LINK_KINDS = ("none", "sequence")
+"""`link:` values. `none` (the default): every entry is found by its own words only.
+`sequence`: the entries form an ordered sequence (the turns of a conversation) and
+each is also found by the words of the entry stored just before it (LANGUAGE.md §6)."""
 DEFAULT_TOP_K = 5
 PERSISTENT_DEFAULT_BACKEND = "sqlite"
 SESSION_DEFAULT_BACKEND = "in_memory"
@@ -150,6 +154,15 @@ def check_memory(decl: ast.Declaration, backends: BackendRegistry, report: Repor
                 value_span(fields["decay"]),
             )
 
+    link = _word(fields.get("link"), "link", name, report)
+    if link is not None and link not in LINK_KINDS:
+        report.error(
+            f"Unknown link '{link}' in memory '{name}'{did_you_mean(link, LINK_KINDS)}. "
+            f"Valid: {', '.join(LINK_KINDS)}",
+            value_span(fields["link"]),
+        )
+        link = None
+
     top_k = DEFAULT_TOP_K
     if "top_k" in fields:
         top_k = positive_int(fields["top_k"], f"in memory '{name}'", report) or DEFAULT_TOP_K
@@ -174,6 +187,7 @@ def check_memory(decl: ast.Declaration, backends: BackendRegistry, report: Repor
         decay_seconds=decay_seconds,
         top_k=top_k,
         location=location,
+        link=link or "none",
         line=decl.span.line,
         column=decl.span.column,
     )

@@ -84,6 +84,8 @@ class IRMemory(_Node):
     location: str | None
     line: int
     column: int
+    link: str = "none"
+    """`none` (entries independent) or `sequence` (each read with the one before it)."""
 
 
 @attrs.frozen

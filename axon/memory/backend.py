@@ -192,12 +192,16 @@ class MemoryBackend(SeedMemoryBackend):
         *,
         mode: str | None = None,
         filters: Mapping[str, Any] | None = None,
+        linked: bool = False,
     ) -> list[MemoryEntry]:
         """The best `top_k` unexpired entries for `query`, best first, from `scope` (or all).
 
         `mode` is one of `capabilities.retrieval` (default: `default_mode`, which is
         the seed's `exact` scoring on the in-memory backend). `filters` restricts to
-        entries whose metadata matches (see `matches_filters`).
+        entries whose metadata matches (see `matches_filters`). `linked` says the
+        memory declared `link: sequence`: keyword matching (alone or in hybrid) then
+        also reads each entry's context (the entry stored just before it, see
+        `text.CONTEXT_WEIGHT`); otherwise an entry is found by its own words only.
         """
         self._check_open()
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
@@ -217,11 +221,11 @@ class MemoryBackend(SeedMemoryBackend):
         if mode == "exact":
             results = await self._retrieve_exact(query, top_k, scope, filters, now)
         elif mode == "keyword":
-            results = await self._retrieve_keyword(query, top_k, scope, filters, now)
+            results = await self._retrieve_keyword(query, top_k, scope, filters, now, linked)
         elif mode == "semantic":
             results = await self._semantic(query, top_k, scope, filters, now)
         else:
-            results = await self._hybrid(query, top_k, scope, filters, now)
+            results = await self._hybrid(query, top_k, scope, filters, now, linked)
         if self._tracer is not None:
             from axon.runtime.tracer import TraceEventType
 
@@ -325,8 +329,12 @@ class MemoryBackend(SeedMemoryBackend):
         scope: str | None,
         filters: Mapping[str, Any] | None,
         now: float,
+        linked: bool = False,
     ) -> list[MemoryEntry]:
-        """Ranked full-text search (BM25); scores are positive, higher is better."""
+        """Ranked full-text search (BM25); scores are positive, higher is better.
+
+        Only key and text match unless `linked`, when the entry's context does too.
+        """
         raise AxonMemoryError(f"backend '{self.name}' cannot do keyword retrieval")
 
     async def _semantic_search(
@@ -445,11 +453,12 @@ class MemoryBackend(SeedMemoryBackend):
         scope: str | None,
         filters: Mapping[str, Any] | None,
         now: float,
+        linked: bool = False,
     ) -> list[MemoryEntry]:
         from axon.memory.retrieval.hybrid import CANDIDATES_PER_RESULT, fuse
 
         pool = max(top_k * CANDIDATES_PER_RESULT, 50)
-        keyword = await self._retrieve_keyword(query, pool, scope, filters, now)
+        keyword = await self._retrieve_keyword(query, pool, scope, filters, now, linked)
         semantic = await self._semantic(query, pool, scope, filters, now)
         return fuse(
             keyword, semantic, top_k=top_k, now=now, weights=self.hybrid_weights, query=query

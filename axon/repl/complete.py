@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
 from prompt_toolkit.document import Document
 
-from axon.compiler.check_memory import MEMORY_FIELDS, STORE_TYPES
+from axon.compiler.check_memory import LINK_KINDS, MEMORY_FIELDS, STORE_TYPES
 from axon.memory.backend import RETRIEVAL_MODES
 from axon.memory.registry import registry
 from axon.repl.console import COMMANDS
@@ -40,6 +40,7 @@ FIELD_VALUES: dict[str, tuple[str, ...]] = {
     "retrieval": tuple(sorted(RETRIEVAL_MODES)),
     "decay": ("none", "never", "daily", "weekly", "1h", "1d", "7d", "30d"),
     "top_k": ("3", "5", "10"),
+    "link": LINK_KINDS,
 }
 OPTION_FIELDS = ("key", "tags", "importance", "top_k", "retrieval")
 

@@ -283,7 +283,12 @@ class MemoryManager:
             physical_filters["scope"] = bound.scope
         with _errors_named(name):
             found = await bound.backend.retrieve(
-                query, top_k, bound.scope, mode=effective, filters=physical_filters
+                query,
+                top_k,
+                bound.scope,
+                mode=effective,
+                filters=physical_filters,
+                linked=bound.decl.link == "sequence",
             )
         results = [_named(entry, name) for entry in found]
         data: dict[str, Any] = {

@@ -448,24 +448,26 @@ async def test_filters_apply_in_every_mode(backend: MemoryBackend) -> None:
         assert sorted(keys(found)) == ["a", "c"], mode
 
 
-async def test_keyword_indexes_each_entry_with_the_one_stored_before(
+async def test_linked_keyword_reads_each_entry_with_the_one_stored_before(
     backend: MemoryBackend,
 ) -> None:
-    """An answer is found by the words of the question stored just before it."""
+    """In a linked memory an answer is found by the words of the question stored before it."""
     if "keyword" not in backend.capabilities.retrieval:
         pytest.skip("no keyword retrieval")
     await backend.store("q", "Do you still go hiking on Sundays?", {"scope": "A"})
     await backend.store("a", "Yes, every week with my sister.", {"scope": "A"})
     await backend.store("other", "Hiking boots are on sale.", {"scope": "B"})
     await backend.store("b", "Lunch was served at noon.", {"scope": "B"})
-    found = await backend.retrieve("hiking with my sister", 10, "A", mode="keyword")
+    found = await backend.retrieve("hiking with my sister", 10, "A", mode="keyword", linked=True)
     assert keys(found) == ["a", "q"]
     # the context belongs to the scope: "b" follows "other" only in B
-    assert keys(await backend.retrieve("boots", 10, "B", mode="keyword")) == ["other", "b"]
-    assert keys(await backend.retrieve("boots", 10, "A", mode="keyword")) == []
+    linked = await backend.retrieve("boots", 10, "B", mode="keyword", linked=True)
+    assert keys(linked) == ["other", "b"]
+    assert keys(await backend.retrieve("boots", 10, "A", mode="keyword", linked=True)) == []
+    assert keys(await backend.retrieve("boots", 10, "B", mode="keyword")) == ["other"]
     # the context is fixed when a key is first stored, and exact never looks at it
     await backend.store("a", "Yes, every week.", {"scope": "A"})
-    assert "a" in keys(await backend.retrieve("sundays", 10, "A", mode="keyword"))
+    assert "a" in keys(await backend.retrieve("sundays", 10, "A", mode="keyword", linked=True))
     assert keys(await backend.retrieve("hiking", 10, "A", mode="exact")) == ["q"]
 
 
@@ -478,8 +480,8 @@ async def test_keyword_ranks_more_query_terms_first(backend: MemoryBackend) -> N
     await backend.store("four", "Liability insurance is required.")
     found = await backend.retrieve("indemnification liability", 10, mode="keyword")
     assert keys(found)[0] == "two"
-    # "three" has neither word: it matches only through its context ("two")
-    assert set(keys(found)) == {"one", "two", "three", "four"}
+    # "three" has neither word: unlinked, it is not found through its context ("two")
+    assert set(keys(found)) == {"one", "two", "four"}
     assert all(e.score > 0 for e in found)
     assert [e.score for e in found] == sorted((e.score for e in found), reverse=True)
 

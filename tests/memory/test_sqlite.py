@@ -325,8 +325,11 @@ async def test_keyword_is_bm25_like_the_raw_fts_query(tmp_path: Path) -> None:
         ).fetchall()
         conn.close()
         assert [(e.key, pytest.approx(e.score)) for e in found] == raw
-        # "d" matches through its context: "c", stored just before it, mentions a dog
-        assert {e.key for e in found} == {"a", "b", "c", "d"}
+        # "d" is not found through "c" (stored just before it, it mentions a dog)...
+        assert {e.key for e in found} == {"a", "b", "c"}
+        # ...unless the memory is linked: then its context counts, at half weight
+        linked = await backend.retrieve("cat dog", 10, "A", mode="keyword", linked=True)
+        assert {e.key for e in linked} == {"a", "b", "c", "d"} and linked[-1].key == "d"
         assert all(e.score > 0 for e in found)
     finally:
         await backend.close()

@@ -44,8 +44,9 @@ def test_memory_names_after_arrow_from_and_in(completer: AxonCompleter) -> None:
 
 def test_memory_fields_and_their_values(completer: AxonCompleter) -> None:
     assert complete(completer, "memory M {\n  ") == [
-        "backend: ", "decay: ", "location: ", "retrieval: ", "store: ", "top_k: ",
+        "backend: ", "decay: ", "link: ", "location: ", "retrieval: ", "store: ", "top_k: ",
     ]
+    assert complete(completer, "memory M { link: ") == ["none", "sequence"]
     assert complete(completer, "memory M { store: session, re") == ["retrieval: "]
     assert "store: " not in complete(completer, "memory M { store: session, ")
     assert complete(completer, "memory M {\n  store: ") == [

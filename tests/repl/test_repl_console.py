@@ -85,8 +85,8 @@ def test_remember_prints_key_and_recall_prints_a_ranked_table(repl: Repl) -> Non
     out, err = repl.take()
     assert err == ""
     lines = out.splitlines()
-    # the cats entry matches too, through its context (the entry stored before it)
-    assert lines[0] == 'recall "quarterly revenue report" from Notes: 2 results (keyword)'
+    # not the cats entry: Notes is not linked, its context (the entry before it) is not read
+    assert lines[0] == 'recall "quarterly revenue report" from Notes: 1 result (keyword)'
     assert re.split(r"\s{2,}", lines[1].strip()) == ["#", "key", "score", "value"]
     row = re.split(r"\s{2,}", lines[3].strip())
     assert row[:2] == ["1", "q3"]

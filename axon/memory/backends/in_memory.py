@@ -6,12 +6,15 @@ The reference implementation of the backend contract and the seed's
 - `exact` (the default, so a plain `retrieve()` is the seed's): `SubstringIndex`
   (trigram postings walked newest first) gives exactly the seed's linear-scan
   results and order, in well under a millisecond at a million entries.
-- `keyword`: BM25 (`BM25Index`) over the Porter-stemmed tokens of key, value
-  text, plus its context at `text.CONTEXT_WEIGHT` (the text of the entry stored
-  just before in the same scope), with `text.index_terms` / `text.search_terms`,
-  the same stems as FTS5's `porter`. Statistics (document count, document
-  frequencies, average length) are kept **per scope**: a memory's ranking
-  depends only on what that memory holds. An unscoped recall merges the per-scope rankings by score.
+- `keyword`: BM25 (`BM25Index`) over the Porter-stemmed tokens of key and value
+  text, with `text.index_terms` / `text.search_terms`, the same stems as FTS5's
+  `porter`. A linked recall (`link: sequence`) uses a second index that also
+  holds each entry's context at `text.CONTEXT_WEIGHT` (the text of the entry
+  stored just before in the same scope); it is built on the scope's first linked
+  recall and kept up to date from then on, so unlinked memories never pay for it.
+  Statistics (document count, document frequencies, average length) are kept
+  **per scope**: a memory's ranking depends only on what that memory holds. An
+  unscoped recall merges the per-scope rankings by score.
 - `semantic` / `hybrid`: one exact `VectorIndex` per scope, filled lazily by the
   base class (`ensure_vectors`) and tagged with the embedder's model id; storing an
   entry again drops its vector, so the new text gets embedded.
@@ -70,6 +73,7 @@ class _Scope:
     expiring: dict[str, float] = field(default_factory=dict)
     exact: SubstringIndex = field(default_factory=SubstringIndex)
     keyword: BM25Index = field(default_factory=BM25Index)
+    linked: BM25Index | None = None  # key, text and context: built on the first linked recall
     vectors: VectorIndex | None = None
     vector_model: str | None = None
     context: dict[str, str] = field(default_factory=dict)
@@ -98,6 +102,24 @@ class _Scope:
         if not self.expiring:
             return self.entries.values()
         return (e for k, e in self.entries.items() if self.live(k, now))
+
+    def index_linked(self, key: str, text: str) -> None:
+        """Index `key` with its context in the linked index (when that index exists)."""
+        if self.linked is not None:
+            self.linked.add(
+                key,
+                index_terms(f"{key} {text}"),
+                index_terms(self.context.get(key, "")),
+                CONTEXT_WEIGHT,
+            )
+
+    def linked_index(self) -> BM25Index:
+        """The index of key, text and context, built from the entries on first use."""
+        if self.linked is None:
+            self.linked = BM25Index()
+            for key, entry in self.entries.items():
+                self.index_linked(key, value_text(entry.value))
+        return self.linked
 
     def live_count(self, now: float) -> int:
         expired = sum(1 for t in self.expiring.values() if now >= t)
@@ -154,6 +176,8 @@ class InMemoryBackend(MemoryBackend):
         state.expiring.pop(key, None)
         state.exact.remove(key)
         state.keyword.remove(key)
+        if state.linked is not None:
+            state.linked.remove(key)
         state.context.pop(key, None)
         if state.vectors is not None:
             state.vectors.remove(key)
@@ -194,11 +218,10 @@ class InMemoryBackend(MemoryBackend):
                 state.expiring.pop(key, None)
             text = value_text(entry.value)
             # The context (see `text.CONTEXT_WEIGHT`) is fixed when a key is first stored.
-            context = state.context.setdefault(key, state.last_text)
+            state.context.setdefault(key, state.last_text)
             state.last_text = text
-            state.keyword.add(
-                key, index_terms(f"{key} {text}"), index_terms(context), CONTEXT_WEIGHT
-            )
+            state.keyword.add(key, index_terms(f"{key} {text}"))
+            state.index_linked(key, text)
             if state.vectors is not None:
                 state.vectors.remove(key)
             batches.setdefault(scope, []).append(
@@ -311,6 +334,7 @@ class InMemoryBackend(MemoryBackend):
         scope: str | None,
         filters: Mapping[str, Any] | None,
         now: float,
+        linked: bool = False,
     ) -> list[MemoryEntry]:
         terms = search_terms(query)
         if not terms:
@@ -318,7 +342,9 @@ class InMemoryBackend(MemoryBackend):
         found = [
             (score, state, str(key))
             for state in self._selected(scope)
-            for key, score in state.keyword.search(terms, top_k, state.acceptor(filters, now))
+            for key, score in (state.linked_index() if linked else state.keyword).search(
+                terms, top_k, state.acceptor(filters, now)
+            )
         ]
         return self._rank(found, top_k)
 

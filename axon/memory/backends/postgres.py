@@ -99,17 +99,22 @@ _TEXT_LC = 'coalesce(e.text_lc, lower(e.text COLLATE "C"))'
 Row = tuple[Any, ...]
 
 
-def tsquery_text(query: str) -> str | None:
+def tsquery_text(query: str, *, linked: bool = True) -> str | None:
     """A `to_tsquery` argument for `query`: its content words, each quoted, joined by `|`.
 
     `query_terms` keeps only letters and digits, and each term is a quoted lexeme,
     so no tsquery operator can come from user text; the string is passed as a
     query parameter, so nothing becomes SQL. None when the query has no words.
+    Unless `linked`, each lexeme is restricted to weight A (`'word':A`, key and
+    text), so the context (weight B in `tsv`) neither matches nor ranks.
     """
     terms = query_terms(query)[:MAX_QUERY_TERMS]
     if not terms:
         return None
-    return " | ".join("'" + term.replace("\\", "\\\\").replace("'", "''") + "'" for term in terms)
+    label = "" if linked else ":A"
+    return " | ".join(
+        "'" + term.replace("\\", "\\\\").replace("'", "''") + "'" + label for term in terms
+    )
 
 
 def _db_text(text: str) -> str:
@@ -493,9 +498,10 @@ class PostgresBackend(MemoryBackend):
         scope: str | None,
         filters: Mapping[str, Any] | None,
         now: float,
+        linked: bool = False,
     ) -> list[MemoryEntry]:
-        """Full-text match on key and text, ranked by `ts_rank` (positive, higher is better)."""
-        tsquery = tsquery_text(query)
+        """Full-text match on key and text (and context when `linked`), ranked by `ts_rank`."""
+        tsquery = tsquery_text(query, linked=linked)
         if tsquery is None:
             return []
         where, params = self._scope_sql(scope or None)

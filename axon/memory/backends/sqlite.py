@@ -499,25 +499,30 @@ class SQLiteBackend(MemoryBackend):
         scope: str | None,
         filters: Mapping[str, Any] | None,
         now: float,
+        linked: bool = False,
     ) -> list[MemoryEntry]:
-        """BM25 over key and text; score = -bm25 (positive, higher is better).
+        """BM25 over key and text (and the context when `linked`); score = -bm25.
 
         The best `want` matches of the whole file are taken from FTS5 (exactly the raw
         `ORDER BY rank LIMIT` query) and joined to their rows; if scope, expiry or
         filters leave fewer than `top_k`, `want` grows until the matches run out.
+        Unless `linked`, the index searched (`entries_fts`) holds only key and text,
+        so the `context` every row carries (rows of every schema version do) neither
+        matches nor weighs in the length normalisation.
         """
         self._maybe_purge(now)
         match = fts_match_expression(query)
         if match is None:
             return []
+        fts = "entries_fts_linked" if linked else "entries_fts"
         where, params = self._scope_sql(scope or None, "e.scope")
 
         def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
             want = max(top_k * 2, 10)
             while True:
                 rows = conn.execute(
-                    f"SELECT {_COLUMNS}, -m.rank FROM (SELECT rowid, rank FROM entries_fts "
-                    "WHERE entries_fts MATCH ? ORDER BY rank LIMIT ?) AS m "
+                    f"SELECT {_COLUMNS}, -m.rank FROM (SELECT rowid, rank FROM {fts} "
+                    f"WHERE {fts} MATCH ? ORDER BY rank LIMIT ?) AS m "
                     f"JOIN entries AS e ON e.id = m.rowid WHERE {LIVE_E}{where} ORDER BY m.rank",
                     (match, want, now, *params),
                 ).fetchall()
@@ -526,7 +531,11 @@ class SQLiteBackend(MemoryBackend):
                     for entry in (self._entry(row, float(row[7])) for row in rows)
                     if matches_filters(entry.metadata, filters)
                 ]
-                if len(found) >= top_k or want < 0 or not self._more_matches(conn, match, want):
+                if (
+                    len(found) >= top_k
+                    or want < 0
+                    or not self._more_matches(conn, fts, match, want)
+                ):
                     break
                 want = want * 16 if want < 100_000 else -1  # -1: no limit
             # Equal BM25 scores go newest first, as everywhere else.
@@ -536,10 +545,10 @@ class SQLiteBackend(MemoryBackend):
         return self._read(body)
 
     @staticmethod
-    def _more_matches(conn: sqlite3.Connection, match: str, seen: int) -> bool:
-        """Whether the full-text index holds more than `seen` matches of `match`."""
+    def _more_matches(conn: sqlite3.Connection, fts: str, match: str, seen: int) -> bool:
+        """Whether the full-text index `fts` holds more than `seen` matches of `match`."""
         row = conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)",
+            f"SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT ?)",
             (match, seen + 1),
         ).fetchone()
         return int(row[0]) > seen

@@ -6,7 +6,7 @@ from version `i` to `i + 1`; opening a file applies the missing steps in one
 not both migrate), and a file written by a newer AXON (a version above
 `SCHEMA_VERSION`) is refused with an `AxonMemoryError` instead of being guessed at.
 
-Layout (version 4):
+Layout (version 5):
 
 - `entries`: one row per `(scope, key)`. `scope` is NULL for an unscoped entry; the
   unique index on `(ifnull(scope, X'00'), key)` keeps an unscoped entry distinct from
@@ -15,11 +15,14 @@ Layout (version 4):
   `key_lc`/`text_lc` hold Python's `str.lower()` of a non-ASCII key or text (NULL for
   ASCII, where SQLite's `lower()` gives the same string), so `exact` can be decided
   in SQL with Python's case folding.
-- `entries_fts`: an FTS5 external-content index over `key`, `text` and `context`
-  (the text of the entry stored just before in the same scope, see
-  `text.CONTEXT_WEIGHT`, which `rank` applies; fixed when the key is first stored)
-  (porter stemmer
-  on unicode61), kept up to date in the same transaction as the rows by
+- `entries_fts`: an FTS5 external-content index over `key` and `text` (porter
+  stemmer on unicode61), what an unlinked memory (`link: none`) searches.
+  `entries_fts_linked`: the same plus `context` (the text of the entry stored just
+  before in the same scope, fixed when the key is first stored; `rank` weighs it
+  at `text.CONTEXT_WEIGHT`), what a `link: sequence` memory searches. Two tables,
+  not a column filter on one: FTS5's bm25 normalises by the length of the whole
+  row, so a context would still move an unlinked entry's rank. Both are kept up
+  to date in the same transaction as the rows by
   `upsert_rows` and `delete_rows`, the only writers of `entries`. Not by triggers: a
   trigger runs each FTS5 insert in its own statement savepoint, and FTS5 flushes its
   pending terms to a new segment at every savepoint, which made batched writes 5x
@@ -154,7 +157,30 @@ MIGRATIONS: tuple[Sequence[str], ...] = (
         "INSERT INTO entries_fts (entries_fts, rank) "
         f"VALUES ('rank', 'bm25(1.0, 1.0, {CONTEXT_WEIGHT})')",
     ),
+    # 4 -> 5: entries are independent unless their memory is linked (LANGUAGE.md §6):
+    # the context moves to its own index, `entries_fts` goes back to key and text.
+    (
+        """
+        CREATE VIRTUAL TABLE entries_fts_linked USING fts5 (
+            key, text, context, content='entries', content_rowid='id',
+            tokenize='porter unicode61'
+        )
+        """,
+        "INSERT INTO entries_fts_linked (entries_fts_linked) VALUES ('rebuild')",
+        "INSERT INTO entries_fts_linked (entries_fts_linked, rank) "
+        f"VALUES ('rank', 'bm25(1.0, 1.0, {CONTEXT_WEIGHT})')",
+        "DROP TABLE entries_fts",
+        """
+        CREATE VIRTUAL TABLE entries_fts USING fts5 (
+            key, text, content='entries', content_rowid='id', tokenize='porter unicode61'
+        )
+        """,
+        "INSERT INTO entries_fts (entries_fts) VALUES ('rebuild')",
+    ),
 )
+
+FTS_TABLES = ("entries_fts", "entries_fts_linked")
+"""The full-text indexes: key and text (unlinked recall); key, text and context (linked)."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -266,13 +292,30 @@ def upsert_rows(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
         "timestamp = ?, expires_at = ? WHERE id = ?",
         updates,
     )
+    _fts_delete(conn, fts_delete)
+    _fts_insert(conn, fts_insert)
+
+
+def _fts_delete(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Remove `(id, key, text, context)` rows, as they were indexed, from both indexes."""
     conn.executemany(
-        "INSERT INTO entries_fts (entries_fts, rowid, key, text, context) "
-        "VALUES ('delete', ?, ?, ?, ?)",
-        fts_delete,
+        "INSERT INTO entries_fts (entries_fts, rowid, key, text) VALUES ('delete', ?, ?, ?)",
+        [row[:3] for row in rows],
     )
     conn.executemany(
-        "INSERT INTO entries_fts (rowid, key, text, context) VALUES (?, ?, ?, ?)", fts_insert
+        "INSERT INTO entries_fts_linked (entries_fts_linked, rowid, key, text, context) "
+        "VALUES ('delete', ?, ?, ?, ?)",
+        rows,
+    )
+
+
+def _fts_insert(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Index `(id, key, text, context)` rows in both full-text indexes."""
+    conn.executemany(
+        "INSERT INTO entries_fts (rowid, key, text) VALUES (?, ?, ?)", [row[:3] for row in rows]
+    )
+    conn.executemany(
+        "INSERT INTO entries_fts_linked (rowid, key, text, context) VALUES (?, ?, ?, ?)", rows
     )
 
 
@@ -297,16 +340,13 @@ def delete_rows(
         removed, visible = conn.execute(
             f"SELECT count(*), ifnull(sum({LIVE}), 0) FROM entries", (now,)
         ).fetchone()
-        conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('delete-all')")
+        for table in FTS_TABLES:
+            conn.execute(f"INSERT INTO {table} ({table}) VALUES ('delete-all')")
         conn.execute("DELETE FROM entries")
         return int(removed), int(visible)
     doomed = conn.execute(
         f"SELECT id, key, text, context, {LIVE} FROM entries WHERE {where}", (now, *params)
     ).fetchall()
-    conn.executemany(
-        "INSERT INTO entries_fts (entries_fts, rowid, key, text, context) "
-        "VALUES ('delete', ?, ?, ?, ?)",
-        [row[:4] for row in doomed],
-    )
+    _fts_delete(conn, [row[:4] for row in doomed])
     conn.executemany("DELETE FROM entries WHERE id = ?", [row[:1] for row in doomed])
     return len(doomed), sum(1 for row in doomed if row[4])
