@@ -4,8 +4,8 @@
 `hashing` test embedder (no model needed), through the in-memory backend.
 Measured when written: keyword recall@5 0.620, MRR 0.382. The floor sits a few
 points below, so a change that loses real keyword quality on independent notes
-fails while noise does not. The semantic figures need the real model and are
-reported in docs/performance.md, not asserted here.
+fails while noise does not. The semantic figures need the real model: the script
+reports them (`benchmarks/notes.py`); they are not asserted here.
 """
 
 from __future__ import annotations
