@@ -20,6 +20,7 @@ from axon.compiler.check_options import recall_options, remember_options
 from axon.compiler.lowering import condition_text, expr, names_in, plain, text_of, value_span
 from axon.compiler.names import Suggester, did_you_mean, key_for_literal, key_for_name
 from axon.errors import AxonCheckError
+from axon.memory.embeddings.availability import keyword_fallback_warning
 from axon.memory.registry import BackendRegistry
 from axon.memory.registry import registry as default_registry
 from axon.source import NO_SPAN, Source, Span
@@ -95,6 +96,8 @@ class Checker:
         for item in program.items:
             if isinstance(item, ast.Declaration) and item.kind == "memory":
                 memory = check_memory(item, self.backends, self.report)
+                if fallback := keyword_fallback_warning(memory.name, memory.retrieval):
+                    self.report.warn(fallback, item.span)
                 self.memories[item.name] = memory
                 memories.append(memory)
         # Then flows: a run may come before the flow it runs.

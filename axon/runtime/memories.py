@@ -34,6 +34,7 @@ import attrs
 from axon.compiler.ir import IRMemory
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
+from axon.memory.embeddings.availability import keyword_fallback_warning
 from axon.memory.embeddings.base import Embedder
 from axon.memory.entry import Clock, MemoryEntry
 from axon.memory.lifetimes import OWNED_MARKER, Owner, is_reserved, parse_owned
@@ -105,6 +106,7 @@ class MemoryManager:
         self.bound: dict[str, BoundMemory] = {}
         self._lifetimes: list[list[tuple[str, str]]] = []
         self.owner = Owner.current()
+        self._fallback_warned: set[str] = set()
 
     # ------------------------------------------------------------ binding
     def embedder(self) -> Embedder | None:
@@ -307,6 +309,9 @@ class MemoryManager:
         if effective != mode:
             data["requested_retrieval"] = mode
             data["note"] = "no embedding model available: fell back to keyword retrieval"
+            if name not in self._fallback_warned:  # once per memory and session
+                self._fallback_warned.add(name)
+                data["warning"] = keyword_fallback_warning(name, mode) or data["note"]
         if filters:
             data["filters"] = dict(filters)
         self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=_ms(started))

@@ -42,16 +42,21 @@ class InMemoryBackend(_EngineInMemoryBackend):
         *,
         mode: str | None = None,
         filters: Mapping[str, Any] | None = None,
+        linked: bool = False,
     ) -> list[MemoryEntry]:
         """`retrieve` as the engine's, except that `top_k <= 0` slices as the seed does."""
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k > 0:
-            return await super().retrieve(query, top_k, scope, mode=mode, filters=filters)
+            return await super().retrieve(
+                query, top_k, scope, mode=mode, filters=filters, linked=linked
+            )
         results: list[MemoryEntry] = []
         live = await self.count(scope or None)
         if top_k < 0 and live:
             tracer, self._tracer = self._tracer, None  # one event, with the caller's top_k
             try:
-                ranked = await super().retrieve(query, live, scope, mode=mode, filters=filters)
+                ranked = await super().retrieve(
+                    query, live, scope, mode=mode, filters=filters, linked=linked
+                )
             finally:
                 self._tracer = tracer
             results = ranked[:top_k]

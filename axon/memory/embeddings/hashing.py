@@ -2,7 +2,8 @@
 
 It knows nothing about meaning, but texts sharing words get similar vectors, and it
 needs no model file, so tests of the semantic machinery run in microseconds. It is
-never chosen as a default.
+never chosen as a default. Like the real models it reads a bounded prefix: the
+first `MAX_TOKENS` words (of the first `limits.char_bound` characters).
 """
 
 from __future__ import annotations
@@ -12,19 +13,30 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from axon.memory.embeddings.limits import char_bound
 from axon.memory.retrieval.text import tokenize
+
+MAX_TOKENS = 512
+"""Words of a text this embedder reads, as a real model reads a bounded number of tokens."""
 
 
 class HashingEmbedder:
     """Feature hashing of words and trigrams into `dim` buckets, L2-normalised."""
 
+    max_tokens = MAX_TOKENS
+
     def __init__(self, dim: int = 64) -> None:
         self.dim = dim
         self.model_id = f"hashing:{dim}"
 
+    @staticmethod
+    def model_input(text: str) -> list[str]:
+        """The words of `text` this embedder reads: at most `MAX_TOKENS`."""
+        return tokenize(text[: char_bound(MAX_TOKENS)])[:MAX_TOKENS]
+
     def _vector(self, text: str) -> np.ndarray:
         vec = np.zeros(self.dim, dtype=np.float32)
-        features = tokenize(text)
+        features = self.model_input(text)
         for word in list(features):
             padded = f"#{word}#"
             features.extend(padded[i : i + 3] for i in range(len(padded) - 2))

