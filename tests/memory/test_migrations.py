@@ -1,7 +1,7 @@
 """Stores written by older AXON versions, opened by today's code: nothing lost, nothing stale.
 
 The fixtures in `fixtures/` were written by the AXON releases that used each old
-schema (SQLite 3 and 4, PostgreSQL 1 and 2; `fixtures/make_fixtures.py` says how),
+schema (SQLite 3, 4 and 5, PostgreSQL 1 and 2; `fixtures/make_fixtures.py` says how),
 with rows chosen so that every later migration has work to do on them. Opening an
 old store must migrate it to the current schema so that it holds exactly what a
 store written by the newest fixture's code holds after the same migration: the
@@ -27,7 +27,7 @@ from tests.memory.conftest import FakeClock, pg_test_schema
 from tests.memory.fixtures.make_fixtures import ROWS, T0
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SQLITE_FIXTURES = ["sqlite_v3.db", "sqlite_v4.db"]
+SQLITE_FIXTURES = ["sqlite_v3.db", "sqlite_v4.db", "sqlite_v5.db"]
 POSTGRES_FIXTURES = ["postgres_v1.sql", "postgres_v2.sql"]
 
 QUERIES = [
