@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, assert_never
+from typing import TypeAlias, assert_never
 
 import attrs
 
@@ -32,6 +32,18 @@ DEFAULT_RETRY_ATTEMPTS = 3
 """Runs of a flow in all under `on_failure: retry(...)` without `max_attempts`."""
 
 
+SymbolNode: TypeAlias = (
+    ast.Declaration
+    | ast.TypeDecl
+    | ast.Flow
+    | ir.IRMemory
+    | ir.IRFlow
+    | ir.IRDeclaration
+    | ir.IRType
+    | None
+)
+
+
 @attrs.frozen
 class Symbol:
     """A declared name: what kind of thing it is and where it was declared."""
@@ -40,7 +52,8 @@ class Symbol:
     name: str
     line: int
     column: int
-    node: Any = attrs.field(default=None, eq=False)
+    node: SymbolNode = attrs.field(default=None, eq=False)
+    """The declaration: its AST while its input is checked, its IR once checked."""
 
 
 @attrs.define
