@@ -9,6 +9,7 @@ capabilities come from the registry, never from a list here.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import attrs
 
@@ -17,12 +18,11 @@ from axon.compiler.durations import DurationError, parse_decay
 from axon.compiler.lowering import plain, value_span
 from axon.compiler.names import did_you_mean
 from axon.errors import Diagnostic
-from axon.memory.backend import RETRIEVAL_MODES
+from axon.memory.backend import RETRIEVAL_MODES, Capabilities
 from axon.memory.registry import BackendRegistry
 from axon.source import Span
 
 STORE_TYPES = ("ephemeral", "none", "persistent", "session")
-MEMORY_FIELDS = ("backend", "decay", "link", "location", "retrieval", "store", "top_k")
 LINK_KINDS = ("none", "sequence")
 """`link:` values. `none` (the default): every entry is found by its own words only.
 `sequence`: the entries form an ordered sequence (the turns of a conversation) and
@@ -46,148 +46,207 @@ class Reporter:
         self.warnings.append(Diagnostic(message, span, "warning"))
 
 
+@attrs.define
+class _Memory:
+    """A memory declaration being checked: each field's validator fills in its setting.
+
+    The settings start at their defaults; a validator leaves the default when its
+    field is absent or wrong (after reporting why).
+    """
+
+    decl: ast.Declaration
+    fields: dict[str, ast.Field]
+    backends: BackendRegistry
+    report: Reporter
+    store: str = "session"
+    backend: str = SESSION_DEFAULT_BACKEND
+    capabilities: Capabilities | None = None
+    retrieval: str = "hybrid"
+    decay: str = "none"
+    decay_seconds: float | None = None
+    link: str = "none"
+    top_k: int = DEFAULT_TOP_K
+    location: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.decl.name
+
+    def backend_span(self) -> Span:
+        """Where a problem with the backend is reported: its field, else the declaration."""
+        f = self.fields.get("backend")
+        return value_span(f) if f is not None else self.decl.span
+
+
+def _store(m: _Memory, f: ast.Field | None) -> None:
+    store = _word(f, "store", m.name, m.report)
+    if f is not None and store is not None and store not in STORE_TYPES:
+        m.report.error(
+            f"Unknown store type '{store}' in memory '{m.name}'"
+            f"{did_you_mean(store, STORE_TYPES)}. Valid: {', '.join(STORE_TYPES)}",
+            value_span(f),
+        )
+        store = None
+    m.store = "ephemeral" if store == "none" else (store or "session")
+
+
+def _backend(m: _Memory, f: ast.Field | None) -> None:
+    """The registry's name for the backend (default by store) and what it can do."""
+    default = PERSISTENT_DEFAULT_BACKEND if m.store == "persistent" else SESSION_DEFAULT_BACKEND
+    m.backend = _word(f, "backend", m.name, m.report) or default
+    info = m.backends.lookup(m.backend)
+    if info is None:
+        m.report.error(
+            f"Unknown backend '{m.backend}' in memory '{m.name}'"
+            f"{did_you_mean(m.backend, m.backends.all_names())}. "
+            f"Registered: {', '.join(m.backends.names())}",
+            m.backend_span(),
+        )
+        return
+    m.backend = info.name
+    try:
+        m.capabilities = info.resolved_capabilities()
+    except Exception as exc:  # a third-party backend that fails to import
+        m.report.error(
+            f"Backend '{m.backend}' of memory '{m.name}' cannot be loaded: {exc}",
+            m.backend_span(),
+        )
+        return
+    if m.store == "persistent" and not m.capabilities.persistent:
+        m.report.error(
+            f"Memory '{m.name}' is declared store: persistent but backend '{m.backend}' "
+            "keeps nothing across processes (use sqlite, vector_db or pgvector)",
+            m.backend_span(),
+        )
+    if m.store != "persistent" and m.capabilities.persistent:
+        m.report.warn(
+            f"Memory '{m.name}' is store: {m.store} on persistent backend '{m.backend}': "
+            "its entries are removed when the "
+            + ("session ends" if m.store == "session" else "writing flow ends"),
+            m.backend_span(),
+        )
+
+
+def _retrieval(m: _Memory, f: ast.Field | None) -> None:
+    """A strategy the backend can do; by default its best for natural language."""
+    caps = m.capabilities
+    m.retrieval = caps.best_natural_language_mode if caps is not None else "hybrid"
+    retrieval = _word(f, "retrieval", m.name, m.report)
+    if f is None or retrieval is None:
+        return
+    if retrieval not in RETRIEVAL_MODES:
+        m.report.error(
+            f"Unknown retrieval strategy '{retrieval}' in memory '{m.name}'"
+            f"{did_you_mean(retrieval, RETRIEVAL_MODES)}. "
+            f"Valid: {', '.join(sorted(RETRIEVAL_MODES))}",
+            value_span(f),
+        )
+        return
+    if caps is not None and retrieval not in caps.retrieval:
+        m.report.error(
+            f"Backend '{m.backend}' cannot do {retrieval} retrieval (memory '{m.name}'). "
+            f"It supports: {', '.join(sorted(caps.retrieval))}",
+            value_span(f),
+        )
+    m.retrieval = retrieval  # as written even when unsupported: the error says so
+
+
+def _decay(m: _Memory, f: ast.Field | None) -> None:
+    if f is None:
+        return
+    raw = plain(f.value)
+    if isinstance(raw, str):
+        try:
+            m.decay_seconds = parse_decay(raw)
+            m.decay = raw
+        except DurationError as exc:
+            m.report.error(f"Invalid decay '{raw}' in memory '{m.name}': {exc}", value_span(f))
+        return
+    hint = " (add a unit: ms, s, m, h, d, w)" if isinstance(raw, int | float) else ""
+    m.report.error(
+        f"Invalid decay {json.dumps(raw)} in memory '{m.name}': expected a duration such as "
+        f"30m, 7d or 1h30m, or none/never/daily/weekly{hint}",
+        value_span(f),
+    )
+
+
+def _link(m: _Memory, f: ast.Field | None) -> None:
+    link = _word(f, "link", m.name, m.report)
+    if f is not None and link is not None and link not in LINK_KINDS:
+        m.report.error(
+            f"Unknown link '{link}' in memory '{m.name}'{did_you_mean(link, LINK_KINDS)}. "
+            f"Valid: {', '.join(LINK_KINDS)}",
+            value_span(f),
+        )
+        link = None
+    m.link = link or "none"
+
+
+def _top_k(m: _Memory, f: ast.Field | None) -> None:
+    if f is not None:
+        m.top_k = positive_int(f, f"in memory '{m.name}'", m.report) or DEFAULT_TOP_K
+
+
+def _location(m: _Memory, f: ast.Field | None) -> None:
+    if f is None:
+        return
+    raw = plain(f.value)
+    if isinstance(raw, str) and raw:
+        m.location = raw
+        return
+    m.report.error(
+        f"location of memory '{m.name}' must be a non-empty string "
+        '(a file, a DSN or "env:VAR")',
+        value_span(f),
+    )
+
+
+_VALIDATORS: dict[str, Callable[[_Memory, ast.Field | None], None]] = {
+    "store": _store,
+    "backend": _backend,  # after store: the default backend depends on it
+    "retrieval": _retrieval,  # after backend: its capabilities decide
+    "decay": _decay,
+    "link": _link,
+    "top_k": _top_k,
+    "location": _location,
+}
+"""Each memory field's validator, run in this order (diagnostics come out in it)."""
+
+MEMORY_FIELDS = tuple(sorted(_VALIDATORS))
+
+
 def check_memory(decl: ast.Declaration, backends: BackendRegistry, report: Reporter) -> ir.IRMemory:
-    """The IR of one memory declaration with every default applied; problems go to `report`."""
-    name = decl.name
+    """The IR of one memory declaration with every default applied; problems go to `report`.
+
+    Unknown and duplicated fields are reported first, then each field's validator
+    (`_VALIDATORS`) runs, whether the field is written or not: an absent field
+    still gets its default, which may depend on the fields before it.
+    """
     fields: dict[str, ast.Field] = {}
     for f in decl.fields:
         if f.name in fields:
-            report.error(f"Duplicate field '{f.name}' in memory '{name}'", f.span)
-        elif f.name not in MEMORY_FIELDS:
+            report.error(f"Duplicate field '{f.name}' in memory '{decl.name}'", f.span)
+        elif f.name not in _VALIDATORS:
             report.error(
-                f"Unknown field '{f.name}' in memory '{name}'"
+                f"Unknown field '{f.name}' in memory '{decl.name}'"
                 f"{did_you_mean(f.name, MEMORY_FIELDS)}. Valid: {', '.join(MEMORY_FIELDS)}",
                 f.span,
             )
         else:
             fields[f.name] = f
-
-    store = _word(fields.get("store"), "store", name, report)
-    if store is not None and store not in STORE_TYPES:
-        report.error(
-            f"Unknown store type '{store}' in memory '{name}'"
-            f"{did_you_mean(store, STORE_TYPES)}. Valid: {', '.join(STORE_TYPES)}",
-            value_span(fields["store"]),
-        )
-        store = None
-    store = "ephemeral" if store == "none" else (store or "session")
-
-    backend_word = _word(fields.get("backend"), "backend", name, report)
-    default_backend = (
-        PERSISTENT_DEFAULT_BACKEND if store == "persistent" else SESSION_DEFAULT_BACKEND
-    )
-    backend = backend_word or default_backend
-    info = backends.lookup(backend)
-    capabilities = None
-    if info is None:
-        names = backends.names()
-        report.error(
-            f"Unknown backend '{backend}' in memory '{name}'"
-            f"{did_you_mean(backend, backends.all_names())}. "
-            f"Registered: {', '.join(names)}",
-            value_span(fields["backend"]),
-        )
-    else:
-        backend = info.name
-        try:
-            capabilities = info.resolved_capabilities()
-        except Exception as exc:  # a third-party backend that fails to import
-            report.error(
-                f"Backend '{backend}' of memory '{name}' cannot be loaded: {exc}",
-                value_span(fields["backend"]) if "backend" in fields else decl.span,
-            )
-    if capabilities is not None and store == "persistent" and not capabilities.persistent:
-        report.error(
-            f"Memory '{name}' is declared store: persistent but backend '{backend}' "
-            "keeps nothing across processes (use sqlite, vector_db or pgvector)",
-            value_span(fields["backend"]) if "backend" in fields else decl.span,
-        )
-    if capabilities is not None and store != "persistent" and capabilities.persistent:
-        report.warn(
-            f"Memory '{name}' is store: {store} on persistent backend '{backend}': "
-            "its entries are removed when the "
-            + ("session ends" if store == "session" else "writing flow ends"),
-            value_span(fields["backend"]) if "backend" in fields else decl.span,
-        )
-
-    retrieval = _word(fields.get("retrieval"), "retrieval", name, report)
-    if retrieval is not None and retrieval not in RETRIEVAL_MODES:
-        report.error(
-            f"Unknown retrieval strategy '{retrieval}' in memory '{name}'"
-            f"{did_you_mean(retrieval, RETRIEVAL_MODES)}. "
-            f"Valid: {', '.join(sorted(RETRIEVAL_MODES))}",
-            value_span(fields["retrieval"]),
-        )
-        retrieval = None
-    elif (
-        retrieval is not None
-        and capabilities is not None
-        and retrieval not in capabilities.retrieval
-    ):
-        report.error(
-            f"Backend '{backend}' cannot do {retrieval} retrieval (memory '{name}'). "
-            f"It supports: {', '.join(sorted(capabilities.retrieval))}",
-            value_span(fields["retrieval"]),
-        )
-    if retrieval is None:
-        retrieval = capabilities.best_natural_language_mode if capabilities else "hybrid"
-
-    decay_text, decay_seconds = "none", None
-    if "decay" in fields:
-        value = fields["decay"].value
-        raw = plain(value)
-        if isinstance(raw, str):
-            try:
-                decay_seconds = parse_decay(raw)
-                decay_text = raw
-            except DurationError as exc:
-                report.error(
-                    f"Invalid decay '{raw}' in memory '{name}': {exc}",
-                    value_span(fields["decay"]),
-                )
-        else:
-            shown = json.dumps(raw) if not isinstance(raw, str) else raw
-            hint = " (add a unit: ms, s, m, h, d, w)" if isinstance(raw, int | float) else ""
-            report.error(
-                f"Invalid decay {shown} in memory '{name}': expected a duration such as "
-                f"30m, 7d or 1h30m, or none/never/daily/weekly{hint}",
-                value_span(fields["decay"]),
-            )
-
-    link = _word(fields.get("link"), "link", name, report)
-    if link is not None and link not in LINK_KINDS:
-        report.error(
-            f"Unknown link '{link}' in memory '{name}'{did_you_mean(link, LINK_KINDS)}. "
-            f"Valid: {', '.join(LINK_KINDS)}",
-            value_span(fields["link"]),
-        )
-        link = None
-
-    top_k = DEFAULT_TOP_K
-    if "top_k" in fields:
-        top_k = positive_int(fields["top_k"], f"in memory '{name}'", report) or DEFAULT_TOP_K
-
-    location = None
-    if "location" in fields:
-        raw = plain(fields["location"].value)
-        if isinstance(raw, str) and raw:
-            location = raw
-        else:
-            report.error(
-                f"location of memory '{name}' must be a non-empty string "
-                '(a file, a DSN or "env:VAR")',
-                value_span(fields["location"]),
-            )
+    memory = _Memory(decl, fields, backends, report)
+    for name, validate in _VALIDATORS.items():
+        validate(memory, fields.get(name))
     return ir.IRMemory(
-        name=name,
-        store=store,
-        backend=backend,
-        retrieval=retrieval,
-        decay=decay_text,
-        decay_seconds=decay_seconds,
-        top_k=top_k,
-        location=location,
-        link=link or "none",
+        name=decl.name,
+        store=memory.store,
+        backend=memory.backend,
+        retrieval=memory.retrieval,
+        decay=memory.decay,
+        decay_seconds=memory.decay_seconds,
+        top_k=memory.top_k,
+        location=memory.location,
+        link=memory.link,
         line=decl.span.line,
         column=decl.span.column,
     )

@@ -15,6 +15,7 @@ import attrs
 
 from axon.compiler import ast
 from axon.compiler.check_memory import Reporter, positive_int
+from axon.compiler.ir import JSON
 from axon.compiler.lowering import plain, value_span
 from axon.compiler.names import did_you_mean
 from axon.memory.backend import RETRIEVAL_MODES
@@ -36,7 +37,7 @@ class RememberOptions:
     key: str | None = None
     tags: tuple[str, ...] | None = None
     importance: float | None = None
-    metadata: dict[str, Any] = attrs.field(factory=dict)
+    metadata: dict[str, JSON] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -45,7 +46,7 @@ class RecallOptions:
 
     top_k: int | None = None
     retrieval: str | None = None
-    filters: dict[str, Any] = attrs.field(factory=dict)
+    filters: dict[str, JSON] = attrs.field(factory=dict)
     retrieval_field: ast.Field | None = attrs.field(default=None, eq=False)
 
 
@@ -93,8 +94,10 @@ def _tags(f: ast.Field | None, report: Reporter) -> tuple[str, ...] | None:
     if f is None:
         return None
     value = plain(f.value)
-    if isinstance(f.value, ast.ListValue) and all(isinstance(t, str) for t in value):
-        return tuple(value)
+    if isinstance(f.value, ast.ListValue) and isinstance(value, list):
+        tags = tuple(t for t in value if isinstance(t, str))
+        if len(tags) == len(value):
+            return tags
     report.error(
         f'tags must be a list of strings, such as ["finance"], got {_shown(value)}',
         value_span(f),
@@ -142,7 +145,7 @@ def remember_options(options: ast.MapValue | None, report: Reporter) -> Remember
                 f"importance must be a number from 0 to 1, got {_shown(value)}",
                 value_span(fields["importance"]),
             )
-    metadata: dict[str, Any] = {}
+    metadata: dict[str, JSON] = {}
     mapping = _map(fields["metadata"], "remember", report) if "metadata" in fields else None
     for f in mapping.fields if mapping else ():
         if f.name in metadata:
@@ -189,7 +192,7 @@ def recall_options(options: ast.MapValue | None, report: Reporter) -> RecallOpti
                 f"Valid: {', '.join(sorted(RETRIEVAL_MODES))}",
                 value_span(fields["retrieval"]),
             )
-    filters: dict[str, Any] = {}
+    filters: dict[str, JSON] = {}
     tags = _tags(fields.get("tags"), report)
     if tags is not None:
         filters["tags"] = list(tags)

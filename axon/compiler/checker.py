@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, assert_never
+from typing import TypeAlias, assert_never
 
 import attrs
 
@@ -27,7 +27,21 @@ from axon.source import NO_SPAN, Source, Span
 
 STEP_FIELDS = ("ask", "confidence_floor", "given", "output", "probe", "reason", "use", "weave")
 EFFORTS = ("high", "low", "max", "medium")
-ON_FAILURE = ("escalate", "log", "raise", "retry")
+ON_FAILURE = ir.ON_FAILURE_KINDS
+DEFAULT_RETRY_ATTEMPTS = 3
+"""Runs of a flow in all under `on_failure: retry(...)` without `max_attempts`."""
+
+
+SymbolNode: TypeAlias = (
+    ast.Declaration
+    | ast.TypeDecl
+    | ast.Flow
+    | ir.IRMemory
+    | ir.IRFlow
+    | ir.IRDeclaration
+    | ir.IRType
+    | None
+)
 
 
 @attrs.frozen
@@ -38,7 +52,8 @@ class Symbol:
     name: str
     line: int
     column: int
-    node: Any = attrs.field(default=None, eq=False)
+    node: SymbolNode = attrs.field(default=None, eq=False)
+    """The declaration: its AST while its input is checked, its IR once checked."""
 
 
 @attrs.define
@@ -85,7 +100,6 @@ class Checker:
         self._declare(program.items)
         memories: list[ir.IRMemory] = []
         flows: list[ir.IRFlow] = []
-        runs: list[ir.IRRun] = []
         statements: list[ir.IRStatement] = []
         decls: dict[str, list[ir.IRDeclaration]] = {
             k: [] for k in ("persona", "context", "anchor", "tool", "intent")
@@ -111,23 +125,28 @@ class Checker:
                 case ast.Declaration():
                     decls[item.kind].append(
                         ir.IRDeclaration(
-                            item.kind,
-                            item.name,
-                            {f.name: plain(f.value) for f in item.fields},
-                            item.span.line,
-                            item.span.column,
+                            kind=item.kind,
+                            name=item.name,
+                            fields={f.name: plain(f.value) for f in item.fields},
+                            line=item.span.line,
+                            column=item.span.column,
                         )
                     )
                 case ast.TypeDecl():
                     types.append(self._type(item))
                 case ast.Import():
-                    imports.append(ir.IRImport(".".join(item.module), item.names, *_pos(item.span)))
+                    imports.append(
+                        ir.IRImport(
+                            module=".".join(item.module),
+                            names=item.names,
+                            line=item.span.line,
+                            column=item.span.column,
+                        )
+                    )
                 case ast.Flow():
                     flows.append(self.flows[item.name])
                 case ast.Run():
-                    run = self._run(item)
-                    runs.append(run)
-                    statements.append(run)
+                    statements.append(self._run(item))
                 case ast.Let() | ast.Remember() | ast.Recall():
                     statements.extend(self._statements([item], self.env.bound, top=True))
                 case _:
@@ -137,7 +156,6 @@ class Checker:
         return ir.IRProgram(
             memories=tuple(memories),
             flows=tuple(flows),
-            runs=tuple(runs),
             statements=tuple(statements),
             personas=tuple(decls["persona"]),
             contexts=tuple(decls["context"]),
@@ -170,7 +188,7 @@ class Checker:
                     item.span,
                 )
                 continue
-            self.env.symbols[name] = Symbol(kind, name, *_pos(item.span), node=item)
+            self.env.symbols[name] = Symbol(kind, name, item.span.line, item.span.column, node=item)
 
     def _type(self, decl: ast.TypeDecl) -> ir.IRType:
         if decl.range is not None:
@@ -192,13 +210,14 @@ class Checker:
                 self.error(f"Duplicate field '{tf.name}' in type '{decl.name}'", tf.span)
             seen.add(tf.name)
         return ir.IRType(
-            decl.name,
-            kind,
-            decl.range,
-            {tf.name: tf.type.text for tf in decl.fields},
-            condition_text(decl.where) if decl.where else None,
-            decl.alias.text if decl.alias else None,
-            *_pos(decl.span),
+            name=decl.name,
+            kind=kind,
+            range=decl.range,
+            fields={tf.name: tf.type.text for tf in decl.fields},
+            where=condition_text(decl.where) if decl.where else None,
+            alias=decl.alias.text if decl.alias else None,
+            line=decl.span.line,
+            column=decl.span.column,
         )
 
     # ------------------------------------------------------------ flows and statements
@@ -217,11 +236,15 @@ class Checker:
                 self.error(f"Duplicate step '{step_name}' in flow '{flow.name}'", stmt.span)
                 break
         return ir.IRFlow(
-            flow.name,
-            tuple(ir.IRParam(p.name, p.type.text if p.type else None) for p in flow.params),
-            flow.returns.text if flow.returns else None,
-            steps,
-            *_pos(flow.span),
+            name=flow.name,
+            params=tuple(
+                ir.IRParam(name=p.name, type=p.type.text if p.type else None) for p in flow.params
+            ),
+            returns=flow.returns.text if flow.returns else None,
+            result_name=flow.returns.name if flow.returns else None,
+            steps=steps,
+            line=flow.span.line,
+            column=flow.span.column,
         )
 
     def _statements(
@@ -237,76 +260,19 @@ class Checker:
             case ast.Let(name=name, value=value):
                 self._check_refs(value, bound, "let", stmt.span, top=top)
                 bound.add(name)
-                return ir.IRLet(name, expr(value), *_pos(stmt.span))
+                return ir.IRLet(
+                    name=name, value=expr(value), line=stmt.span.line, column=stmt.span.column
+                )
             case ast.Remember():
                 return self._remember(stmt, bound, top=top)
             case ast.Recall():
                 return self._recall(stmt, bound)
             case ast.Step():
                 return self._step(stmt, bound, top=top)
-            case ast.Probe(target=target, items=items):
-                return ir.IRCognitive(
-                    "probe",
-                    target.text,
-                    None,
-                    tuple(expr(i) for i in items.items),
-                    {},
-                    (),
-                    *_pos(stmt.span),
-                )
-            case ast.Reason(about=about, fields=fields):
-                return ir.IRCognitive(
-                    "reason",
-                    about.text if about else None,
-                    None,
-                    (),
-                    {f.name: plain(f.value) for f in fields},
-                    (),
-                    *_pos(stmt.span),
-                )
-            case ast.Validate(target=target, schema=schema, fields=fields, rules=rules):
-                checked = tuple(self._if(rule, bound, top=top) for rule in rules)
-                return ir.IRCognitive(
-                    "validate",
-                    target.text,
-                    schema.text,
-                    (),
-                    {f.name: plain(f.value) for f in fields},
-                    checked,
-                    *_pos(stmt.span),
-                )
-            case ast.Refine(fields=fields):
-                return ir.IRCognitive(
-                    "refine",
-                    None,
-                    None,
-                    (),
-                    {f.name: plain(f.value) for f in fields},
-                    (),
-                    *_pos(stmt.span),
-                )
-            case ast.Weave(sources=sources, target=target, fields=fields):
-                bound.add(target.text)
-                return ir.IRCognitive(
-                    "weave",
-                    None,
-                    target.text,
-                    tuple(expr(i) for i in sources.items),
-                    {f.name: plain(f.value) for f in fields},
-                    (),
-                    *_pos(stmt.span),
-                )
-            case ast.Use(tool=tool, args=args):
-                self._check_tool(tool, stmt.span)
-                return ir.IRCognitive(
-                    "use",
-                    tool.text,
-                    None,
-                    tuple(expr(a.value) for a in args if a.name is None),
-                    {a.name: plain(a.value) for a in args if a.name is not None},
-                    (),
-                    *_pos(stmt.span),
-                )
+            case (
+                ast.Probe() | ast.Reason() | ast.Validate() | ast.Refine() | ast.Weave() | ast.Use()
+            ):
+                return self._cognitive(stmt, bound, top=top)
             case ast.If():
                 return self._if(stmt, bound, top=top)
             case ast.Action(value=value):
@@ -314,18 +280,85 @@ class Checker:
             case _:
                 assert_never(stmt)
 
+    def _cognitive(
+        self,
+        stmt: ast.Probe | ast.Reason | ast.Validate | ast.Refine | ast.Weave | ast.Use,
+        bound: set[str],
+        *,
+        top: bool,
+    ) -> ir.IRCognitive:
+        """A model-facing operation: what each kind operates on, takes and binds."""
+        line, column = stmt.span.line, stmt.span.column
+        match stmt:
+            case ast.Probe(target=target, items=items):
+                return ir.IRCognitive(
+                    kind="probe",
+                    target=target.text,
+                    items=tuple(expr(i) for i in items.items),
+                    line=line,
+                    column=column,
+                )
+            case ast.Reason(about=about, fields=fields):
+                return ir.IRCognitive(
+                    kind="reason",
+                    target=about.text if about else None,
+                    fields=_plain_fields(fields),
+                    line=line,
+                    column=column,
+                )
+            case ast.Validate(target=target, schema=schema, fields=fields, rules=rules):
+                return ir.IRCognitive(
+                    kind="validate",
+                    target=target.text,
+                    into=schema.text,
+                    fields=_plain_fields(fields),
+                    rules=tuple(self._if(rule, bound, top=top) for rule in rules),
+                    line=line,
+                    column=column,
+                )
+            case ast.Refine(fields=fields):
+                return ir.IRCognitive(
+                    kind="refine", fields=_plain_fields(fields), line=line, column=column
+                )
+            case ast.Weave(sources=sources, target=target, fields=fields):
+                bound.add(target.text)
+                return ir.IRCognitive(
+                    kind="weave",
+                    into=target.text,
+                    items=tuple(expr(i) for i in sources.items),
+                    fields=_plain_fields(fields),
+                    line=line,
+                    column=column,
+                )
+            case ast.Use(tool=tool, args=args):
+                self._check_tool(tool, stmt.span)
+                return ir.IRCognitive(
+                    kind="use",
+                    target=tool.text,
+                    items=tuple(expr(a.value) for a in args if a.name is None),
+                    fields={a.name: plain(a.value) for a in args if a.name is not None},
+                    line=line,
+                    column=column,
+                )
+            case _:
+                assert_never(stmt)
+
     def _action(self, value: ast.Call | ast.Raise | ast.Name, span: Span) -> ir.IRAction:
+        line, column = span.line, span.column
         match value:
-            case ast.Call(callee=callee):
-                data = plain(value)
-                args = dict(data["kwargs"])
-                if data["args"]:
-                    args["args"] = data["args"]
-                return ir.IRAction("call", callee.text, args, *_pos(span))
+            case ast.Call(callee=callee, args=call_args):
+                args = {a.name: plain(a.value) for a in call_args if a.name is not None}
+                if positional := [plain(a.value) for a in call_args if a.name is None]:
+                    args["args"] = positional
+                return ir.IRAction(
+                    kind="call", name=callee.text, arguments=args, line=line, column=column
+                )
             case ast.Raise(error=error):
-                return ir.IRAction("raise", error, {}, *_pos(span))
+                return ir.IRAction(kind="raise", name=error, arguments={}, line=line, column=column)
             case ast.Name():
-                return ir.IRAction("name", value.text, {}, *_pos(span))
+                return ir.IRAction(
+                    kind="name", name=value.text, arguments={}, line=line, column=column
+                )
             case _:
                 assert_never(value)
 
@@ -334,23 +367,29 @@ class Checker:
 
         def comparison(c: ast.Comparison) -> ir.IRComparison:
             return ir.IRComparison(
-                expr(c.left), c.op, expr(c.right) if c.right is not None else None
+                left=expr(c.left), op=c.op, right=expr(c.right) if c.right is not None else None
             )
 
         condition = ir.IRCondition(
-            condition_text(cond),
-            comparison(cond.first),
-            tuple((conn, comparison(c)) for conn, c in cond.rest),
+            text=condition_text(cond),
+            first=comparison(cond.first),
+            rest=tuple((conn, comparison(c)) for conn, c in cond.rest),
         )
         then_bound = set(bound)
         else_bound = set(bound)
         then = self._statements(stmt.then, then_bound, top=top)
         otherwise = self._statements(stmt.otherwise, else_bound, top=top)
         bound |= then_bound | else_bound
-        return ir.IRIf(condition, then, otherwise, *_pos(stmt.span))
+        return ir.IRIf(
+            condition=condition,
+            then=then,
+            otherwise=otherwise,
+            line=stmt.span.line,
+            column=stmt.span.column,
+        )
 
     def _step(self, step: ast.Step, bound: set[str], *, top: bool) -> ir.IRStep:
-        fields: dict[str, Any] = {}
+        fields: dict[str, ir.JSON] = {}
         given: ir.IRExpr | None = None
         ask = output = None
         for f in step.fields:
@@ -376,7 +415,16 @@ class Checker:
         bound.add(step.name)
         if output:
             bound.add(output)
-        return ir.IRStep(step.name, given, ask, output, fields, actions, *_pos(step.span))
+        return ir.IRStep(
+            name=step.name,
+            given=given,
+            ask=ask,
+            output=output,
+            fields=fields,
+            actions=actions,
+            line=step.span.line,
+            column=step.span.column,
+        )
 
     def _check_tool(self, tool: ast.Name, span: Span) -> None:
         symbol = self.env.symbols.get(tool.parts[0])
@@ -483,87 +531,130 @@ class Checker:
 
     def _run(self, run: ast.Run) -> ir.IRRun:
         flow_name = run.flow.text
-        symbol = self.env.symbols.get(flow_name)
-        flow_node: ir.IRFlow | None = None
-        if symbol is None:
-            self.error(
-                f"Undefined flow '{flow_name}'{self._suggest(flow_name, 'flow')}", run.flow.span
-            )
-        elif symbol.kind != "flow":
-            self.error(f"'run' expects a flow, but '{flow_name}' is a {symbol.kind}", run.flow.span)
-        else:
-            flow_node = self.flows.get(flow_name)
-            if flow_node is None and isinstance(symbol.node, ir.IRFlow):
-                flow_node = symbol.node
+        flow_node = self._run_target(run)
         self._expect_kind(run.persona, "persona", "as", run.persona_span)
         self._expect_kind(run.context, "context", "within", run.context_span)
         for anchor, span in zip(run.anchors, run.anchor_spans, strict=False):
             self._expect_kind(anchor, "anchor", "constrained_by", span)
         if flow_node is not None:
-            params = flow_node.params
-            if len(run.args) > len(params):
-                self.error(
-                    f"Flow '{flow_name}' takes {len(params)} argument"
-                    f"{'' if len(params) == 1 else 's'} but {len(run.args)} were given",
-                    run.flow.span,
-                )
-            names = {p.name for p in params}
-            for arg in run.args:
-                if arg.name is not None and arg.name not in names:
-                    self.error(
-                        f"Flow '{flow_name}' has no parameter '{arg.name}'"
-                        f"{did_you_mean(arg.name, names)}",
-                        arg.span,
-                    )
-        on_failure: Any = None
+            self._check_args(run, flow_node)
+        on_failure: ir.IROnFailure | None = None
         output_to = effort = None
         for f in run.options:
-            value = plain(f.value)
             if f.name == "on_failure":
-                on_failure = value
-                kind = (
-                    value
-                    if isinstance(value, str)
-                    else value.get("call")
-                    if isinstance(value, dict) and "call" in value
-                    else "raise"
-                    if isinstance(value, dict) and "raise" in value
-                    else None
-                )
-                if kind not in ON_FAILURE:
-                    self.error(
-                        f"Invalid on_failure {json.dumps(value)}. "
-                        "Valid: log, escalate, retry(...), raise ErrorName",
-                        value_span(f),
-                    )
+                on_failure = self._on_failure(f)
             elif f.name == "output_to":
-                if isinstance(value, str):
-                    output_to = value
-                else:
-                    self.error("output_to must be a string (a file name)", value_span(f))
+                output_to = self._output_to(f)
             elif f.name == "effort":
-                if value in EFFORTS:
-                    effort = value
-                else:
-                    self.error(
-                        f"Invalid effort {json.dumps(value)}. Valid: {', '.join(EFFORTS)}",
-                        value_span(f),
-                    )
+                effort = self._effort(f)
         # A run binds the flow's result (and its steps' outputs) for later statements.
         self.env.bound.add(flow_name)
         if flow_node is not None:
             self.env.bound |= run_bindings(flow_node)
         return ir.IRRun(
-            flow_name,
-            tuple(ir.IRArg(a.name, expr(a.value)) for a in run.args),
-            run.persona,
-            run.context,
-            run.anchors,
-            on_failure,
-            output_to,
-            effort,
-            *_pos(run.span),
+            flow=flow_name,
+            args=tuple(ir.IRArg(name=a.name, value=expr(a.value)) for a in run.args),
+            persona=run.persona,
+            context=run.context,
+            anchors=run.anchors,
+            on_failure=on_failure,
+            output_to=output_to,
+            effort=effort,
+            line=run.span.line,
+            column=run.span.column,
         )
+
+    def _run_target(self, run: ast.Run) -> ir.IRFlow | None:
+        """The flow a run names (checked here or by an earlier input), or None with an error."""
+        flow_name = run.flow.text
+        symbol = self.env.symbols.get(flow_name)
+        if symbol is None:
+            self.error(
+                f"Undefined flow '{flow_name}'{self._suggest(flow_name, 'flow')}", run.flow.span
+            )
+            return None
+        if symbol.kind != "flow":
+            self.error(f"'run' expects a flow, but '{flow_name}' is a {symbol.kind}", run.flow.span)
+            return None
+        flow_node = self.flows.get(flow_name)
+        if flow_node is None and isinstance(symbol.node, ir.IRFlow):
+            flow_node = symbol.node
+        return flow_node
+
+    def _check_args(self, run: ast.Run, flow: ir.IRFlow) -> None:
+        """A run passes at most as many arguments as the flow has, named ones by their names."""
+        params = flow.params
+        if len(run.args) > len(params):
+            self.error(
+                f"Flow '{flow.name}' takes {len(params)} argument"
+                f"{'' if len(params) == 1 else 's'} but {len(run.args)} were given",
+                run.flow.span,
+            )
+        names = {p.name for p in params}
+        for arg in run.args:
+            if arg.name is not None and arg.name not in names:
+                self.error(
+                    f"Flow '{flow.name}' has no parameter '{arg.name}'"
+                    f"{did_you_mean(arg.name, names)}",
+                    arg.span,
+                )
+
+    def _on_failure(self, f: ast.Field) -> ir.IROnFailure | None:
+        """`on_failure: log | escalate | retry(...) | raise Name`, or None with an error."""
+        value = plain(f.value)
+        match f.value:
+            case ast.Call(callee=callee, args=args) if callee.text in ON_FAILURE:
+                kind = callee.text
+            case ast.Raise(error=error):
+                return ir.IROnFailure(kind="raise", error=error)
+            case _ if isinstance(value, str) and value in ON_FAILURE:
+                kind, args = value, ()
+            case _:
+                self.error(
+                    f"Invalid on_failure {json.dumps(value)}. "
+                    "Valid: log, escalate, retry(...), raise ErrorName",
+                    value_span(f),
+                )
+                return None
+        arguments: dict[str, ir.JSON] = {a.name: plain(a.value) for a in args if a.name is not None}
+        if positional := [plain(a.value) for a in args if a.name is None]:
+            arguments["args"] = positional
+        if kind != "retry":
+            return ir.IROnFailure(kind=kind, arguments=arguments)
+        attempts = DEFAULT_RETRY_ATTEMPTS
+        for arg in args:
+            if arg.name == "max_attempts":
+                given = arg.value
+                if (
+                    isinstance(given, ast.Literal)
+                    and isinstance(given.value, int)
+                    and not isinstance(given.value, bool)
+                    and given.value >= 1
+                ):
+                    attempts = given.value
+                else:
+                    self.error(
+                        "max_attempts of on_failure retry must be a positive integer, "
+                        f"got {json.dumps(plain(given))}",
+                        arg.span if arg.span.line else value_span(f),
+                    )
+        return ir.IROnFailure(kind="retry", max_attempts=attempts, arguments=arguments)
+
+    def _output_to(self, f: ast.Field) -> str | None:
+        value = plain(f.value)
+        if isinstance(value, str):
+            return value
+        self.error("output_to must be a string (a file name)", value_span(f))
+        return None
+
+    def _effort(self, f: ast.Field) -> str | None:
+        value = plain(f.value)
+        if isinstance(value, str) and value in EFFORTS:
+            return value
+        self.error(
+            f"Invalid effort {json.dumps(value)}. Valid: {', '.join(EFFORTS)}", value_span(f)
+        )
+        return None
 
     def _expect_kind(self, name: str | None, kind: str, keyword: str, span: Span) -> None:
         if name is None:
@@ -575,16 +666,17 @@ class Checker:
             self.error(f"'{keyword}' expects a {kind}, but '{name}' is a {symbol.kind}", span)
 
 
-def _written(options: ast.MapValue | None) -> dict[str, Any]:
+def _written(options: ast.MapValue | None) -> dict[str, ir.JSON]:
     """A `with { ... }` as written, as plain data (the first of a duplicated name wins)."""
-    out: dict[str, Any] = {}
+    out: dict[str, ir.JSON] = {}
     for f in options.fields if options else ():
         out.setdefault(f.name, plain(f.value))
     return out
 
 
-def _pos(span: Span) -> tuple[int, int]:
-    return span.line, span.column
+def _plain_fields(fields: Iterable[ast.Field]) -> dict[str, ir.JSON]:
+    """Fields as plain data by name (the last of a duplicated name wins)."""
+    return {f.name: plain(f.value) for f in fields}
 
 
 def check(
@@ -606,8 +698,8 @@ def check(
 def run_bindings(flow: ir.IRFlow) -> set[str]:
     """Names a `run` of `flow` binds for later statements: its return type, steps, outputs."""
     names = {flow.name}
-    if flow.returns:
-        names.add(flow.returns.split("<")[0].rstrip("?"))
+    if flow.result_name:
+        names.add(flow.result_name)
     for step in flow.steps:
         if isinstance(step, ir.IRStep):
             names.add(step.name)

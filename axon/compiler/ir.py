@@ -1,8 +1,12 @@
 """IR nodes: what a program means, produced by the checker and run by the executor.
 
-Names are resolved, defaults applied (store, backend, retrieval, top_k), durations
-are in seconds and backends are canonical registry names. Every node is a frozen
-attrs class with `to_dict()` giving plain JSON data (`{"node": "IRMemory", ...}`).
+Names are resolved, defaults applied (store, backend, retrieval, top_k, retry
+attempts), durations are in seconds and backends are canonical registry names.
+Every node is a frozen attrs class with slots, built by keyword, and `to_dict()`
+gives plain JSON data (`{"node": "IRMemory", ...}`; `IRProgram.to_dict()` carries
+`ir_version`, see docs/language.md). A node that stands for source text has a
+`span` (its start, from `line` and `column`); positions take no part in equality,
+so two layouts of the same program give equal IR.
 """
 
 from __future__ import annotations
@@ -11,9 +15,22 @@ from typing import Any, TypeAlias
 
 import attrs
 
+from axon.errors import Diagnostic
+from axon.source import Span
+
+IR_VERSION = 2
+"""The shape of `IRProgram.to_dict()`. 1: no `ir_version` key, `runs` beside
+`statements`, `on_failure` as written. 2: `on_failure` an `IROnFailure` node, flows
+carry `result_name`, no `runs` (a run is in `statements`)."""
+
+JSON: TypeAlias = "str | int | float | bool | list[JSON] | dict[str, JSON] | None"
+"""Plain data as the checker keeps a field's value: names as their text."""
+
 
 class _Node:
     """Mixin: `to_dict()` for attrs nodes, recursively, tuples as lists."""
+
+    __slots__ = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"node": type(self).__name__}
@@ -22,15 +39,31 @@ class _Node:
         return out
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, _Node):
+class _Located(_Node):
+    """Mixin of the nodes written at a place in the source: `span` from `line`, `column`."""
+
+    __slots__ = ()
+    line: int
+    column: int
+
+    @property
+    def span(self) -> Span:
+        """Where the node starts in the source (1-based; 0, 0 for a node built by hand)."""
+        return Span.point(self.line, self.column)
+
+
+def _position() -> Any:
+    """`line` or `column`: serialised, but not part of equality (as the AST's spans)."""
+    return attrs.field(eq=False)
+
+
+def _plain(value: object) -> Any:
+    if isinstance(value, _Node | Diagnostic):
         return value.to_dict()
     if isinstance(value, tuple | list):
         return [_plain(item) for item in value]
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
-    if hasattr(value, "to_dict"):
-        return value.to_dict()
     return value
 
 
@@ -41,7 +74,7 @@ def _plain(value: Any) -> Any:
 class IRLiteral(_Node):
     """A constant: string, number, boolean, or a list/dict of constants."""
 
-    value: Any
+    value: JSON
 
 
 @attrs.frozen
@@ -57,11 +90,15 @@ class IRRef(_Node):
 
 @attrs.frozen
 class IRList(_Node):
+    """A list with at least one reference in it (an all-constant list is an `IRLiteral`)."""
+
     items: tuple[IRExpr, ...]
 
 
 @attrs.frozen
 class IRMap(_Node):
+    """A map with at least one reference among its values, entries in source order."""
+
     entries: tuple[tuple[str, IRExpr], ...]
 
 
@@ -71,7 +108,7 @@ IRExpr: TypeAlias = IRLiteral | IRRef | IRList | IRMap
 
 
 @attrs.frozen
-class IRMemory(_Node):
+class IRMemory(_Located):
     """A memory declaration with every default applied."""
 
     name: str
@@ -82,56 +119,62 @@ class IRMemory(_Node):
     decay_seconds: float | None
     top_k: int
     location: str | None
-    line: int
-    column: int
+    line: int = _position()
+    column: int = _position()
     link: str = "none"
     """`none` (entries independent) or `sequence` (each read with the one before it)."""
 
 
 @attrs.frozen
-class IRDeclaration(_Node):
+class IRDeclaration(_Located):
     """A persona, context, anchor, tool or intent: its fields as plain data."""
 
     kind: str
     name: str
-    fields: dict[str, Any]
-    line: int
-    column: int
+    fields: dict[str, JSON]
+    line: int = _position()
+    column: int = _position()
 
 
 @attrs.frozen
-class IRType(_Node):
+class IRType(_Located):
+    """A `type` declaration: a numeric range, a struct, a `where` condition or an alias."""
+
     name: str
     kind: str  # "range" | "struct" | "where" | "alias"
     range: tuple[float, float] | None
     fields: dict[str, str]
     where: str | None
     alias: str | None
-    line: int
-    column: int
+    line: int = _position()
+    column: int = _position()
 
 
 @attrs.frozen
-class IRImport(_Node):
+class IRImport(_Located):
+    """`import a.b { X, Y }`: recorded, not resolved (there is no module system yet)."""
+
     module: str
     names: tuple[str, ...]
-    line: int
-    column: int
+    line: int = _position()
+    column: int = _position()
 
 
 # ---------------------------------------------------------------- statements
 
 
 @attrs.frozen
-class IRLet(_Node):
+class IRLet(_Located):
+    """`let name = value`."""
+
     name: str
     value: IRExpr
-    line: int
-    column: int
+    line: int = _position()
+    column: int = _position()
 
 
 @attrs.frozen
-class IRRemember(_Node):
+class IRRemember(_Located):
     """`remember(expression) -> memory_target`: the key is resolved at check time.
 
     `expression` is the argument as text (a name, or a literal's value); `value`
@@ -143,17 +186,17 @@ class IRRemember(_Node):
     expression: str
     memory_target: str
     key: str
-    options: dict[str, Any]
-    line: int
-    column: int
+    options: dict[str, JSON]
+    line: int = _position()
+    column: int = _position()
     value: IRExpr = IRLiteral(None)
     tags: tuple[str, ...] | None = None
     importance: float | None = None
-    metadata: dict[str, Any] = attrs.field(factory=dict)
+    metadata: dict[str, JSON] = attrs.field(factory=dict)
 
 
 @attrs.frozen
-class IRRecall(_Node):
+class IRRecall(_Located):
     """`recall(query) from memory_source`: `top_k` resolved from `with` or the memory.
 
     `query` is the text as written (a string's value, or a name); `query_value`
@@ -165,60 +208,63 @@ class IRRecall(_Node):
     memory_source: str
     top_k: int
     alias: str | None
-    options: dict[str, Any]
-    line: int
-    column: int
+    options: dict[str, JSON]
+    line: int = _position()
+    column: int = _position()
     query_value: IRExpr = IRLiteral("")
     retrieval: str = "exact"
-    filters: dict[str, Any] = attrs.field(factory=dict)
+    filters: dict[str, JSON] = attrs.field(factory=dict)
 
 
 @attrs.frozen
-class IRStep(_Node):
+class IRStep(_Located):
     """`step Name { ... }`: a model-facing step; `output` names its result type."""
 
     name: str
     given: IRExpr | None
     ask: str | None
     output: str | None
-    fields: dict[str, Any]
+    fields: dict[str, JSON]
     actions: tuple[IRStatement, ...]
-    line: int
-    column: int
+    line: int = _position()
+    column: int = _position()
 
 
-@attrs.frozen
-class IRCognitive(_Node):
+@attrs.frozen(kw_only=True)
+class IRCognitive(_Located):
     """`probe`, `reason`, `validate`, `refine`, `weave` or `use`: a model-facing operation.
 
-    `target` is what it operates on (probe/validate/use), `into` the result name
-    (weave), `items` the list it takes (probe's aspects, weave's sources, use's
-    arguments), `rules` a validate's `if` rules.
+    `target` is what it operates on (probe/validate/use; a validate's schema is
+    `into`), `into` the result name (weave), `items` the list it takes (probe's
+    aspects, weave's sources, use's arguments), `rules` a validate's `if` rules.
+    Built by keyword only: each operation gives what it has, the rest is empty.
     """
 
     kind: str
-    target: str | None
-    into: str | None
-    items: tuple[IRExpr, ...]
-    fields: dict[str, Any]
-    rules: tuple[IRIf, ...]
-    line: int
-    column: int
+    target: str | None = None
+    into: str | None = None
+    items: tuple[IRExpr, ...] = ()
+    fields: dict[str, JSON] = attrs.field(factory=dict)
+    rules: tuple[IRIf, ...] = ()
+    line: int = _position()
+    column: int = _position()
 
 
 @attrs.frozen
-class IRAction(_Node):
+class IRAction(_Located):
     """A bare action in an `if` branch: `refine(max_attempts: 2)`, `raise E`, `escalate`."""
 
     kind: str  # "call" | "raise" | "name"
     name: str
-    arguments: dict[str, Any]
-    line: int
-    column: int
+    arguments: dict[str, JSON]
+    line: int = _position()
+    column: int = _position()
 
 
 @attrs.frozen
 class IRComparison(_Node):
+    """`left op right`, or a bare `left` tested for truth (`op` and `right` None)."""
+
     left: IRExpr
     op: str | None
     right: IRExpr | None
@@ -234,52 +280,84 @@ class IRCondition(_Node):
 
 
 @attrs.frozen
-class IRIf(_Node):
+class IRIf(_Located):
+    """`if condition -> then else -> otherwise`."""
+
     condition: IRCondition
     then: tuple[IRStatement, ...]
     otherwise: tuple[IRStatement, ...]
-    line: int
-    column: int
+    line: int = _position()
+    column: int = _position()
 
 
 @attrs.frozen
 class IRParam(_Node):
+    """A flow parameter: its name and its type as written (`Document`, `List<Party>`)."""
+
     name: str
     type: str | None
 
 
 @attrs.frozen
-class IRFlow(_Node):
-    """A flow: parameters and its statements (`steps`) in source order."""
+class IRFlow(_Located):
+    """A flow: parameters and its statements (`steps`) in source order.
+
+    `returns` is the result type as written (`List<Summary>?`); `result_name` the
+    name a `run` binds the result to for later statements: the type's base name
+    (`List`), or None when the flow declares no result type.
+    """
 
     name: str
     params: tuple[IRParam, ...]
     returns: str | None
     steps: tuple[IRStatement, ...]
-    line: int
-    column: int
+    line: int = _position()
+    column: int = _position()
+    result_name: str | None = attrs.field(kw_only=True)
 
 
 @attrs.frozen
 class IRArg(_Node):
+    """An argument of a `run`: positional (`name` None) or named."""
+
     name: str | None
     value: IRExpr
 
 
+ON_FAILURE_KINDS = ("escalate", "log", "raise", "retry")
+"""What `on_failure:` of a run can say."""
+
+
+@attrs.frozen(kw_only=True)
+class IROnFailure(_Node):
+    """`on_failure:` of a run: what happens when the flow raises.
+
+    `log`: the error is traced and the run ends quietly. `escalate`: the error
+    stops the program. `retry(max_attempts: N, ...)`: the flow runs up to
+    `max_attempts` times in all (default 3); `arguments` keeps every argument as
+    written (`backoff: exponential`). `raise Name`: `error` names the error.
+    """
+
+    kind: str  # one of ON_FAILURE_KINDS
+    max_attempts: int = 1
+    error: str | None = None
+    arguments: dict[str, JSON] = attrs.field(factory=dict)
+
+
 @attrs.frozen
-class IRRun(_Node):
-    """`run Flow(args)` with its modifiers resolved."""
+class IRRun(_Located):
+    """`run Flow(args)` with its modifiers resolved (`on_failure` None when not given)."""
 
     flow: str
     args: tuple[IRArg, ...]
     persona: str | None
     context: str | None
     anchors: tuple[str, ...]
-    on_failure: Any
+    on_failure: IROnFailure | None
     output_to: str | None
     effort: str | None
-    line: int
-    column: int
+    line: int = _position()
+    column: int = _position()
 
 
 IRStatement: TypeAlias = (
@@ -287,13 +365,13 @@ IRStatement: TypeAlias = (
 )
 
 
-@attrs.frozen
+@attrs.frozen(kw_only=True)
 class IRProgram(_Node):
     """A checked program: its declarations by kind and its top-level statements in order."""
 
+    ir_version: int = attrs.field(default=IR_VERSION, init=False)
     memories: tuple[IRMemory, ...] = ()
     flows: tuple[IRFlow, ...] = ()
-    runs: tuple[IRRun, ...] = ()
     statements: tuple[IRStatement, ...] = ()
     personas: tuple[IRDeclaration, ...] = ()
     contexts: tuple[IRDeclaration, ...] = ()
@@ -303,7 +381,12 @@ class IRProgram(_Node):
     types: tuple[IRType, ...] = ()
     imports: tuple[IRImport, ...] = ()
     filename: str = "<input>"
-    warnings: tuple[Any, ...] = attrs.field(default=(), eq=False)
+    warnings: tuple[Diagnostic, ...] = attrs.field(default=(), eq=False)
+
+    @property
+    def runs(self) -> tuple[IRRun, ...]:
+        """The top-level `run` statements, in order (they are also in `statements`)."""
+        return tuple(s for s in self.statements if isinstance(s, IRRun))
 
     def memory(self, name: str) -> IRMemory | None:
         return next((m for m in self.memories if m.name == name), None)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, assert_never
+from typing import assert_never
 
 from axon.compiler import ast, ir
 from axon.source import NO_SPAN, Span
 
 
-def plain(value: ast.Value) -> Any:
+def plain(value: ast.Value) -> ir.JSON:
     """A field value as plain JSON data (names as their text)."""
     match value:
         case ast.Literal(value=v):

@@ -19,11 +19,9 @@ from axon.runtime.memories import MemoryManager
 from axon.runtime.model import ModelClient, ModelRequest, Recalled
 from axon.runtime.tracer import TraceEventType, Tracer
 from axon.runtime.values import Frame, Unbound, condition_holds, evaluate, evaluate_or_text
-from axon.source import Source, Span
+from axon.source import Source
 
 Record = dict[str, Any]
-
-MAX_RETRIES = 3
 
 
 class FlowRaised(AxonRuntimeError):
@@ -39,7 +37,7 @@ class Executor:
         memories: MemoryManager,
         model: ModelClient,
         tracer: Tracer,
-        declarations: Mapping[str, Any],
+        declarations: Mapping[str, ir.IRDeclaration],
         flows: Mapping[str, ir.IRFlow],
     ) -> None:
         self.memories = memories
@@ -71,15 +69,15 @@ class Executor:
         try:
             await self._dispatch(stmt, frame, origin)
         except AxonMemoryError as exc:  # (an AxonError: it must come first)
-            raise AxonRuntimeError(str(exc), _span(stmt), self.source) from None
+            raise AxonRuntimeError(str(exc), stmt.span, self.source) from None
         except AxonError as exc:
-            if exc.span.line or not getattr(stmt, "line", 0):
+            if exc.span.line or not stmt.line:
                 raise
-            raise AxonRuntimeError(exc.message, _span(stmt), self.source) from None
+            raise AxonRuntimeError(exc.message, stmt.span, self.source) from None
         except Unbound as exc:
             raise AxonRuntimeError(
                 f"Unbound name '{exc.name}': nothing bound it before this statement",
-                _span(stmt),
+                stmt.span,
                 self.source,
             ) from None
 
@@ -263,18 +261,16 @@ class Executor:
 
     async def _action(self, stmt: ir.IRAction, frame: Frame, origin: str) -> None:
         if stmt.kind == "raise":
-            raise FlowRaised(f"{stmt.name} raised in '{origin}'", _span(stmt), self.source)
+            raise FlowRaised(f"{stmt.name} raised in '{origin}'", stmt.span, self.source)
         self._call_model(self._request("action", stmt.name, fields=stmt.arguments))
 
     # ------------------------------------------------------------ run
     async def _run(self, stmt: ir.IRRun, frame: Frame) -> None:
         flow = self.flows.get(stmt.flow)
         if flow is None:
-            raise AxonRuntimeError(f"Undefined flow '{stmt.flow}'", _span(stmt), self.source)
-        attempts = 1
+            raise AxonRuntimeError(f"Undefined flow '{stmt.flow}'", stmt.span, self.source)
         failure = stmt.on_failure
-        if isinstance(failure, dict) and failure.get("call") == "retry":
-            attempts = int(failure["kwargs"].get("max_attempts", MAX_RETRIES))
+        attempts = failure.max_attempts if failure is not None else 1
         for attempt in range(1, attempts + 1):
             try:
                 await self._run_flow(flow, stmt, frame)
@@ -284,7 +280,7 @@ class Executor:
                     TraceEventType.ERROR,
                     data={"flow": flow.name, "attempt": attempt, "message": exc.message},
                 )
-                if failure == "log":
+                if failure is not None and failure.kind == "log":
                     return
                 if attempt == attempts:
                     raise
@@ -325,8 +321,8 @@ class Executor:
             self._run_context = {}
         # The flow's result (and its steps' outputs) are visible after the run.
         caller.bind(flow.name, result, source=flow.name)
-        if flow.returns:
-            caller.bind(flow.returns.split("<")[0].rstrip("?"), result, source=flow.name)
+        if flow.result_name:
+            caller.bind(flow.result_name, result, source=flow.name)
         for name, value in local.values.items():
             if local.sources.get(name) and name not in {p.name for p in flow.params}:
                 caller.bind(name, value, source=local.sources[name])
@@ -337,10 +333,6 @@ class Executor:
         )
 
 
-def _fields(decl: Any) -> dict[str, Any] | None:
-    fields = getattr(decl, "fields", None)
-    return dict(fields) if isinstance(fields, dict) else None
-
-
-def _span(stmt: Any) -> Span:
-    return Span(getattr(stmt, "line", 0), getattr(stmt, "column", 0))
+def _fields(decl: ir.IRDeclaration | None) -> dict[str, Any] | None:
+    """A persona's or context's fields for the model request (None when there is none)."""
+    return dict(decl.fields) if decl is not None else None

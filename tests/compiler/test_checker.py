@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import pytest
 
 import axon
@@ -233,12 +236,58 @@ def test_seed_v01_memory_syntax_compiles_to_spec_ir() -> None:
     assert data["memories"][0]["decay_seconds"] == 604800.0
 
 
-def test_every_ir_node_serialises_to_plain_json() -> None:
-    import json
+EVERY_CONSTRUCT = Path(__file__).with_name("every_construct.axon")
 
-    program = axon.compile(Path("examples/contract_analyzer.axon").read_text())
-    text = json.dumps(program.to_dict())
-    assert '"IRRun"' in text and '"IRCognitive"' in text and '"IRType"' in text
+
+def _ir_node_classes() -> dict[str, type]:
+    """Every IR node class, found by walking the `ir` module (a new node is included)."""
+    return {
+        name: cls
+        for name, cls in vars(ir).items()
+        if isinstance(cls, type) and issubclass(cls, ir._Node) and attrs.has(cls)
+    }
+
+
+def _nodes_in(data: object) -> Iterator[dict[str, object]]:
+    """Every `{"node": ...}` object in serialised IR, checking the data is plain JSON."""
+    if isinstance(data, dict):
+        assert all(isinstance(k, str) for k in data), data
+        if "node" in data:
+            yield data
+        for value in data.values():
+            yield from _nodes_in(value)
+    elif isinstance(data, list):
+        for item in data:
+            yield from _nodes_in(item)
+    else:
+        assert data is None or isinstance(data, str | int | float | bool), repr(data)
+
+
+def test_every_ir_node_serialises_to_plain_json() -> None:
+    program = axon.compile(EVERY_CONSTRUCT.read_text(), filename="every_construct.axon")
+    data = program.to_dict()
+    assert json.loads(json.dumps(data)) == data  # plain JSON: it round-trips unchanged
+    classes = _ir_node_classes()
+    seen: set[str] = set()
+    for node in _nodes_in(data):
+        cls = classes[str(node["node"])]
+        assert set(node) == {"node"} | {f.name for f in attrs.fields(cls)}, node["node"]
+        seen.add(cls.__name__)
+    assert seen == set(classes), f"not in the program: {sorted(set(classes) - seen)}"
+    assert data["ir_version"] == ir.IR_VERSION
+
+
+def test_ir_nodes_are_frozen_slotted_and_keep_positions_out_of_equality() -> None:
+    program = axon.compile(EVERY_CONSTRUCT.read_text())
+    for cls in _ir_node_classes().values():
+        assert "__dict__" not in dir(cls), f"{cls.__name__} has no slots"
+        assert cls.__setattr__ is not object.__setattr__, f"{cls.__name__} is not frozen"
+    moved = axon.compile("\n\n  " + EVERY_CONSTRUCT.read_text().replace("\n", "\n  "))
+    assert moved == program
+    assert moved.memories[0].line == program.memories[0].line + 2
+    assert moved.memories[0].span == (program.memories[0].line + 2, 3, None, None)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        program.memories[0].top_k = 1  # type: ignore[misc]
 
 
 def test_unknown_step_field_is_a_warning_not_an_error() -> None:
