@@ -61,7 +61,7 @@ from axon.memory.retrieval.text import query_terms
 
 if TYPE_CHECKING:
     from axon.memory.embeddings.base import Embedder
-    from axon.runtime.tracer import Tracer
+    from axon.trace import TraceSink
 
 T = TypeVar("T")
 
@@ -156,7 +156,7 @@ class SQLiteBackend(MemoryBackend):
 
     def __init__(
         self,
-        tracer: Tracer | None = None,
+        tracer: TraceSink | None = None,
         *,
         location: str | None = None,
         memory_dir: str | Path | None = None,

@@ -1,0 +1,96 @@
+"""Trace event types, the event record, and the interface that receives events.
+
+This is the lowest floor of AXON beside `errors` and `source`: it imports nothing
+of ours, so memory backends can emit their optional events (`memory_write`,
+`memory_read`) without knowing the runtime. The runtime's collecting `Tracer`
+(`axon.runtime.tracer`, which re-exports everything here) is one `TraceSink`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import attrs
+
+
+class TraceEventType(enum.StrEnum):
+    """Stable event names (the `event_type` of every event).
+
+    The names of the reference AXON tracer are all here, so code written against it
+    keeps working; the memory events are the ones this runtime adds to.
+    """
+
+    PROGRAM_START = "program_start"
+    PROGRAM_END = "program_end"
+    FLOW_START = "flow_start"
+    FLOW_END = "flow_end"
+    STEP_START = "step_start"
+    STEP_END = "step_end"
+    MODEL_CALL = "model_call"
+    MODEL_RESPONSE = "model_response"
+    ANCHOR_CHECK = "anchor_check"
+    ANCHOR_PASS = "anchor_pass"
+    ANCHOR_BREACH = "anchor_breach"
+    VALIDATION_PASS = "validation_pass"
+    VALIDATION_FAIL = "validation_fail"
+    RETRY_ATTEMPT = "retry_attempt"
+    REFINE_START = "refine_start"
+    CONFIDENCE_CHECK = "confidence_check"
+    AGENT_CYCLE_START = "agent_cycle_start"
+    AGENT_CYCLE_END = "agent_cycle_end"
+    AGENT_GOAL_CHECK = "agent_goal_check"
+    AGENT_STUCK = "agent_stuck"
+    MEMORY_WRITE = "memory_write"
+    MEMORY_READ = "memory_read"
+    MEMORY_EXPIRE = "memory_expire"
+    MEMORY_CLEAR = "memory_clear"
+    MEMORY_DELETE = "memory_delete"
+    MEMORY_EMBED = "memory_embed"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@attrs.frozen
+class TraceEvent:
+    """One event. `data` holds event-specific keys (the seed's keys for memory events)."""
+
+    event_type: TraceEventType
+    timestamp: float
+    step_name: str | None = None
+    data: Mapping[str, Any] = attrs.field(factory=dict)
+    duration_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "event_type": self.event_type.value,
+            "timestamp": self.timestamp,
+            "data": dict(self.data),
+        }
+        if self.step_name is not None:
+            out["step_name"] = self.step_name
+        out["duration_ms"] = self.duration_ms
+        return out
+
+    def __getitem__(self, name: str) -> Any:
+        """Dict-style access (`event["event_type"]`) to the `to_dict()` form."""
+        return self.to_dict()[name]
+
+
+class TraceSink(Protocol):
+    """Anything that receives trace events: what a memory backend's `tracer=` accepts.
+
+    `axon.runtime.tracer.Tracer` is the implementation AXON ships; a backend only
+    ever calls `emit`.
+    """
+
+    def emit(
+        self,
+        event_type: TraceEventType | str,
+        data: Mapping[str, Any] | None = None,
+        step_name: str | None = None,
+        duration_ms: float | None = None,
+    ) -> object: ...
