@@ -16,38 +16,23 @@ import attrs
 
 
 class TraceEventType(enum.StrEnum):
-    """Stable event names (the `event_type` of every event).
+    """Stable event names (the `event_type` of every event): each one is emitted.
 
-    The names of the reference AXON tracer are all here, so code written against it
-    keeps working; the memory events are the ones this runtime adds to.
+    `MEMORY_WRITE` and `MEMORY_READ` are the seed's (docs/seed-api.md); the memory
+    backends emit them when given a tracer. The executor emits the flow, step,
+    model and error events; the memory manager the memory events with the memory
+    name and backend added.
     """
 
-    PROGRAM_START = "program_start"
-    PROGRAM_END = "program_end"
     FLOW_START = "flow_start"
     FLOW_END = "flow_end"
     STEP_START = "step_start"
     STEP_END = "step_end"
     MODEL_CALL = "model_call"
-    MODEL_RESPONSE = "model_response"
-    ANCHOR_CHECK = "anchor_check"
-    ANCHOR_PASS = "anchor_pass"
-    ANCHOR_BREACH = "anchor_breach"
-    VALIDATION_PASS = "validation_pass"
-    VALIDATION_FAIL = "validation_fail"
-    RETRY_ATTEMPT = "retry_attempt"
-    REFINE_START = "refine_start"
-    CONFIDENCE_CHECK = "confidence_check"
-    AGENT_CYCLE_START = "agent_cycle_start"
-    AGENT_CYCLE_END = "agent_cycle_end"
-    AGENT_GOAL_CHECK = "agent_goal_check"
-    AGENT_STUCK = "agent_stuck"
     MEMORY_WRITE = "memory_write"
     MEMORY_READ = "memory_read"
     MEMORY_EXPIRE = "memory_expire"
     MEMORY_CLEAR = "memory_clear"
-    MEMORY_DELETE = "memory_delete"
-    MEMORY_EMBED = "memory_embed"
     ERROR = "error"
 
     def __str__(self) -> str:

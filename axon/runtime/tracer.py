@@ -13,10 +13,8 @@ TraceEventType` keeps working.
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
@@ -78,20 +76,5 @@ class Tracer:
         if self._spans:
             self._spans.pop()
 
-    @contextmanager
-    def span(self, name: str) -> Iterator[None]:
-        """Events emitted inside carry `step_name=name`."""
-        self.start_span(name)
-        try:
-            yield
-        finally:
-            self.end_span()
-
-    def clear(self) -> None:
-        self._events.clear()
-
     def to_dict(self) -> dict[str, Any]:
         return {"events": [event.to_dict() for event in self._events]}
-
-    def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=str)
