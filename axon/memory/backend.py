@@ -81,8 +81,8 @@ class HybridWeights:
     recency_half_life: float = 30 * 86400.0
 
 
-class SeedMemoryBackend(abc.ABC):
-    """The seed's three-method contract (`000`): what a minimal memory store implements.
+class MinimalMemoryBackend(abc.ABC):
+    """The three-method contract of seed `000` (docs/seed-api.md): a minimal memory store.
 
     `axon.runtime.memory_backend.MemoryBackend` is this class, so a store written
     as in the seed (only `store`, `retrieve` and `clear`, like its Pinecone and
@@ -106,7 +106,7 @@ class SeedMemoryBackend(abc.ABC):
         """Clear stored entries; returns how many were removed."""
 
 
-class MemoryBackend(SeedMemoryBackend):
+class MemoryBackend(MinimalMemoryBackend):
     """Abstract base of every memory store.
 
     Construct with keywords only: `location` (a file, DSN or `env:VAR`, backend
