@@ -154,7 +154,7 @@ MIGRATIONS: tuple[Sequence[str], ...] = (
         "INSERT INTO entries_fts (entries_fts, rank) "
         f"VALUES ('rank', 'bm25(1.0, 1.0, {CONTEXT_WEIGHT})')",
     ),
-    # 4 -> 5: entries are independent unless their memory is linked (LANGUAGE.md §6):
+    # 4 -> 5: entries are independent unless their memory is linked (docs/language.md, recall):
     # the context moves to its own index, `entries_fts` goes back to key and text.
     (
         """
