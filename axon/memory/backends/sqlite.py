@@ -8,7 +8,7 @@ guarantees, and how:
   operating system before `store` returns, so killing the process (even SIGKILL)
   loses nothing acknowledged; only a power cut or kernel crash can drop the last
   transactions. `synchronous="FULL"` (keyword or `AXON_SQLITE_SYNCHRONOUS`) makes
-  every commit wait for an fsync (about 3 ms each on these machines) and survives
+  every commit wait for an fsync (slower: each commit waits for the disk) and survives
   those too.
 - Concurrency: writes are short `BEGIN IMMEDIATE` transactions; a busy file is waited
   for (`busy_timeout`) and then retried with jittered backoff for up to
