@@ -15,7 +15,7 @@ from typing import Any, assert_never
 
 from axon.compiler import ir
 from axon.errors import AxonError, AxonMemoryError, AxonRuntimeError
-from axon.runtime.memories import MemoryManager
+from axon.runtime.manager import MemoryManager
 from axon.runtime.model import ModelClient, ModelRequest, Recalled
 from axon.runtime.tracer import TraceEventType, Tracer
 from axon.runtime.values import Frame, Unbound, condition_holds, evaluate, evaluate_or_text
