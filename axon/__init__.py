@@ -1,6 +1,6 @@
 """AXON memory: parse, check and run AXON programs with real, persistent, decaying memory.
 
-The public API (LANGUAGE.md §5):
+The public API (docs/language.md, Python API):
 
 - `parse(source, filename=...)` -> `ast.Program`
 - `compile(source, filename=...)` -> `IRProgram`

@@ -209,7 +209,7 @@ def check(
     from axon.compiler.ast import to_data
     from axon.compiler.checker import check as check_program
     from axon.compiler.parser import parse
-    from axon.source import Source
+    from axon.source import Source, SourceError, read_source
 
     if dump not in (None, "ast", "ir"):
         _err(f"error: --dump takes 'ast' or 'ir', not '{dump}'")
@@ -219,7 +219,12 @@ def check(
         raise typer.Exit(EXIT_USAGE)
     failed = False
     for path in files:
-        text = _read_source(path)
+        try:
+            text = read_source(path)
+        except SourceError as exc:  # reported; the other files are still checked
+            _err(str(exc))
+            failed = True
+            continue
         source = Source(text, str(path))
         try:
             program = parse(text, str(path))

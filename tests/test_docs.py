@@ -32,3 +32,9 @@ def test_readme_gives_the_two_commands_that_ci_runs() -> None:
     ci = (DOCS.parent / ".ci" / "run").read_text()
     assert "scripts/example" in readme and "scripts/test" in readme
     assert "scripts/test" in ci
+
+
+def test_readme_links_every_page_of_docs() -> None:
+    readme = (DOCS.parent / "README.md").read_text()
+    missing = [p.name for p in sorted(DOCS.glob("*.md")) if f"](docs/{p.name})" not in readme]
+    assert missing == [], f"README.md does not link {missing}"

@@ -1,4 +1,4 @@
-"""`with { ... }` on remember and recall -> checked options (LANGUAGE.md §7).
+"""`with { ... }` on remember and recall -> checked options (docs/language.md, remember and recall).
 
 The options are a closed set: a misspelt name is an error with a suggestion,
 never a silent metadata filter. Free metadata is written `metadata: { ... }` on
@@ -25,7 +25,7 @@ REMEMBER_OPTIONS = ("importance", "key", "metadata", "tags")
 RECALL_OPTIONS = ("retrieval", "tags", "top_k", "where")
 """What `with { ... }` accepts on recall."""
 PLANNED_OPTIONS = ("expires_in", "min_importance", "related", "tier", "tiers", "type")
-"""Options LANGUAGE.md §8 names that this implementation does not have yet."""
+"""Options planned for tiers and memory records that this implementation does not have yet."""
 RUNTIME_METADATA = ("scope", "source")
 """Metadata the runtime writes itself; a program cannot set it."""
 
@@ -70,7 +70,7 @@ def _fields(op: str, options: ast.MapValue | None, report: Reporter) -> dict[str
             )
         elif f.name in PLANNED_OPTIONS:
             report.error(
-                f"Option '{f.name}' (LANGUAGE.md §8) is not implemented yet. "
+                f"Option '{f.name}' (tiers and memory records) is not implemented yet. "
                 f"Valid in {op}: {', '.join(valid)}",
                 f.span,
             )

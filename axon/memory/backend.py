@@ -24,12 +24,13 @@ import attrs
 
 from axon.errors import AxonMemoryError
 from axon.memory.entry import Clock, MemoryEntry, NewEntry, validate_entry
+from axon.trace import TraceEventType
 
 if TYPE_CHECKING:
     import numpy as np
 
     from axon.memory.embeddings.base import Embedder
-    from axon.runtime.tracer import Tracer
+    from axon.trace import TraceSink
 
 RETRIEVAL_MODES: tuple[str, ...] = ("exact", "keyword", "semantic", "hybrid")
 """Every retrieval strategy the language knows (`retrieval:` values)."""
@@ -80,8 +81,8 @@ class HybridWeights:
     recency_half_life: float = 30 * 86400.0
 
 
-class SeedMemoryBackend(abc.ABC):
-    """The seed's three-method contract (`000`): what a minimal memory store implements.
+class MinimalMemoryBackend(abc.ABC):
+    """The three-method contract of seed `000` (docs/seed-api.md): a minimal memory store.
 
     `axon.runtime.memory_backend.MemoryBackend` is this class, so a store written
     as in the seed (only `store`, `retrieve` and `clear`, like its Pinecone and
@@ -105,7 +106,7 @@ class SeedMemoryBackend(abc.ABC):
         """Clear stored entries; returns how many were removed."""
 
 
-class MemoryBackend(SeedMemoryBackend):
+class MemoryBackend(MinimalMemoryBackend):
     """Abstract base of every memory store.
 
     Construct with keywords only: `location` (a file, DSN or `env:VAR`, backend
@@ -120,7 +121,7 @@ class MemoryBackend(SeedMemoryBackend):
 
     def __init__(
         self,
-        tracer: Tracer | None = None,
+        tracer: TraceSink | None = None,
         *,
         location: str | None = None,
         memory_dir: str | Path | None = None,
@@ -175,8 +176,6 @@ class MemoryBackend(SeedMemoryBackend):
         ]
         await self._put(entries)
         if self._tracer is not None:
-            from axon.runtime.tracer import TraceEventType
-
             for entry in entries:
                 self._tracer.emit(
                     TraceEventType.MEMORY_WRITE,
@@ -227,8 +226,6 @@ class MemoryBackend(SeedMemoryBackend):
         else:
             results = await self._hybrid(query, top_k, scope, filters, now, linked)
         if self._tracer is not None:
-            from axon.runtime.tracer import TraceEventType
-
             self._tracer.emit(
                 TraceEventType.MEMORY_READ,
                 data={"query": query, "results_count": len(results), "top_k": top_k},

@@ -1,7 +1,7 @@
 """Owned lifetimes: who wrote a session or ephemeral entry, and where it is stored.
 
 A `session` or `ephemeral` memory's entries belong to the live session that wrote
-them (LANGUAGE.md §5). They are stored under an *owned scope*, a physical scope
+them (docs/language.md). They are stored under an *owned scope*, a physical scope
 that starts with the reserved `OWNED_MARKER` and names the owner, the lifetime and
 the memory:
 

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from axon.memory.backend import MemoryBackend
 
 _ALL = frozenset(RETRIEVAL_MODES)
-_NO_SEMANTIC = frozenset({"exact", "keyword"})
 
 
 @attrs.frozen

@@ -3,7 +3,7 @@
 The executor walks IR in order. remember/recall go to the `MemoryManager`
 (never to a model); steps and the other cognitive operations go to the model
 client; `let`, `if` and `run` are handled here. Every executed remember and
-recall yields an output record (LANGUAGE.md §4), in execution order. A failure
+recall yields an output record (docs/language.md, Output records), in execution order. A failure
 becomes an `AxonRuntimeError` naming the statement's position.
 """
 
@@ -15,7 +15,7 @@ from typing import Any, assert_never
 
 from axon.compiler import ir
 from axon.errors import AxonError, AxonMemoryError, AxonRuntimeError
-from axon.runtime.memories import MemoryManager
+from axon.runtime.manager import MemoryManager
 from axon.runtime.model import ModelClient, ModelRequest, Recalled
 from axon.runtime.tracer import TraceEventType, Tracer
 from axon.runtime.values import Frame, Unbound, condition_holds, evaluate, evaluate_or_text

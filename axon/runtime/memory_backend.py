@@ -1,4 +1,4 @@
-"""The seed's memory module (`000`): the names its examples import, from their new homes.
+"""The seed's memory module (`000`, docs/seed-api.md): the names its examples import.
 
 `from axon.runtime.memory_backend import MemoryBackend, MemoryEntry, InMemoryBackend`
 works as the seed describes: `InMemoryBackend(tracer=tracer)`, async `store`,
@@ -9,7 +9,7 @@ scoring (case-insensitive, ties newest first), the scope filter,
 `memory_read {query, results_count, top_k}` tracer events.
 
 `MemoryBackend` here is the seed's three-method abstract class
-(`axon.memory.backend.SeedMemoryBackend`): a store written as in the seed, with
+(`axon.memory.backend.MinimalMemoryBackend`): a store written as in the seed, with
 only `store`, `retrieve` and `clear`, subclasses it. Every AXON backend is one.
 The engine itself lives in `axon.memory`; this module only re-exports it.
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from axon.memory.backend import SeedMemoryBackend as MemoryBackend
+from axon.memory.backend import MinimalMemoryBackend as MemoryBackend
 from axon.memory.backends.in_memory import InMemoryBackend as _EngineInMemoryBackend
 from axon.memory.entry import MemoryEntry, NewEntry
 

@@ -2,7 +2,7 @@
 
 `Session.execute(text)` parses and checks the text against everything the
 session declared and bound before, binds new memories to their backends, runs
-the statements and returns the output records (LANGUAGE.md §4). Declarations,
+the statements and returns the output records (docs/language.md, Output records). Declarations,
 `let` bindings and memories persist across calls; `close()` closes every
 backend. `clock` (Unix seconds) drives timestamps and decay everywhere.
 
@@ -32,7 +32,7 @@ from axon.memory.entry import Clock, MemoryEntry
 from axon.memory.registry import BackendRegistry
 from axon.memory.registry import registry as default_registry
 from axon.runtime.executor import Executor, Record
-from axon.runtime.memories import EmbedderProvider, MemoryManager, _default_embedder
+from axon.runtime.manager import EmbedderProvider, MemoryManager, _default_embedder
 from axon.runtime.model import ModelClient, OfflineModelClient
 from axon.runtime.tracer import Tracer
 from axon.runtime.values import Frame

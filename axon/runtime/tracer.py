@@ -5,91 +5,29 @@ Seed-compatible: `Tracer().emit(TraceEventType.MEMORY_WRITE, data={...})` and
 name (`memory_write`, `memory_read`, ...) once an application has configured
 structlog (`axon run -v` does); the library itself never configures logging.
 The executor adds the memory name, the backend and a duration to every memory
-event; `axon run --trace FILE` writes `to_dict()`.
+event; `axon run --trace FILE` writes `to_dict()`. The event types and the event
+record live in `axon.trace` (the floor memory backends may import) and are
+re-exported here, so seed 000's `from axon.runtime.tracer import Tracer,
+TraceEventType` keeps working.
 """
 
 from __future__ import annotations
 
-import enum
-import json
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from typing import Any
 
-import attrs
 import structlog
+
+from axon.trace import TraceEvent, TraceEventType, TraceSink
+
+__all__ = ["TraceEvent", "TraceEventType", "TraceSink", "Tracer"]
 
 _log = structlog.get_logger(__name__)
 
 
-class TraceEventType(enum.StrEnum):
-    """Stable event names (the `event_type` of every event).
-
-    The names of the reference AXON tracer are all here, so code written against it
-    keeps working; the memory events are the ones this runtime adds to.
-    """
-
-    PROGRAM_START = "program_start"
-    PROGRAM_END = "program_end"
-    FLOW_START = "flow_start"
-    FLOW_END = "flow_end"
-    STEP_START = "step_start"
-    STEP_END = "step_end"
-    MODEL_CALL = "model_call"
-    MODEL_RESPONSE = "model_response"
-    ANCHOR_CHECK = "anchor_check"
-    ANCHOR_PASS = "anchor_pass"
-    ANCHOR_BREACH = "anchor_breach"
-    VALIDATION_PASS = "validation_pass"
-    VALIDATION_FAIL = "validation_fail"
-    RETRY_ATTEMPT = "retry_attempt"
-    REFINE_START = "refine_start"
-    CONFIDENCE_CHECK = "confidence_check"
-    AGENT_CYCLE_START = "agent_cycle_start"
-    AGENT_CYCLE_END = "agent_cycle_end"
-    AGENT_GOAL_CHECK = "agent_goal_check"
-    AGENT_STUCK = "agent_stuck"
-    MEMORY_WRITE = "memory_write"
-    MEMORY_READ = "memory_read"
-    MEMORY_EXPIRE = "memory_expire"
-    MEMORY_CLEAR = "memory_clear"
-    MEMORY_DELETE = "memory_delete"
-    MEMORY_EMBED = "memory_embed"
-    ERROR = "error"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-@attrs.frozen
-class TraceEvent:
-    """One event. `data` holds event-specific keys (the seed's keys for memory events)."""
-
-    event_type: TraceEventType
-    timestamp: float
-    step_name: str | None = None
-    data: Mapping[str, Any] = attrs.field(factory=dict)
-    duration_ms: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "event_type": self.event_type.value,
-            "timestamp": self.timestamp,
-            "data": dict(self.data),
-        }
-        if self.step_name is not None:
-            out["step_name"] = self.step_name
-        out["duration_ms"] = self.duration_ms
-        return out
-
-    def __getitem__(self, name: str) -> Any:
-        """Dict-style access (`event["event_type"]`) to the `to_dict()` form."""
-        return self.to_dict()[name]
-
-
 class Tracer:
-    """Collects `TraceEvent`s in order. `clock` (Unix seconds) stamps them."""
+    """Collects `TraceEvent`s in order (a `TraceSink`). `clock` (Unix seconds) stamps them."""
 
     def __init__(self, clock: Callable[[], float] | None = None) -> None:
         self._clock = clock or time.time
@@ -138,20 +76,5 @@ class Tracer:
         if self._spans:
             self._spans.pop()
 
-    @contextmanager
-    def span(self, name: str) -> Iterator[None]:
-        """Events emitted inside carry `step_name=name`."""
-        self.start_span(name)
-        try:
-            yield
-        finally:
-            self.end_span()
-
-    def clear(self) -> None:
-        self._events.clear()
-
     def to_dict(self) -> dict[str, Any]:
         return {"events": [event.to_dict() for event in self._events]}
-
-    def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=str)

@@ -65,6 +65,33 @@ def test_check_syntax_error_and_missing_file(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_check_fails_when_any_file_fails_whatever_comes_after(tmp_path: Path) -> None:
+    """An error in an early file decides the exit code even when later files are clean."""
+    bad = write(tmp_path, "bad.axon", "memory M { store: quantum }\n")
+    also_bad = write(tmp_path, "also_bad.axon", "recall(1) from Nowhere\n")
+    good = write(tmp_path, "good.axon", "memory N { store: persistent }\n")
+    assert axon("check", str(good)).returncode == 0
+    result = axon("check", str(bad), str(also_bad), str(good))
+    assert result.returncode == 1, result.stderr
+    assert f"{bad}:1:19: error: Unknown store type 'quantum'" in result.stderr
+    assert f"{also_bad}:1:16: error: Undefined memory 'Nowhere'" in result.stderr
+    assert str(good) not in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_check_goes_on_after_a_missing_file(tmp_path: Path) -> None:
+    """Every file is checked: a missing one is reported and the next is still read."""
+    bad = write(tmp_path, "bad.axon", "memory M { store: quantum }\n")
+    good = write(tmp_path, "good.axon", "memory N { store: persistent }\n")
+    result = axon("check", str(tmp_path / "missing.axon"), str(bad), str(good))
+    assert result.returncode == 1, result.stderr
+    assert "missing.axon: error: no such file" in result.stderr
+    assert f"{bad}:1:19: error: Unknown store type 'quantum'" in result.stderr
+    assert "Traceback" not in result.stderr
+    only_missing = axon("check", str(tmp_path / "missing.axon"), str(good))
+    assert only_missing.returncode == 1, only_missing.stderr
+
+
 @pytest.mark.parametrize("kind", ["ast", "ir"])
 def test_check_dump_prints_json(kind: str) -> None:
     result = axon("check", "--dump", kind, str(EXAMPLES / "script.axon"))

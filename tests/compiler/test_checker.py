@@ -1,4 +1,4 @@
-"""The checker: LANGUAGE.md §2 diagnostics, defaults, keys, and the seed-compatible IR."""
+"""The checker: memory declaration diagnostics, defaults, keys, and the seed-compatible IR."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`with { ... }` on remember and recall: a closed set of options (LANGUAGE.md §7).
+"""`with { ... }` on remember and recall: a closed set of options (docs/language.md).
 
 A misspelt option is a checker error with a suggestion and its position, never
 a silent metadata filter; options are checked for the statement they are on and
@@ -71,7 +71,7 @@ def test_options_of_the_other_statement_are_refused() -> None:
 @pytest.mark.parametrize("name", ["tier", "tiers", "type", "expires_in", "related"])
 def test_planned_options_say_they_are_not_implemented(name: str) -> None:
     message, _, _ = only_error(f'remember("a") -> Notes with {{ {name}: 1 }}')
-    assert f"Option '{name}' (LANGUAGE.md §8) is not implemented yet" in message
+    assert f"Option '{name}' (tiers and memory records) is not implemented yet" in message
 
 
 @pytest.mark.parametrize(

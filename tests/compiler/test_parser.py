@@ -1,4 +1,4 @@
-"""The parser: every construct of LANGUAGE.md §1-4 parses to the AST it means, with exact spans."""
+"""The parser: every construct of docs/language.md parses to the AST it means, with exact spans."""
 
 from __future__ import annotations
 

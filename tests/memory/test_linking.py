@@ -1,4 +1,4 @@
-"""Entries are independent unless the memory declares `link: sequence` (LANGUAGE.md §6).
+"""Entries are independent unless the memory declares `link: sequence` (docs/language.md, recall).
 
 Every backend stores each entry's context (the text of the entry stored just
 before it in its memory); only a linked recall (`retrieve(..., linked=True)`) may

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from axon.errors import AxonMemoryError
+from axon.memory.backends.in_memory import InMemoryBackend
 from axon.memory.backends.sqlite import (
     PURGE_BATCH,
     SQLiteBackend,
@@ -22,9 +23,11 @@ from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.memory.entry import NewEntry
 from axon.memory.registry import registry
 from axon.memory.retrieval.exact import seed_score
+from axon.memory.retrieval.text import tokenize
 from tests.memory.conftest import FakeClock
 
 A = {"scope": "A"}
+B = {"scope": "B"}
 
 
 def _open(path: Path, clock: FakeClock | None = None, **kwargs: Any) -> SQLiteBackend:
@@ -364,16 +367,33 @@ NASTY = [
 
 @pytest.mark.parametrize("query", NASTY, ids=range(len(NASTY)))
 async def test_user_text_never_becomes_query_syntax(tmp_path: Path, query: str) -> None:
+    """Each query finds exactly what its words find on the in-memory reference: no FTS5
+    operator, column filter or SQL in it changes the answer or leaves the scope."""
     backend = _open(tmp_path, embedder=HashingEmbedder())
+    reference = InMemoryBackend(clock=FakeClock(), embedder=HashingEmbedder())
+    stored = [NewEntry("k", "a b secret apples x", A), NewEntry("b", "a b secret apples x", B)]
     try:
-        await backend.store("k", "a b secret apples x", A)
+        await backend.store_many(stored)
+        await reference.store_many(stored)
         # The test embedder is slow on megabyte texts; the store's side is the same.
         modes = ["exact", "keyword"] + (["semantic", "hybrid"] if len(query) < 10_000 else [])
         for mode in modes:
-            await backend.retrieve(query, 5, "A", mode=mode)
-        assert await backend.count() == 1
+            found = await backend.retrieve(query, 5, "A", mode=mode)
+            expected = await reference.retrieve(query, 5, "A", mode=mode)
+            assert [e.key for e in found] == [e.key for e in expected], mode
+            assert all(e.scope == "A" for e in found), mode
+            if mode == "exact":
+                assert [e.score for e in found] == [e.score for e in expected]
+        keyword = [e.key for e in await backend.retrieve(query, 5, "A", mode="keyword")]
+        words = set(tokenize(query))
+        # "key:secret" is the word "secret" (no column filter), '" OR 1=1 --' is no word
+        # of the entry (no OR escaping the quotes): words decide, nothing else.
+        assert keyword == (["k"] if words & {"a", "b", "secret", "apples", "x"} else []), words
+        assert await backend.count() == 2
+        assert _raw(tmp_path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
     finally:
         await backend.close()
+        await reference.close()
 
 
 @settings(

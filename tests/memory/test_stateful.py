@@ -11,7 +11,7 @@ filter (or none) and a retrieval mode together: whatever comes back must be live
 that scope, match that filter and, for keyword retrieval, share a word with the query.
 
 Where the contract lets backends differ, the model accepts a range: a backend may
-sweep expired entries on its own at any time (LANGUAGE.md §5), so `purge_expired`
+sweep expired entries on its own at any time (docs/language.md), so `purge_expired`
 returns at most what had expired.
 """
 

@@ -9,7 +9,7 @@ import pytest
 
 import axon
 from axon.errors import AxonCheckError, AxonRuntimeError
-from axon.runtime.memories import SWEEP_INTERVAL
+from axon.runtime.manager import SWEEP_INTERVAL
 from axon.runtime.model import ModelRequest, OfflineModelClient
 from axon.runtime.session import Session
 from tests.memory.conftest import FakeClock

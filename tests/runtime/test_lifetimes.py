@@ -1,4 +1,4 @@
-"""Owned lifetimes (LANGUAGE.md §5) on real files, a real server and real processes.
+"""Owned lifetimes (docs/language.md) on real files, a real server and real processes.
 
 A `session` or `ephemeral` memory removes exactly what its session or flow wrote:
 persistent entries under the same name survive, two live processes never see each

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from axon.memory.embeddings.base import Embedder
-    from axon.runtime.tracer import Tracer
+    from axon.trace import TraceSink
 
 _Accept = Callable[[Hashable], bool] | None
 
@@ -139,7 +139,7 @@ class InMemoryBackend(MemoryBackend):
 
     def __init__(
         self,
-        tracer: Tracer | None = None,
+        tracer: TraceSink | None = None,
         *,
         location: str | None = None,
         memory_dir: str | Path | None = None,

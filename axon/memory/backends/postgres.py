@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from psycopg import Connection
 
     from axon.memory.embeddings.base import Embedder
-    from axon.runtime.tracer import Tracer
+    from axon.trace import TraceSink
 
 POOL_SIZE_ENV = "AXON_PG_POOL_SIZE"
 DEFAULT_POOL_SIZE = 8
@@ -145,7 +145,7 @@ class PostgresBackend(MemoryBackend):
 
     def __init__(
         self,
-        tracer: Tracer | None = None,
+        tracer: TraceSink | None = None,
         *,
         location: str | None = None,
         memory_dir: str | Path | None = None,

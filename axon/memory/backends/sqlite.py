@@ -8,7 +8,7 @@ guarantees, and how:
   operating system before `store` returns, so killing the process (even SIGKILL)
   loses nothing acknowledged; only a power cut or kernel crash can drop the last
   transactions. `synchronous="FULL"` (keyword or `AXON_SQLITE_SYNCHRONOUS`) makes
-  every commit wait for an fsync (about 3 ms each on these machines) and survives
+  every commit wait for an fsync (slower: each commit waits for the disk) and survives
   those too.
 - Concurrency: writes are short `BEGIN IMMEDIATE` transactions; a busy file is waited
   for (`busy_timeout`) and then retried with jittered backoff for up to
@@ -22,6 +22,13 @@ guarantees, and how:
 - Decay: expired rows are filtered out of every read and deleted in batches of
   `PURGE_BATCH` on open, every `PURGE_EVERY_WRITES` writes and every
   `PURGE_INTERVAL` seconds of the backend's clock.
+- Read-only files: when the file or its directory is not writable by this process,
+  the file is opened read-only (`read_only` is true): recall, get, list and count
+  work, nothing is purged (expired rows stay invisible), and any write raises an
+  `AxonMemoryError` naming the file. A WAL file needs its `-wal` and `-shm`
+  companions to be read by a process that cannot create them; when neither exists
+  (the last writer closed cleanly, so the main file holds everything) it is opened
+  `immutable`: read as it is on disk, without locks.
 
 `VectorDBBackend` is the same store with `semantic` as its default retrieval.
 """
@@ -47,10 +54,12 @@ from axon.memory.backends.sqlite_schema import (
     KEY_LC,
     LIVE,
     LIVE_E,
+    SCHEMA_VERSION,
     contains,
     delete_rows,
     like_pattern,
     migrate,
+    schema_version,
     upsert_rows,
 )
 from axon.memory.backends.sqlite_schema import Row as WriteRow
@@ -61,7 +70,7 @@ from axon.memory.retrieval.text import query_terms
 
 if TYPE_CHECKING:
     from axon.memory.embeddings.base import Embedder
-    from axon.runtime.tracer import Tracer
+    from axon.trace import TraceSink
 
 T = TypeVar("T")
 
@@ -115,6 +124,32 @@ def resolve_path(location: str | None, memory_dir: str | Path | None) -> tuple[P
     return directory / DB_FILENAME, directory
 
 
+def is_read_only(path: Path) -> bool:
+    """Whether an existing database file must be opened read-only by this process: the
+    file or its directory (where WAL creates `-wal` and `-shm`) is not writable."""
+    return path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """`path` opened with `mode=ro`; `immutable=1` when WAL companions can neither be
+    found nor created (see the module docstring). The first read proves it can read."""
+    uri = path.as_uri() + "?mode=ro"
+    for attempt in ("ro", "immutable"):
+        conn = sqlite3.connect(
+            uri, uri=True, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            companions = [Path(f"{path}-wal"), Path(f"{path}-shm")]
+            if attempt == "immutable" or any(p.exists() for p in companions):
+                raise AxonMemoryError(f"cannot read memory file {path} (read-only): {exc}") from exc
+            uri += "&immutable=1"
+    raise AssertionError("unreachable")
+
+
 def _lower_if_not_ascii(text: str) -> str | None:
     """Python's lower-case form of `text` when SQLite's ASCII-only `lower()` would differ."""
     return None if text.isascii() else text.lower()
@@ -145,7 +180,8 @@ class SQLiteBackend(MemoryBackend):
     """Persistent memory in one SQLite file; every memory of a directory is a scope in it.
 
     Keywords beyond the base's: `synchronous` ("NORMAL" or "FULL", default from
-    `AXON_SQLITE_SYNCHRONOUS`, else "NORMAL"; see the module docstring).
+    `AXON_SQLITE_SYNCHRONOUS`, else "NORMAL"; see the module docstring). `read_only`
+    says the file was opened read-only because it or its directory is not writable.
     """
 
     name: ClassVar[str] = "sqlite"
@@ -156,7 +192,7 @@ class SQLiteBackend(MemoryBackend):
 
     def __init__(
         self,
-        tracer: Tracer | None = None,
+        tracer: TraceSink | None = None,
         *,
         location: str | None = None,
         memory_dir: str | Path | None = None,
@@ -178,18 +214,23 @@ class SQLiteBackend(MemoryBackend):
         self._vectors = VectorCaches()
         self._nothing_pending: dict[tuple[str | None, str], tuple[int, int]] = {}
         self._writes_since_purge = 0
+        self.read_only = is_read_only(self.path)
+        self._temp_vectors = False
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(
-                str(self.path),
-                timeout=BUSY_TIMEOUT,
-                isolation_level=None,
-                check_same_thread=False,
-            )
+            if self.read_only:
+                self._conn = _connect_read_only(self.path)
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._conn = sqlite3.connect(
+                    str(self.path),
+                    timeout=BUSY_TIMEOUT,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
         except (OSError, sqlite3.Error) as exc:
             raise AxonMemoryError(f"cannot open memory file {self.path}: {exc}") from exc
         try:
-            self._retry(lambda: self._setup(sync))
+            self._retry(self._setup_read_only if self.read_only else lambda: self._setup(sync))
             self._last_purge = self.clock()
             self._purge(self._last_purge)
         except BaseException:
@@ -213,6 +254,28 @@ class SQLiteBackend(MemoryBackend):
             if isinstance(exc, sqlite3.OperationalError) and _is_busy(exc):
                 raise
             raise AxonMemoryError(f"memory file {self.path} is not usable: {exc}") from exc
+
+    def _setup_read_only(self) -> None:
+        """Connection settings that write nothing, and a schema this code reads as it is."""
+        conn = self._conn
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA cache_size = -32768")
+        conn.execute("PRAGMA temp_store = MEMORY")
+        found = schema_version(conn)
+        if found > SCHEMA_VERSION:
+            migrate(conn, path=str(self.path))  # raises: newer than this AXON
+        if found < SCHEMA_VERSION:
+            raise AxonMemoryError(
+                f"memory file {self.path} is read-only and has schema version {found}; "
+                f"this AXON needs version {SCHEMA_VERSION}: open it once with write "
+                "access to upgrade it"
+            )
+
+    def _refuse_write(self) -> None:
+        raise AxonMemoryError(
+            f"memory file {self.path} is read-only (the file or its directory is not "
+            "writable): it can be recalled from, but not stored to, deleted from or cleared"
+        )
 
     def _retry(self, operation: Callable[[], T]) -> T:
         """Run `operation`, retrying with backoff while the file is locked by someone else."""
@@ -253,6 +316,8 @@ class SQLiteBackend(MemoryBackend):
         return self._retry(attempt)
 
     def _write(self, body: Callable[[sqlite3.Connection], T]) -> T:
+        if self.read_only:
+            self._refuse_write()
         return self._transaction(body, write=True)
 
     def _read(self, body: Callable[[sqlite3.Connection], T]) -> T:
@@ -261,7 +326,12 @@ class SQLiteBackend(MemoryBackend):
     # ------------------------------------------------------------------ decay
 
     def _purge(self, now: float) -> int:
-        """Delete expired rows, `PURGE_BATCH` per transaction; returns how many."""
+        """Delete expired rows, `PURGE_BATCH` per transaction; returns how many.
+
+        A read-only file is never purged (its expired rows stay invisible): 0.
+        """
+        if self.read_only:
+            return 0
         total = 0
         by_scope: dict[str | None, int] = {}
         while True:
@@ -577,7 +647,31 @@ class SQLiteBackend(MemoryBackend):
         return self._read(body)
 
     async def _save_vectors(self, model_id: str, items: Sequence[tuple[Any, np.ndarray]]) -> None:
+        if self.read_only:
+            self._retry(lambda: self._save_vectors_in_process(model_id, items))
+            return
         self._write(lambda conn: self._vectors.save(conn, model_id, items))
+
+    def _save_vectors_in_process(
+        self, model_id: str, items: Sequence[tuple[Any, np.ndarray]]
+    ) -> None:
+        """A read-only file's missing vectors: kept in a TEMP copy of `vectors`, which
+        shadows the file's table for this connection, so semantic recall works and the
+        file is not written (the vectors are computed again by the next process)."""
+        conn = self._conn
+        if not self._temp_vectors:
+            conn.execute(
+                "CREATE TEMP TABLE vectors (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+                "entry_id INTEGER NOT NULL UNIQUE, model TEXT NOT NULL, "
+                "dim INTEGER NOT NULL, vector BLOB NOT NULL)"
+            )
+            conn.execute("CREATE INDEX temp.vectors_model ON vectors (model, seq)")
+            conn.execute(
+                "INSERT INTO temp.vectors SELECT seq, entry_id, model, dim, vector "
+                "FROM main.vectors"
+            )
+            self._temp_vectors = True
+        self._vectors.save(conn, model_id, items)
 
     async def _semantic_search(
         self,

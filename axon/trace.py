@@ -1,0 +1,81 @@
+"""Trace event types, the event record, and the interface that receives events.
+
+This is the lowest floor of AXON beside `errors` and `source`: it imports nothing
+of ours, so memory backends can emit their optional events (`memory_write`,
+`memory_read`) without knowing the runtime. The runtime's collecting `Tracer`
+(`axon.runtime.tracer`, which re-exports everything here) is one `TraceSink`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import attrs
+
+
+class TraceEventType(enum.StrEnum):
+    """Stable event names (the `event_type` of every event): each one is emitted.
+
+    `MEMORY_WRITE` and `MEMORY_READ` are the seed's (docs/seed-api.md); the memory
+    backends emit them when given a tracer. The executor emits the flow, step,
+    model and error events; the memory manager the memory events with the memory
+    name and backend added.
+    """
+
+    FLOW_START = "flow_start"
+    FLOW_END = "flow_end"
+    STEP_START = "step_start"
+    STEP_END = "step_end"
+    MODEL_CALL = "model_call"
+    MEMORY_WRITE = "memory_write"
+    MEMORY_READ = "memory_read"
+    MEMORY_EXPIRE = "memory_expire"
+    MEMORY_CLEAR = "memory_clear"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@attrs.frozen
+class TraceEvent:
+    """One event. `data` holds event-specific keys (the seed's keys for memory events)."""
+
+    event_type: TraceEventType
+    timestamp: float
+    step_name: str | None = None
+    data: Mapping[str, Any] = attrs.field(factory=dict)
+    duration_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "event_type": self.event_type.value,
+            "timestamp": self.timestamp,
+            "data": dict(self.data),
+        }
+        if self.step_name is not None:
+            out["step_name"] = self.step_name
+        out["duration_ms"] = self.duration_ms
+        return out
+
+    def __getitem__(self, name: str) -> Any:
+        """Dict-style access (`event["event_type"]`) to the `to_dict()` form."""
+        return self.to_dict()[name]
+
+
+class TraceSink(Protocol):
+    """Anything that receives trace events: what a memory backend's `tracer=` accepts.
+
+    `axon.runtime.tracer.Tracer` is the implementation AXON ships; a backend only
+    ever calls `emit`.
+    """
+
+    def emit(
+        self,
+        event_type: TraceEventType | str,
+        data: Mapping[str, Any] | None = None,
+        step_name: str | None = None,
+        duration_ms: float | None = None,
+    ) -> object: ...
