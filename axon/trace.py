@@ -16,7 +16,10 @@ import attrs
 
 
 class TraceEventType(enum.StrEnum):
-    """Stable event names (the `event_type` of every event): each one is emitted.
+    """Stable event names (the `event_type` of every event).
+
+    Every name is emitted by this runtime except `REFERENCE_ONLY_EVENTS`, the
+    reference implementation's names kept for compatibility (a test checks both).
 
     `MEMORY_WRITE` and `MEMORY_READ` are the seed's (docs/seed-api.md); the memory
     backends emit them when given a tracer. The executor emits the flow, step,
@@ -33,10 +36,53 @@ class TraceEventType(enum.StrEnum):
     MEMORY_READ = "memory_read"
     MEMORY_EXPIRE = "memory_expire"
     MEMORY_CLEAR = "memory_clear"
+    MEMORY_DELETE = "memory_delete"
     ERROR = "error"
+
+    # The event names of the public reference implementation of AXON's tracer, kept so
+    # that code written against it (filters on `event_type`, dashboards) still resolves
+    # them. This runtime does not run those constructs yet, so it emits none of them;
+    # `REFERENCE_ONLY_EVENTS` lists them.
+    PROGRAM_START = "program_start"
+    PROGRAM_END = "program_end"
+    MODEL_RESPONSE = "model_response"
+    ANCHOR_CHECK = "anchor_check"
+    ANCHOR_PASS = "anchor_pass"
+    ANCHOR_BREACH = "anchor_breach"
+    VALIDATION_PASS = "validation_pass"
+    VALIDATION_FAIL = "validation_fail"
+    RETRY_ATTEMPT = "retry_attempt"
+    REFINE_START = "refine_start"
+    CONFIDENCE_CHECK = "confidence_check"
+    AGENT_CYCLE_START = "agent_cycle_start"
+    AGENT_CYCLE_END = "agent_cycle_end"
+    AGENT_GOAL_CHECK = "agent_goal_check"
+    AGENT_STUCK = "agent_stuck"
 
     def __str__(self) -> str:
         return self.value
+
+
+REFERENCE_ONLY_EVENTS: frozenset[TraceEventType] = frozenset(
+    {
+        TraceEventType.PROGRAM_START,
+        TraceEventType.PROGRAM_END,
+        TraceEventType.MODEL_RESPONSE,
+        TraceEventType.ANCHOR_CHECK,
+        TraceEventType.ANCHOR_PASS,
+        TraceEventType.ANCHOR_BREACH,
+        TraceEventType.VALIDATION_PASS,
+        TraceEventType.VALIDATION_FAIL,
+        TraceEventType.RETRY_ATTEMPT,
+        TraceEventType.REFINE_START,
+        TraceEventType.CONFIDENCE_CHECK,
+        TraceEventType.AGENT_CYCLE_START,
+        TraceEventType.AGENT_CYCLE_END,
+        TraceEventType.AGENT_GOAL_CHECK,
+        TraceEventType.AGENT_STUCK,
+    }
+)
+"""Names of the reference implementation's tracer that this runtime never emits."""
 
 
 @attrs.frozen
