@@ -177,7 +177,8 @@ def _run(command: Callable[[], Coroutine[Any, Any, None]]) -> None:
     except AxonError as exc:
         from axon.memory.transfer import TransferError
 
-        cli._err(str(exc) if isinstance(exc, TransferError) else f"error: {exc}")
+        message = " ".join(str(exc).split())  # one line (a driver's message may hold several)
+        cli._err(message if isinstance(exc, TransferError) else f"error: {message}")
         code = cli.EXIT_CHECK if isinstance(exc, TransferError) else cli.EXIT_RUNTIME
     except KeyboardInterrupt:
         cli._err("interrupted")
