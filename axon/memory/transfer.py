@@ -37,6 +37,7 @@ the first time a semantic recall needs it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import math
 import os
@@ -81,6 +82,9 @@ class TransferError(AxonError):
     def __init__(self, message: str, *, where: str) -> None:
         super().__init__(f"{where}: error: {message}")
         self.where = where
+
+    def __str__(self) -> str:
+        return self.message
 
 
 @attrs.frozen
@@ -152,29 +156,28 @@ def entry_record(memory: str, entry: MemoryEntry) -> dict[str, Any]:
     }
 
 
-async def export_memories(
-    backend: MemoryBackend,
-    out: TextSink,
-    memories: Sequence[str] | None = None,
-    *,
-    progress: Progress | None = None,
-) -> TransferReport:
-    """Write the header and every unexpired entry of `memories` (default: all) to `out`.
+Source = tuple[str, MemoryBackend, str]
+"""What one memory of an export is read from: its name, its backend and its scope there."""
 
-    Raises `AxonMemoryError` for a memory name that holds nothing (so a typo is not
-    an empty export) and lets `OSError` from `out` through.
+Route = Callable[[str], tuple[MemoryBackend, str]]
+"""Where an imported memory goes: name -> (backend, scope); raises `AxonMemoryError` if nowhere."""
+
+
+async def export_entries(
+    out: TextSink, sources: Sequence[Source], *, progress: Progress | None = None
+) -> TransferReport:
+    """Write the header, then every unexpired entry of each source, oldest first, to `out`.
+
+    The general form (memories on several backends, or stored under owned scopes, as
+    in the REPL); `export_memories` exports the memories of one backend.
     """
-    names = list(memories) if memories is not None else await memory_names(backend)
-    for name in names:
-        if is_reserved(name):
-            raise AxonMemoryError("owned session scopes are not memories", memory=name)
     out.write(encode_json(HEADER) + "\n")
     counts: dict[str, int] = {}
     done = 0
-    for name in names:
-        counts[name] = 0
+    for name, backend, scope in sources:
+        counts[name] = counts.get(name, 0)
         lines: list[str] = []
-        async for entry in _oldest_first(backend, name):
+        async for entry in _oldest_first(backend, scope):
             lines.append(encode_json(entry_record(name, entry)))
             if len(lines) >= PAGE:
                 out.write("\n".join(lines) + "\n")
@@ -190,6 +193,24 @@ async def export_memories(
             if progress is not None:
                 progress(done)
     return TransferReport(counts)
+
+
+async def export_memories(
+    backend: MemoryBackend,
+    out: TextSink,
+    memories: Sequence[str] | None = None,
+    *,
+    progress: Progress | None = None,
+) -> TransferReport:
+    """Write the header and every unexpired entry of `memories` (default: all) to `out`.
+
+    Lets `OSError` from `out` through.
+    """
+    names = list(memories) if memories is not None else await memory_names(backend)
+    for name in names:
+        if is_reserved(name):
+            raise AxonMemoryError("owned session scopes are not memories", memory=name)
+    return await export_entries(out, [(name, backend, name) for name in names], progress=progress)
 
 
 def _finite(value: Any) -> bool:
@@ -240,7 +261,7 @@ def check_header(data: Any, where: str) -> None:
         )
 
 
-def parse_record(data: Any, where: str, into: str | None = None) -> NewEntry:
+def parse_record(data: Any, where: str) -> NewEntry:
     """One entry line -> the `NewEntry` that stores it (with its original timestamp)."""
     if not isinstance(data, dict):
         raise TransferError(f"an entry must be a JSON object, not {_kind(data)}", where=where)
@@ -271,46 +292,43 @@ def parse_record(data: Any, where: str, into: str | None = None) -> NewEntry:
         raise TransferError(
             f'"expires_at" must be a number or null, not {_kind(expires)}', where=where
         )
-    target = into if into is not None else memory
-    meta = {**metadata, "scope": target}
+    meta = {**metadata, "scope": memory}
     try:
-        validate_entry(key, data["value"], meta, memory=target)
+        validate_entry(key, data["value"], meta, memory=memory)
     except AxonMemoryError as exc:
         raise TransferError(str(exc), where=where) from None
     return NewEntry(key, data["value"], meta, expires, float(created))
 
 
-async def import_memories(
-    backend: MemoryBackend,
+async def import_entries(
     lines: Iterable[str],
+    route: Route,
     *,
     source: str = "<input>",
-    into: str | None = None,
     progress: Progress | None = None,
 ) -> TransferReport:
-    """Store every entry of an export (`lines`, e.g. an open file) in `backend`.
+    """Store every entry of an export (`lines`, e.g. an open file) where `route` says.
 
-    `into` puts every entry into that memory instead of the one it names. Entries
-    already expired by the backend's clock are skipped (counted in the report).
-    Raises `TransferError` (`source:line: error: ...`) for a bad line, before the
-    batch holding it is written; storage failures are `AxonMemoryError`.
+    Entries already expired by the target backend's clock are skipped (counted in
+    the report). Raises `TransferError` (`source:line: error: ...`) for a bad line
+    or a memory `route` refuses, before the batch holding it is written; storage
+    failures are `AxonMemoryError`.
     """
-    if into is not None and (not into or is_reserved(into)):
-        raise AxonMemoryError("not a memory name that can be imported into", memory=into)
     counts: dict[str, int] = {}
     skipped = 0
     done = 0
-    batch: list[NewEntry] = []
+    batch: list[tuple[MemoryBackend, str, NewEntry]] = []
     seen_header = False
     number = 0
 
     async def flush() -> None:
         nonlocal batch, done
-        if not batch:
-            return
-        await backend.store_many(batch)
-        for item in batch:
-            name = str((item.metadata or {})["scope"])
+        by_backend: dict[int, tuple[MemoryBackend, list[NewEntry]]] = {}
+        for backend, _, item in batch:
+            by_backend.setdefault(id(backend), (backend, []))[1].append(item)
+        for backend, items in by_backend.values():
+            await backend.store_many(items)
+        for _, name, _ in batch:
             counts[name] = counts.get(name, 0) + 1
         done += len(batch)
         batch = []
@@ -327,17 +345,49 @@ async def import_memories(
             check_header(data, where)
             seen_header = True
             continue
-        item = parse_record(data, where, into)
+        item = parse_record(data, where)
+        name = str((item.metadata or {})["scope"])
+        try:
+            backend, scope = route(name)
+        except AxonMemoryError as exc:
+            raise TransferError(str(exc), where=where) from None
         if item.expires_at is not None and item.expires_at <= backend.clock():
             skipped += 1
             continue
-        batch.append(item)
+        if scope != name:
+            item = dataclasses.replace(item, metadata={**(item.metadata or {}), "scope": scope})
+        batch.append((backend, name, item))
         if len(batch) >= BATCH:
             await flush()
     if not seen_header:
         raise TransferError("the file is empty (no header line)", where=f"{source}:{number or 1}")
-    await flush()
+    if batch:
+        await flush()
     return TransferReport(counts, skipped)
+
+
+async def import_memories(
+    backend: MemoryBackend,
+    lines: Iterable[str],
+    *,
+    source: str = "<input>",
+    into: str | None = None,
+    progress: Progress | None = None,
+) -> TransferReport:
+    """Store every entry of an export in `backend`, each in the memory it names.
+
+    `into` puts every entry into that memory instead. See `import_entries`.
+    """
+    if into is not None and (not into or is_reserved(into)):
+        raise AxonMemoryError("not a memory name that can be imported into", memory=into)
+
+    def route(name: str) -> tuple[MemoryBackend, str]:
+        return backend, into if into is not None else name
+
+    report = await import_entries(lines, route, source=source, progress=progress)
+    if into is not None:
+        return TransferReport({into: report.entries}, report.skipped_expired)
+    return report
 
 
 def export_to_path(
