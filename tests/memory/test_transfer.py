@@ -1,4 +1,4 @@
-"""Export and import (`axon.memory.transfer`) over real backends: lossless, idempotent, streaming."""
+"""Export and import (`axon.memory.transfer`) on real backends: lossless, idempotent, streaming."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from axon.memory.transfer import (
 )
 from tests.memory.conftest import FakeClock, pg_dsn_or_skip, pg_test_schema
 
-WORDS = "apple river stone cloud lamp garden violin orbit pepper meadow copper tide".split()
+WORDS = ["apple", "river", "stone", "cloud", "lamp", "garden", "violin", "orbit", "pepper", "meadow", "copper", "tide"]
 
 
 def _value(i: int) -> Any:
