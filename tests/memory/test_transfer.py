@@ -23,7 +23,10 @@ from axon.memory.transfer import (
 )
 from tests.memory.conftest import FakeClock, pg_dsn_or_skip, pg_test_schema
 
-WORDS = ["apple", "river", "stone", "cloud", "lamp", "garden", "violin", "orbit", "pepper", "meadow", "copper", "tide"]
+WORDS = [
+    "apple", "river", "stone", "cloud", "lamp", "garden",
+    "violin", "orbit", "pepper", "meadow", "copper", "tide",
+]
 
 
 def _value(i: int) -> Any:
