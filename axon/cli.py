@@ -527,4 +527,12 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # `python -m axon.cli`: run the app of the module `axon.cli`, the one `axon memory`
+    # (which imports this module's helpers) is registered on.
+    from axon.cli import main as package_main
+
+    package_main()
+else:
+    from axon.memory_cli import memory_app
+
+    app.add_typer(memory_app, name="memory")

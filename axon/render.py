@@ -7,6 +7,7 @@ event). Nothing here prints: every function returns a string.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import time
@@ -104,31 +105,58 @@ def text_table(
     flex: int | None = None,
     width: int = 100,
 ) -> str:
-    """Rows as aligned plain text under an underlined header, at most `width` wide.
+    """Rows as an aligned `rich` table under an underlined header, at most `width` wide.
 
-    Columns in `right` are right-aligned. When the table is too wide, column
-    `flex` (else the widest) is cut with '…' to fit. No trailing spaces, so the
-    output reads the same in a terminal, a pipe or a test.
+    Columns are measured in terminal cells, so wide characters (CJK, emoji) align.
+    Columns in `right` are right-aligned. When the table is too wide, column `flex`
+    (else the widest) is cut with '…' to fit. Plain text, no colours and no trailing
+    spaces, so the output reads the same in a terminal, a pipe or a test.
     """
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
     table = [[_one_line(cell) for cell in row] for row in rows]
-    widths = [max([len(h), *(len(row[i]) for row in table)]) for i, h in enumerate(headers)]
+    widths = [
+        max([cell_len(h), *(cell_len(row[i]) for row in table)]) for i, h in enumerate(headers)
+    ]
     gap = 3
     total = sum(widths) + gap * (len(widths) - 1)
     if total > width:
         cut = flex if flex is not None else max(range(len(widths)), key=widths.__getitem__)
-        widths[cut] = max(len(headers[cut]), 8, widths[cut] - (total - width))
+        widths[cut] = max(cell_len(headers[cut]), 8, widths[cut] - (total - width))
+    grid = Table(
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1),
+        expand=False,
+    )
+    for i, header in enumerate(headers):
+        grid.add_column(
+            header,
+            justify="right" if i in right else "left",
+            no_wrap=True,
+            overflow="ellipsis",
+            width=widths[i],
+        )
+    for row in table:
+        grid.add_row(*row)
+    total_width = sum(widths) + gap * (len(widths) - 1)
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer, width=total_width + 1, color_system=None,
+        force_terminal=False, legacy_windows=False, highlight=False, emoji=False, markup=False,
+    )
+    console.print(grid)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip("\n").split("\n"))
 
-    def line(cells: Sequence[str]) -> str:
-        out = []
-        for i, cell in enumerate(cells):
-            if len(cell) > widths[i]:
-                cell = cell[: widths[i] - 1] + "…"
-            out.append(cell.rjust(widths[i]) if i in right else cell.ljust(widths[i]))
-        return (" " * gap).join(out).rstrip()
 
-    lines = [line(headers), "─" * min(width, sum(widths) + gap * (len(widths) - 1))]
-    lines += [line(row) for row in table]
-    return "\n".join(lines)
+def cell_len(text: str) -> int:
+    """How many terminal cells `text` takes (a CJK character or an emoji takes two)."""
+    from rich.cells import cell_len as rich_cell_len
+
+    return rich_cell_len(text)
 
 
 def _one_line(text: str) -> str:

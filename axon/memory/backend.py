@@ -14,6 +14,7 @@ here, once for every backend) and keeps the seed's optional tracer events.
 from __future__ import annotations
 
 import abc
+import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -159,17 +160,26 @@ class MemoryBackend(MinimalMemoryBackend):
         return entry
 
     async def store_many(self, items: Sequence[NewEntry]) -> list[MemoryEntry]:
-        """Store a batch atomically: either every item is stored or none is."""
+        """Store a batch atomically: either every item is stored or none is.
+
+        Each entry is stamped with the clock's time unless its `timestamp` is given.
+        """
         self._check_open()
         for item in items:
             validate_entry(item.key, item.value, item.metadata, memory=_scope(item.metadata))
+            if item.timestamp is not None and not _finite_time(item.timestamp):
+                raise AxonMemoryError(
+                    f"timestamp must be a finite number of Unix seconds, got {item.timestamp!r}",
+                    memory=_scope(item.metadata),
+                    key=item.key,
+                )
         now = self.clock()
         entries = [
             MemoryEntry(
                 key=item.key,
                 value=item.value,
                 metadata=dict(item.metadata or {}),
-                timestamp=now,
+                timestamp=now if item.timestamp is None else item.timestamp,
                 expires_at=item.expires_at,
             )
             for item in items
@@ -415,11 +425,14 @@ class MemoryBackend(MinimalMemoryBackend):
             )
         return self.embedder
 
-    async def ensure_vectors(self, scope: str | None) -> int:
+    async def ensure_vectors(
+        self, scope: str | None, *, progress: Callable[[int], None] | None = None
+    ) -> int:
         """Embed, in batches, every entry of `scope` that has no vector from the current model.
 
         Vectors are computed lazily (remember stays cheap) and tagged with the model
         id, so a model change re-embeds instead of mixing vectors. Returns the count.
+        `progress` is told how many are done after each batch (`axon memory`'s bar).
         """
         embedder = self._require_embedder(scope)
         pending = await self._pending_texts(scope, embedder.model_id)
@@ -429,6 +442,8 @@ class MemoryBackend(MinimalMemoryBackend):
             await self._save_vectors(
                 embedder.model_id, [(ident, vectors[i]) for i, (ident, _) in enumerate(chunk)]
             )
+            if progress is not None:
+                progress(start + len(chunk))
         return len(pending)
 
     async def _semantic(
@@ -478,6 +493,12 @@ def expand_location(location: str, what: str) -> str:
             f"(it should hold {what})"
         )
     return value
+
+
+def _finite_time(value: Any) -> bool:
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    )
 
 
 def _scope(metadata: Mapping[str, Any] | None) -> str | None:

@@ -74,12 +74,17 @@ class MemoryEntry:
 
 @dataclass(frozen=True)
 class NewEntry:
-    """One item of a batch store: what `store(key, value, metadata, expires_at=...)` takes."""
+    """One item of a batch store: what `store(key, value, metadata, expires_at=...)` takes.
+
+    `timestamp` is None for "now" (the backend's clock); an import gives the entry's
+    original time instead, so recency and newest-first order survive a move.
+    """
 
     key: str
     value: Any
     metadata: Mapping[str, Any] | None = None
     expires_at: float | None = None
+    timestamp: float | None = None
 
 
 def scope_of(metadata: Mapping[str, Any] | None) -> str | None:

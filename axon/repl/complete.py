@@ -97,11 +97,11 @@ class AxonCompleter(Completer):
             return
         word = _WORD.search(line)
         typed = word.group(0) if word else ""
-        if re.fullmatch(r"\.(show|clear)\s+\w*", line):
+        if re.fullmatch(r"\.(show|clear|export(\s+\w+)*)\s+\w*", line):
             yield from _matching([(n, "memory") for n in self.memory_names()], typed)
         elif re.fullmatch(r"\.trace\s+\w*", line):
             yield from _matching([("on", ""), ("off", "")], typed)
-        elif m := re.fullmatch(r"\.load\s+(.*)", line):
+        elif m := re.fullmatch(r"\.(?:load|import)\s+(.*)", line):
             yield from self._paths.get_completions(Document(m.group(1)), CompleteEvent())
 
     def _candidates(self, before: str, word: str, text: str) -> list[tuple[str, str]]:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import difflib
 import os
+import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from rich.console import Console as RichConsole
 from rich.markup import escape
@@ -31,6 +32,8 @@ from axon.runtime.session import Session
 from axon.runtime.tracer import TraceEvent
 from axon.source import Source, Span
 
+T = TypeVar("T")
+
 COMMANDS: dict[str, str] = {
     ".help": "show this help",
     ".memories": "list memories: store, backend, retrieval, decay, entry count",
@@ -38,6 +41,8 @@ COMMANDS: dict[str, str] = {
     ".clear": ".clear NAME: delete every entry of memory NAME",
     ".trace": ".trace on|off: print trace events as they happen",
     ".load": ".load FILE: run a whole program (declarations and statements)",
+    ".export": ".export [NAME...] FILE: write memories (default: all) to an export file",
+    ".import": ".import FILE: store the entries of an export file in declared memories",
     ".quit": "leave (so do .exit and Ctrl-D)",
     ".exit": "leave",
 }
@@ -354,6 +359,14 @@ class Console:
                 return self.load(Path(os.path.expanduser(line.split(None, 1)[1].strip())))
             case ".load", []:
                 return self._fail("error: usage: .load FILE")
+            case ".export", [*names, target]:
+                return self.export(names, Path(os.path.expanduser(target)))
+            case ".export", []:
+                return self._fail("error: usage: .export [NAME...] FILE")
+            case ".import", [target]:
+                return self.import_file(Path(os.path.expanduser(target)))
+            case ".import", _:
+                return self._fail("error: usage: .import FILE")
             case (".help" | ".quit" | ".exit" | ".memories"), _:
                 return self._fail(f"error: {word} takes no arguments")
             case _:
@@ -406,6 +419,88 @@ class Console:
         self._say(f"{name}: {len(entries)} of {_entries(total)}, newest first")
         now = self.session.clock() if self.session.clock else time.time()
         self._say(render.entries_table(entries, now, self.width))
+        return True
+
+    def _in_session(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run transfer work on the session's loop, where its backends live.
+
+        The session has no public call for this yet; its lock and loop serialise the
+        work with every other operation, as its own methods do.
+        """
+        with self.session._lock:
+            self.session._check_open()
+            return self.session._call(work)
+
+    def export(self, names: list[str], path: Path) -> bool:
+        """`.export [NAME...] FILE`: the memories (default: every declared one) to FILE."""
+        from axon.memory.transfer import export_entries
+
+        for name in names:
+            if not self._known_memory(name):
+                return False
+        chosen = names or self.session.memory_names()
+        if not chosen:
+            return self._fail("error: no memories declared yet: nothing to export")
+        sources = []
+        for name in chosen:
+            bound = self.session.memories.get(name)
+            sources.append((name, bound.backend, bound.scope))
+        try:
+            fd, tmp = tempfile.mkstemp(
+                prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else "."
+            )
+        except OSError as exc:
+            return self._fail(f"{path}: error: cannot write the export ({exc.strerror or exc})")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                report = self._in_session(export_entries(handle, sources))
+            os.replace(tmp, path)
+        except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            return self._fail(f"{path}: error: cannot write the export ({exc.strerror or exc})")
+        except AxonError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            return self._fail(f"error: {exc}")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self._say(f"exported {_entries(report.entries)} of {len(chosen)} memories to {path}")
+        return True
+
+    def import_file(self, path: Path) -> bool:
+        """`.import FILE`: each entry into the declared memory it names (else an error)."""
+        from axon.memory.backend import MemoryBackend
+        from axon.memory.transfer import import_entries, read_lines
+
+        names = self.session.memory_names()
+
+        def route(name: str) -> tuple[MemoryBackend, str]:
+            if name not in names:
+                close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise AxonMemoryError(
+                    f"memory '{name}' is not declared in this session{hint}; declare it first"
+                )
+            bound = self.session.memories.get(name)
+            return bound.backend, bound.scope
+
+        try:
+            with open(path, encoding="utf-8", newline="") as handle:
+                report = self._in_session(
+                    import_entries(read_lines(handle, str(path)), route, source=str(path))
+                )
+        except FileNotFoundError:
+            return self._fail(f"{path}: error: no such file")
+        except IsADirectoryError:
+            return self._fail(f"{path}: error: is a directory, not an export file")
+        except OSError as exc:
+            return self._fail(f"{path}: error: cannot read ({exc.strerror or exc})")
+        except AxonError as exc:
+            text = str(exc)
+            return self._fail(text if text.startswith(f"{path}:") else f"error: {text}")
+        skipped = f" ({report.skipped_expired} already expired)" if report.skipped_expired else ""
+        self._say(f"imported {_entries(report.entries)} into {len(report.memories)} memories"
+                  f"{skipped}")
         return True
 
     def clear(self, name: str) -> bool:

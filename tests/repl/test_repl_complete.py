@@ -86,8 +86,10 @@ def test_braces_in_strings_and_comments_do_not_confuse_it(completer: AxonComplet
 
 def test_dot_commands_and_their_arguments(completer: AxonCompleter, tmp_path: Path) -> None:
     assert complete(completer, ".") == [
-        ".help", ".memories", ".show", ".clear", ".trace", ".load", ".quit", ".exit",
+        ".help", ".memories", ".show", ".clear", ".trace", ".load", ".export", ".import",
+        ".quit", ".exit",
     ]
+    assert complete(completer, ".export Notes F") == ["Facts"]
     assert complete(completer, ".s") == [".show"]
     assert complete(completer, ".show ") == ["Notes", "Facts"]
     assert complete(completer, ".clear F") == ["Facts"]
@@ -96,6 +98,7 @@ def test_dot_commands_and_their_arguments(completer: AxonCompleter, tmp_path: Pa
     (tmp_path / "notes.txt").write_text("")
     (tmp_path / "sub").mkdir()
     assert sorted(complete(completer, f".load {tmp_path}/")) == ["prog.axon", "sub"]
+    assert "sub" in complete(completer, f".import {tmp_path}/")
 
 
 def test_a_complete_word_offers_nothing_more(completer: AxonCompleter) -> None:

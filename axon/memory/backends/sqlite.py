@@ -478,18 +478,20 @@ class SQLiteBackend(MemoryBackend):
         return removed
 
     async def _list_scopes(self, prefix: str) -> list[str]:
-        """Scopes starting with `prefix`: one index probe per scope found (skip scan)."""
-        if not prefix:
-            return await super()._list_scopes(prefix)
-        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        """Scopes starting with `prefix`: one index probe per scope found (skip scan).
+
+        An empty prefix lists every scope the same way (no upper bound).
+        """
+        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else None
+        bound = " AND scope < ?" if upper is not None else ""
 
         def body(conn: sqlite3.Connection) -> list[str]:
             found: list[str] = []
             low, op = prefix, ">="
             while True:
                 row = conn.execute(
-                    f"SELECT min(scope) FROM entries WHERE scope {op} ? AND scope < ?",
-                    (low, upper),
+                    f"SELECT min(scope) FROM entries WHERE scope {op} ?{bound}",
+                    (low, upper) if upper is not None else (low,),
                 ).fetchone()
                 if row is None or row[0] is None:
                     return found

@@ -1,0 +1,449 @@
+"""Export and import: a backend's memories in, JSON Lines out (and back), streaming.
+
+The format (LANGUAGE.md §7), one JSON object per line:
+
+    {"format": "axon-memory", "version": 1}
+    {"memory": "Notes", "key": "k1", "value": "...", "metadata": {...},
+     "created_at": 1700000000.0, "expires_at": null}
+    ...
+
+- `memory` is the memory's name (the entry's scope); `metadata` is the entry's
+  metadata without `scope` (the memory says it); `created_at` is the entry's
+  timestamp and `expires_at` its expiry (Unix seconds, or null).
+- Entries are written oldest first, ties in the order the backend lists them, so
+  an import stores them in the order they were first stored: newest-first listing,
+  tie order (hence recall rankings) and the context of `link: sequence` memories
+  come out the same. Expired entries are not exported. Owned scopes (session and
+  ephemeral entries of live or dead sessions, `axon.memory.lifetimes`) are never
+  exported: they are not memories.
+- Unknown fields of an entry line are ignored, so a newer writer's extra fields do
+  not stop an older reader; a header with a higher `version` does.
+
+Streaming: export pages through `list_entries(limit, offset)` (`PAGE` entries at a
+time) and import stores `BATCH` entries per `store_many` call, so memory use does
+not grow with the store (except for a run of entries sharing one timestamp, which
+export keeps together to put it back in order; a run is one batch of `remember`s).
+
+Import is idempotent: an entry is identified by (memory, key) and carries its
+original timestamp, so importing the same file twice replaces each entry by
+identical data and adds nothing. A bad line stops the import with a
+`TransferError` naming the line; the batch holding it is not written (batches
+before it are, and importing the repaired file again is safe).
+
+Vectors are not exported: an imported entry is embedded lazily, like any other,
+the first time a semantic recall needs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import math
+import os
+import tempfile
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+import attrs
+
+from axon.errors import AxonError, AxonMemoryError
+from axon.memory.backend import MemoryBackend
+from axon.memory.entry import MemoryEntry, NewEntry, encode_json, validate_entry
+from axon.memory.lifetimes import OWNED_MARKER, is_reserved
+
+FORMAT = "axon-memory"
+VERSION = 1
+HEADER: dict[str, Any] = {"format": FORMAT, "version": VERSION}
+
+PAGE = 2000
+"""Entries read per `list_entries` call while exporting."""
+
+BATCH = 1000
+"""Entries stored per `store_many` call (one transaction) while importing."""
+
+MAX_LINE_CHARS = 8 * 1024 * 1024
+"""A longer line is not an entry (a value and its metadata are at most 1 MB each)."""
+
+Progress = Callable[[int], None]
+"""Told how many entries are done so far (after every page or batch)."""
+
+
+class TextSink(Protocol):
+    """Where an export is written: anything with `write(str)` (a text file, stdout)."""
+
+    def write(self, text: str, /) -> int: ...
+
+
+class TransferError(AxonError):
+    """An import file is not an AXON memory export: `where` is `file:line`."""
+
+    def __init__(self, message: str, *, where: str) -> None:
+        super().__init__(f"{where}: error: {message}")
+        self.where = where
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@attrs.frozen
+class TransferReport:
+    """What an export or import did: entries per memory, and expired entries skipped."""
+
+    memories: dict[str, int]
+    skipped_expired: int = 0
+
+    @property
+    def entries(self) -> int:
+        return sum(self.memories.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "entries": self.entries,
+            "memories": dict(self.memories),
+            "skipped_expired": self.skipped_expired,
+        }
+
+
+async def memory_names(backend: MemoryBackend) -> list[str]:
+    """The memories `backend` holds (scopes with unexpired entries), owned scopes left out."""
+    names = []
+    for scope in await backend.scopes(""):
+        if not scope.startswith(OWNED_MARKER) and await backend.count(scope):
+            names.append(scope)
+    return names
+
+
+async def export_total(backend: MemoryBackend, memories: Sequence[str]) -> int:
+    """How many entries exporting `memories` will write (for a progress bar)."""
+    return sum([await backend.count(name) for name in memories])
+
+
+async def _oldest_first(backend: MemoryBackend, scope: str) -> AsyncIterator[MemoryEntry]:
+    """The unexpired entries of `scope`, oldest first, ties in listing order.
+
+    `list_entries` lists newest first (ties in insertion order); its pages are read
+    from the end backwards, and each run of equal timestamps is put back in
+    listing order before it is yielded.
+    """
+    end = await backend.count(scope)
+    run: list[MemoryEntry] = []
+    while end > 0:
+        start = max(0, end - PAGE)
+        page = await backend.list_entries(scope, limit=end - start, offset=start)
+        end = start
+        for entry in reversed(page):
+            if run and entry.timestamp != run[0].timestamp:
+                for tied in reversed(run):
+                    yield tied
+                run = []
+            run.append(entry)
+    for tied in reversed(run):
+        yield tied
+
+
+def entry_record(memory: str, entry: MemoryEntry) -> dict[str, Any]:
+    """The export line of one entry (as a dict)."""
+    metadata = {name: value for name, value in entry.metadata.items() if name != "scope"}
+    return {
+        "memory": memory,
+        "key": entry.key,
+        "value": entry.value,
+        "metadata": metadata,
+        "created_at": entry.timestamp,
+        "expires_at": entry.expires_at,
+    }
+
+
+Source = tuple[str, MemoryBackend, str]
+"""What one memory of an export is read from: its name, its backend and its scope there."""
+
+Route = Callable[[str], tuple[MemoryBackend, str]]
+"""Where an imported memory goes: name -> (backend, scope); raises `AxonMemoryError` if nowhere."""
+
+
+async def export_entries(
+    out: TextSink, sources: Sequence[Source], *, progress: Progress | None = None
+) -> TransferReport:
+    """Write the header, then every unexpired entry of each source, oldest first, to `out`.
+
+    The general form (memories on several backends, or stored under owned scopes, as
+    in the REPL); `export_memories` exports the memories of one backend.
+    """
+    out.write(encode_json(HEADER) + "\n")
+    counts: dict[str, int] = {}
+    done = 0
+    for name, backend, scope in sources:
+        counts[name] = counts.get(name, 0)
+        lines: list[str] = []
+        async for entry in _oldest_first(backend, scope):
+            lines.append(encode_json(entry_record(name, entry)))
+            if len(lines) >= PAGE:
+                out.write("\n".join(lines) + "\n")
+                counts[name] += len(lines)
+                done += len(lines)
+                lines = []
+                if progress is not None:
+                    progress(done)
+        if lines:
+            out.write("\n".join(lines) + "\n")
+            counts[name] += len(lines)
+            done += len(lines)
+            if progress is not None:
+                progress(done)
+    return TransferReport(counts)
+
+
+async def export_memories(
+    backend: MemoryBackend,
+    out: TextSink,
+    memories: Sequence[str] | None = None,
+    *,
+    progress: Progress | None = None,
+) -> TransferReport:
+    """Write the header and every unexpired entry of `memories` (default: all) to `out`.
+
+    Lets `OSError` from `out` through.
+    """
+    names = list(memories) if memories is not None else await memory_names(backend)
+    for name in names:
+        if is_reserved(name):
+            raise AxonMemoryError("owned session scopes are not memories", memory=name)
+    return await export_entries(out, [(name, backend, name) for name in names], progress=progress)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _parse_json(text: str, where: str) -> Any:
+    if len(text) > MAX_LINE_CHARS:
+        raise TransferError(
+            f"line is {len(text):,} characters long (at most {MAX_LINE_CHARS:,})", where=where
+        )
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TransferError(
+            f"not JSON ({exc.msg} at column {exc.colno})", where=where
+        ) from None
+    except (ValueError, RecursionError) as exc:  # a 5,000-digit number, 100,000 '['
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise TransferError(f"not JSON ({reason})", where=where) from None
+
+
+def check_header(data: Any, where: str) -> None:
+    """Raise `TransferError` unless `data` is the first line of an export this reads."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise TransferError(
+            f'not an AXON memory export (the first line must be {encode_json(HEADER)})',
+            where=where,
+        )
+    version = data.get("version")
+    if version != VERSION:
+        shown = version if _finite(version) else _kind(version)
+        raise TransferError(
+            f"export format version {shown} is not one this AXON reads (it reads {VERSION})",
+            where=where,
+        )
+
+
+def parse_record(data: Any, where: str) -> NewEntry:
+    """One entry line -> the `NewEntry` that stores it (with its original timestamp)."""
+    if not isinstance(data, dict):
+        raise TransferError(f"an entry must be a JSON object, not {_kind(data)}", where=where)
+    for name in ("memory", "key", "value", "created_at"):
+        if name not in data:
+            raise TransferError(f'the entry has no "{name}"', where=where)
+    memory, key = data["memory"], data["key"]
+    if not isinstance(memory, str) or not memory:
+        raise TransferError(
+            f'"memory" must be a non-empty string, not {_kind(memory)}', where=where
+        )
+    if is_reserved(memory):
+        raise TransferError(
+            f"memory '{memory}': names starting with '{OWNED_MARKER}' are reserved", where=where
+        )
+    if not isinstance(key, str):
+        raise TransferError(f'"key" must be a string, not {_kind(key)}', where=where)
+    metadata = data.get("metadata", {})
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        raise TransferError(f'"metadata" must be an object, not {_kind(metadata)}', where=where)
+    created = data["created_at"]
+    if not _finite(created):
+        raise TransferError(f'"created_at" must be a number, not {_kind(created)}', where=where)
+    expires = data.get("expires_at")
+    if expires is not None and not _finite(expires):
+        raise TransferError(
+            f'"expires_at" must be a number or null, not {_kind(expires)}', where=where
+        )
+    meta = {**metadata, "scope": memory}
+    try:
+        validate_entry(key, data["value"], meta, memory=memory)
+    except AxonMemoryError as exc:
+        raise TransferError(str(exc), where=where) from None
+    return NewEntry(key, data["value"], meta, expires, float(created))
+
+
+async def import_entries(
+    lines: Iterable[str],
+    route: Route,
+    *,
+    source: str = "<input>",
+    progress: Progress | None = None,
+) -> TransferReport:
+    """Store every entry of an export (`lines`, e.g. an open file) where `route` says.
+
+    Entries already expired by the target backend's clock are skipped (counted in
+    the report). Raises `TransferError` (`source:line: error: ...`) for a bad line
+    or a memory `route` refuses, before the batch holding it is written; storage
+    failures are `AxonMemoryError`.
+    """
+    counts: dict[str, int] = {}
+    skipped = 0
+    done = 0
+    batch: list[tuple[MemoryBackend, str, NewEntry]] = []
+    seen_header = False
+    number = 0
+
+    async def flush() -> None:
+        nonlocal batch, done
+        by_backend: dict[int, tuple[MemoryBackend, list[NewEntry]]] = {}
+        for backend, _, item in batch:
+            by_backend.setdefault(id(backend), (backend, []))[1].append(item)
+        for backend, items in by_backend.values():
+            await backend.store_many(items)
+        for _, name, _ in batch:
+            counts[name] = counts.get(name, 0) + 1
+        done += len(batch)
+        batch = []
+        if progress is not None:
+            progress(done)
+
+    for number, line in enumerate(lines, start=1):
+        where = f"{source}:{number}"
+        text = line.removeprefix("\ufeff") if number == 1 else line
+        if not text.strip():
+            continue
+        data = _parse_json(text, where)
+        if not seen_header:
+            check_header(data, where)
+            seen_header = True
+            continue
+        item = parse_record(data, where)
+        name = str((item.metadata or {})["scope"])
+        try:
+            backend, scope = route(name)
+        except AxonMemoryError as exc:
+            raise TransferError(str(exc), where=where) from None
+        if item.expires_at is not None and item.expires_at <= backend.clock():
+            skipped += 1
+            continue
+        if scope != name:
+            item = dataclasses.replace(item, metadata={**(item.metadata or {}), "scope": scope})
+        batch.append((backend, name, item))
+        if len(batch) >= BATCH:
+            await flush()
+    if not seen_header:
+        raise TransferError("the file is empty (no header line)", where=f"{source}:{number or 1}")
+    if batch:
+        await flush()
+    return TransferReport(counts, skipped)
+
+
+async def import_memories(
+    backend: MemoryBackend,
+    lines: Iterable[str],
+    *,
+    source: str = "<input>",
+    into: str | None = None,
+    progress: Progress | None = None,
+) -> TransferReport:
+    """Store every entry of an export in `backend`, each in the memory it names.
+
+    `into` puts every entry into that memory instead. See `import_entries`.
+    """
+    if into is not None and (not into or is_reserved(into)):
+        raise AxonMemoryError("not a memory name that can be imported into", memory=into)
+
+    def route(name: str) -> tuple[MemoryBackend, str]:
+        return backend, into if into is not None else name
+
+    report = await import_entries(lines, route, source=source, progress=progress)
+    if into is not None:
+        return TransferReport({into: report.entries}, report.skipped_expired)
+    return report
+
+
+def export_to_path(
+    backend: MemoryBackend,
+    path: str | os.PathLike[str],
+    memories: Sequence[str] | None = None,
+    *,
+    progress: Progress | None = None,
+) -> TransferReport:
+    """`export_memories` into the file at `path`, written whole or not at all.
+
+    Synchronous (runs its own event loop: call `export_memories` from async code).
+    """
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            report = asyncio.run(export_memories(backend, handle, memories, progress=progress))
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return report
+
+
+def import_from_path(
+    backend: MemoryBackend,
+    path: str | os.PathLike[str],
+    *,
+    into: str | None = None,
+    progress: Progress | None = None,
+) -> TransferReport:
+    """`import_memories` from the file at `path` (synchronous; see `export_to_path`).
+
+    A file that is not UTF-8 is a `TransferError` naming the line.
+    """
+    with open(path, encoding="utf-8", newline="") as handle:
+        return asyncio.run(
+            import_memories(
+                backend, read_lines(handle, str(path)), source=str(path), into=into,
+                progress=progress,
+            )
+        )
+
+
+def read_lines(handle: IO[str], source: str) -> Iterator[str]:
+    """The lines of a text file, a decoding error becoming a `TransferError` with the line."""
+    number = 0
+    while True:
+        try:
+            line = handle.readline()
+        except UnicodeDecodeError as exc:
+            raise TransferError(
+                f"not UTF-8 text ({exc.reason})", where=f"{source}:{number + 1}"
+            ) from None
+        if not line:
+            return
+        number += 1
+        yield line

@@ -1,0 +1,217 @@
+"""`axon memory`, run as a user runs it (a subprocess), on a memory directory and on PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.memory.conftest import pg_dsn_or_skip, pg_test_schema
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROGRAM = """\
+memory Notes { store: persistent backend: BACKEND }
+memory Diary { store: persistent backend: BACKEND }
+remember("the quarterly report is due friday") -> Notes with { key: "report", tags: ["work"] }
+remember({"count": 3, "done": false}) -> Notes with { key: "tally", tags: ["home"] }
+remember("lunch with 田中さん on tuesday") -> Diary with { key: "lunch" }
+"""
+
+
+def axon(*args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "AXON_EMBEDDER": "hashing", **env}
+    return subprocess.run(
+        [sys.executable, "-m", "axon.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=environment,
+        input=stdin,
+        timeout=120,
+    )
+
+
+Store = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(params=["sqlite", "pgvector"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    """`axon memory ...` against a store holding PROGRAM's memories."""
+    if request.param == "sqlite":
+        where = ["--memory-dir", str(tmp_path / "mem")]
+        env: dict[str, str] = {}
+    else:
+        dsn = pg_dsn_or_skip()
+        schema = pg_test_schema(tmp_path)
+        where = ["--pg-dsn", dsn, "--pg-schema", schema]
+        env = {"AXON_PG_SCHEMA": schema}
+    program = tmp_path / "p.axon"
+    program.write_text(PROGRAM.replace("BACKEND", request.param))
+    run_where = ["--memory-dir", str(tmp_path / "mem")]
+    if request.param == "pgvector":
+        run_where += ["--pg-dsn", where[1]]
+    result = axon("run", str(program), *run_where, **env)
+    assert result.returncode == 0, result.stderr
+
+    def memory(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return axon("memory", *args, *where, stdin=stdin)
+
+    return memory
+
+
+def as_json(result: subprocess.CompletedProcess[str]) -> Any:
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_every_command_with_json(store: Store, tmp_path: Path) -> None:
+    listing = as_json(store("ls", "--json"))
+    assert listing["memories"] == [
+        {"memory": "Diary", "entries": 1}, {"memory": "Notes", "entries": 2}
+    ]
+    shown = as_json(store("show", "Notes", "--json"))
+    assert shown["count"] == 2 and [e["key"] for e in shown["entries"]] == ["tally", "report"]
+    assert as_json(store("show", "Notes", "--limit", "1", "--json"))["entries"][0]["key"] == "tally"
+    got = as_json(store("get", "Notes", "tally", "--json"))
+    assert got["value"] == {"count": 3, "done": False}
+    assert got["metadata"]["tags"] == ["home"] and "scope" not in got["metadata"]
+    found = as_json(store("search", "Notes", "quarterly report", "--json"))
+    assert [r["key"] for r in found["results"]] == ["report"] and found["retrieval"] == "keyword"
+    exact = as_json(store("search", "Notes", "tally", "--retrieval", "exact", "--json"))
+    assert exact["results"][0]["key"] == "tally" and exact["results"][0]["score"] == 1.0
+    hybrid = as_json(store("search", "Notes", "report", "--retrieval", "hybrid", "--top-k", "1",
+                           "--json"))
+    assert len(hybrid["results"]) == 1 and "signals" in hybrid["results"][0]
+    stats = as_json(store("stats", "--json"))["memories"]
+    assert [(s["memory"], s["entries"], s["expiring"]) for s in stats] == [
+        ("Diary", 1, 0), ("Notes", 2, 0)
+    ]
+    assert stats[0]["bytes"] > 0 and stats[1]["oldest"] <= stats[1]["newest"]
+    assert as_json(store("purge", "--json"))["purged"] == 0
+
+    export = tmp_path / "out.jsonl"
+    report = as_json(store("export", "-o", str(export), "--json"))
+    assert report["entries"] == 3 and report["memories"] == {"Diary": 1, "Notes": 2}
+    lines = export.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0]) == {"format": "axon-memory", "version": 1}
+    assert [json.loads(line)["key"] for line in lines[1:]] == ["lunch", "report", "tally"]
+    stdout_export = store("export", "Notes")
+    assert stdout_export.returncode == 0
+    assert stdout_export.stdout.splitlines() == [lines[0], *lines[2:]]
+
+    forgot = as_json(store("forget", "Notes", "report", "--json"))
+    assert forgot == {"op": "forget", "memory": "Notes", "deleted": 1}
+    assert as_json(store("forget", "Notes", "--tag", "home", "--json"))["deleted"] == 1
+    assert as_json(store("ls", "--json"))["memories"] == [{"memory": "Diary", "entries": 1}]
+
+    imported = as_json(store("import", str(export), "--json"))
+    assert imported["entries"] == 3
+    again = as_json(store("import", str(export), "--json"))  # idempotent
+    assert again["entries"] == 3
+    assert as_json(store("ls", "--json"))["memories"] == [
+        {"memory": "Diary", "entries": 1}, {"memory": "Notes", "entries": 2}
+    ]
+    assert as_json(store("get", "Notes", "tally", "--json")) == got  # same timestamps too
+    into = as_json(store("import", "-", "--into", "Copy", "--json", stdin=export.read_text()))
+    assert into["memories"] == {"Copy": 3}
+
+
+def test_tables_for_people(store: Store) -> None:
+    bare = store()
+    assert bare.returncode == 0, bare.stderr
+    assert "Notes" in bare.stdout and "subcommands:" in bare.stdout
+    shown = store("show", "Diary")
+    lines = shown.stdout.splitlines()
+    assert lines[0].split() == ["key", "age", "value", "tags", "expires", "in"]
+    assert "田中さん" in lines[2]
+    got = store("get", "Notes", "tally")
+    assert '{"count":3,"done":false}' in got.stdout and "dict" in got.stdout
+
+
+def test_errors_are_one_line_with_the_right_exit_code(store: Store, tmp_path: Path) -> None:
+    unknown = store("show", "Note")
+    assert unknown.returncode == 1
+    assert "no memory 'Note'" in unknown.stderr and "did you mean 'Notes'?" in unknown.stderr
+    assert len(unknown.stderr.splitlines()) == 1
+    missing = store("get", "Notes", "nope")
+    assert missing.returncode == 1 and missing.stderr == "error: no key 'nope' in memory 'Notes'\n"
+    assert store("forget", "Notes", "nope").returncode == 1
+    bad_mode = store("search", "Notes", "x", "--retrieval", "semantics")
+    assert bad_mode.returncode == 2 and "did you mean 'semantic'?" in bad_mode.stderr
+    assert store("show", "Notes", "--limit", "0").returncode == 2
+    assert store("forget", "Notes").returncode == 2  # neither a key nor a filter
+
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text('{"format": "axon-memory", "version": 1}\n{"memory": "Notes", "key"\n')
+    bad = store("import", str(garbage))
+    assert bad.returncode == 1
+    assert bad.stderr.startswith(f"{garbage}:2: error: not JSON")
+    assert "Traceback" not in bad.stderr
+    assert store("import", str(tmp_path / "absent.jsonl")).returncode == 1
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    not_text = store("import", str(binary))
+    assert not_text.returncode == 1 and "not UTF-8" in not_text.stderr
+    into_dir = store("export", "-o", str(tmp_path / "no" / "such" / "dir.jsonl"))
+    assert into_dir.returncode == 1 and "does not exist" in into_dir.stderr
+
+
+def test_unreachable_server_and_password_redacted() -> None:
+    result = axon("memory", "ls", "--pg-dsn", "postgresql://me:hunter2@127.0.0.1:1/db")
+    assert result.returncode == 3
+    assert "hunter2" not in result.stderr and "cannot connect" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_memory_dir_that_does_not_exist_is_not_created(tmp_path: Path) -> None:
+    where = tmp_path / "nothing-here"
+    listing = axon("memory", "ls", "--memory-dir", str(where), "--json")
+    assert json.loads(listing.stdout)["memories"] == []
+    shown = axon("memory", "show", "Notes", "--memory-dir", str(where))
+    assert shown.returncode == 1 and "no memory 'Notes'" in shown.stderr
+    assert not where.exists()
+
+
+def test_session_scopes_are_hidden_unless_asked(tmp_path: Path) -> None:
+    # A SIGKILLed session leaves owned scopes behind: not memories, shown as dead data.
+    script = (
+        "import os, signal\n"
+        "from axon.runtime.session import Session\n"
+        f"s = Session(memory_dir={str(tmp_path / 'mem')!r})\n"
+        "s.execute('memory Chat { store: session backend: sqlite }\\n"
+        "remember(\"left behind\") -> Chat')\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    subprocess.run([sys.executable, "-c", script], cwd=ROOT, timeout=60, check=False)
+    where = ["--memory-dir", str(tmp_path / "mem")]
+    assert json.loads(axon("memory", "ls", *where, "--json").stdout)["memories"] == []
+    listing = json.loads(axon("memory", "ls", "--sessions", *where, "--json").stdout)
+    [owned] = listing["sessions"]
+    assert owned["memory"] == "Chat" and owned["state"] == "dead" and owned["entries"] == 1
+    assert axon("memory", "export", *where).stdout.count("\n") == 1  # the header only
+
+
+def test_closed_stdout_exits_141_quietly(tmp_path: Path) -> None:
+    where = ["--memory-dir", str(tmp_path / "mem")]
+    lines = "\n".join(
+        [json.dumps({"format": "axon-memory", "version": 1})]
+        + [json.dumps({"memory": "Big", "key": f"k{i}", "value": "v" * 200, "created_at": i})
+           for i in range(20_000)]
+    )
+    assert axon("memory", "import", "-", *where, stdin=lines).returncode == 0
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    shell = (
+        f"{sys.executable} -m axon.cli memory export {' '.join(where)} | head -1; "
+        "echo ${PIPESTATUS[0]}"
+    )
+    done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, cwd=ROOT,
+                          env=env, timeout=120)
+    assert done.stdout.splitlines() == ['{"format":"axon-memory","version":1}', "141"]
+    assert done.stderr == ""

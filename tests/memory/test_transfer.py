@@ -1,0 +1,297 @@
+"""Export and import (`axon.memory.transfer`) on real backends: lossless, idempotent, streaming."""
+
+from __future__ import annotations
+
+import io
+import json
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from axon.memory.backend import MemoryBackend
+from axon.memory.embeddings.hashing import HashingEmbedder
+from axon.memory.entry import NewEntry
+from axon.memory.lifetimes import Owner
+from axon.memory.registry import registry
+from axon.memory.transfer import (
+    TransferError,
+    export_memories,
+    import_memories,
+    memory_names,
+)
+from tests.memory.conftest import FakeClock, pg_dsn_or_skip, pg_test_schema
+
+WORDS = [
+    "apple", "river", "stone", "cloud", "lamp", "garden",
+    "violin", "orbit", "pepper", "meadow", "copper", "tide",
+]
+
+
+def _value(i: int) -> Any:
+    """Values of every JSON type, so an import must keep types (not just text)."""
+    kind = i % 5
+    if kind == 0:
+        return f"{WORDS[i % 12]} {WORDS[(i * 7) % 12]} note {i}"
+    if kind == 1:
+        return i * 1.5
+    if kind == 2:
+        return {"n": i, "words": [WORDS[i % 12], True, None]}
+    if kind == 3:
+        return [i, f"{WORDS[(i * 5) % 12]} list"]
+    return i % 2 == 0
+
+
+async def _fill(backend: MemoryBackend, clock: FakeClock) -> None:
+    """Two memories; batches share a timestamp (ties), some entries expire, one already has."""
+    for batch in range(6):
+        items = []
+        for j in range(7):
+            i = batch * 7 + j
+            memory = "Notes" if i % 3 else "Diary"
+            meta: dict[str, Any] = {"scope": memory, "tags": [WORDS[i % 4]], "n": i}
+            expires = clock.now + 3600 if i % 4 == 0 else None
+            items.append(NewEntry(f"k{i}", _value(i), meta, expires))
+        await backend.store_many(items)
+        clock.advance(10)
+    await backend.store(
+        "gone", "expired already", {"scope": "Notes"}, expires_at=clock.now + 1
+    )
+    clock.advance(5)
+
+
+async def _snapshot(backend: MemoryBackend) -> dict[str, Any]:
+    """Everything a user can observe: every entry by get, listings, recall rankings.
+
+    Expired entries are purged first: until then they still weigh in BM25 statistics.
+    """
+    await backend.purge_expired()
+    out: dict[str, Any] = {}
+    for memory in ("Notes", "Diary"):
+        listed = await backend.list_entries(memory)
+        out[memory] = [
+            (e.key, e.value, type(e.value).__name__, e.metadata, e.timestamp, e.expires_at)
+            for e in listed
+        ]
+        got = [await backend.get(e.key, memory) for e in listed]
+        out[memory + ".get"] = [(g.key, g.value, g.metadata, g.timestamp) for g in got if g]
+        for mode in ("exact", "keyword", "semantic", "hybrid"):
+            for query in ("apple note", "river", "copper list", "note"):
+                for linked in (False, True):
+                    if linked and mode in ("exact", "semantic"):
+                        continue
+                    found = await backend.retrieve(query, 10, memory, mode=mode, linked=linked)
+                    out[f"{memory}.{mode}.{query}.{linked}"] = [
+                        (e.key, round(e.score, 6)) for e in found
+                    ]
+    return out
+
+
+def _sqlite(tmp_path: Path, clock: FakeClock, name: str) -> MemoryBackend:
+    return registry.create(
+        "sqlite", memory_dir=tmp_path / name, clock=clock, embedder=HashingEmbedder()
+    )
+
+
+def _postgres(tmp_path: Path, clock: FakeClock) -> MemoryBackend:
+    return registry.create(
+        "pgvector",
+        location=pg_dsn_or_skip(),
+        schema=pg_test_schema(tmp_path / "pg"),
+        pool_size=2,
+        clock=clock,
+        embedder=HashingEmbedder(),
+    )
+
+
+async def _move(source: MemoryBackend, target: MemoryBackend) -> str:
+    out = io.StringIO()
+    await export_memories(source, out)
+    text = out.getvalue()
+    await import_memories(target, io.StringIO(text))
+    return text
+
+
+async def test_store_many_keeps_a_given_timestamp(backend: MemoryBackend, clock: FakeClock) -> None:
+    [entry] = await backend.store_many(
+        [NewEntry("old", "from last year", {"scope": "M"}, None, clock.now - 86400 * 365)]
+    )
+    assert entry.timestamp == clock.now - 86400 * 365
+    got = await backend.get("old", "M")
+    assert got is not None and got.timestamp == clock.now - 86400 * 365
+    await backend.store("new", "stamped now", {"scope": "M"})
+    assert [e.key for e in await backend.list_entries("M")] == ["new", "old"]
+    with pytest.raises(ValueError, match="timestamp must be a finite number"):
+        await backend.store_many([NewEntry("bad", 1, {"scope": "M"}, None, float("nan"))])
+
+
+def _portable(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """What must match across backend kinds: entries, gets, and `exact` rankings.
+
+    Keyword (BM25) and fused scores are each backend's own; those are compared
+    against the same kind of backend filled natively instead.
+    """
+    return {k: v for k, v in snapshot.items() if ".keyword." not in k and ".hybrid." not in k
+            and ".semantic." not in k}
+
+
+async def test_round_trip_in_memory_sqlite_postgres_jsonl(tmp_path: Path) -> None:
+    """Every hop reproduces what storing the same entries natively gives, exactly."""
+    natives: list[MemoryBackend] = []
+
+    async def native(make: Any) -> dict[str, Any]:
+        clock = FakeClock()
+        backend = make(clock)
+        natives.append(backend)
+        await _fill(backend, clock)
+        return await _snapshot(backend)
+
+    clock = FakeClock()
+    origin = registry.create("in_memory", clock=clock, embedder=HashingEmbedder())
+    await _fill(origin, clock)  # leaves the clock where the natives' clocks end
+    sqlite = _sqlite(tmp_path, clock, "a")
+    postgres = _postgres(tmp_path, clock)
+    final = _sqlite(tmp_path, clock, "b")
+    try:
+        expected = await _snapshot(origin)
+        assert len(expected["Notes"]) == 28 and len(expected["Diary"]) == 14
+        first = await _move(origin, sqlite)
+        assert await _snapshot(sqlite) == await native(lambda c: _sqlite(tmp_path, c, "n1"))
+        second = await _move(sqlite, postgres)
+        assert await _snapshot(postgres) == await native(
+            lambda c: _postgres(tmp_path / "native", c)
+        )
+        third = await _move(postgres, final)
+        final_snapshot = await _snapshot(final)
+        assert final_snapshot == await native(lambda c: _sqlite(tmp_path, c, "n2"))
+        for hop in (sqlite, postgres):
+            assert _portable(await _snapshot(hop)) == _portable(expected)
+        assert first == second == third  # the JSONL itself is identical after every hop
+        lines = first.splitlines()
+        assert json.loads(lines[0]) == {"format": "axon-memory", "version": 1}
+        assert len(lines) == 1 + 42  # the expired entry is not exported
+        assert all('"gone"' not in line for line in lines)
+        record = json.loads(lines[1])
+        assert set(record) == {"memory", "key", "value", "metadata", "created_at", "expires_at"}
+        assert "scope" not in record["metadata"]
+    finally:
+        for backend in (origin, sqlite, postgres, final, *natives):
+            await backend.close()
+
+
+async def test_import_twice_adds_nothing(backend: MemoryBackend, clock: FakeClock) -> None:
+    source = registry.create("in_memory", clock=clock, embedder=HashingEmbedder())
+    await _fill(source, clock)
+    out = io.StringIO()
+    await export_memories(source, out)
+    await import_memories(backend, io.StringIO(out.getvalue()))
+    before = await _snapshot(backend)
+    report = await import_memories(backend, io.StringIO(out.getvalue()))
+    assert report.entries == 42
+    assert await backend.count() == 42
+    assert await _snapshot(backend) == before
+    await source.close()
+
+
+async def test_import_into_and_expired_skipped(tmp_path: Path) -> None:
+    clock = FakeClock()
+    target = _sqlite(tmp_path, clock, "t")
+    lines = [
+        json.dumps({"format": "axon-memory", "version": 1}),
+        json.dumps({"memory": "A", "key": "x", "value": 1, "metadata": {}, "created_at": 5.0,
+                    "expires_at": None}),
+        json.dumps({"memory": "B", "key": "y", "value": "old", "metadata": {},
+                    "created_at": 5.0, "expires_at": clock.now - 1}),
+    ]
+    report = await import_memories(target, lines, into="Merged")
+    assert report.memories == {"Merged": 1} and report.skipped_expired == 1
+    assert await memory_names(target) == ["Merged"]
+    got = await target.get("x", "Merged")
+    assert got is not None and got.value == 1 and got.timestamp == 5.0
+    await target.close()
+
+
+@pytest.mark.parametrize(
+    ("lines", "line", "message"),
+    [
+        ([], 1, "the file is empty"),
+        (['{"format": "csv"}'], 1, "not an AXON memory export"),
+        (['{"format": "axon-memory", "version": 2}'], 1, "version 2 is not one"),
+        (["PK\x03\x04garbage"], 1, "not JSON"),
+        (["HEADER", "ok", '{"memory": "A", "key": "z", "value": 1, "crea'], 3, "not JSON"),
+        (["HEADER", "ok", "[1, 2]"], 3, "must be a JSON object, not a list"),
+        (["HEADER", '{"memory": "A", "key": "k", "value": 1}'], 2, 'no "created_at"'),
+        (["HEADER", "ok", '{"memory": "A", "key": "", "value": 1, "created_at": 1}'], 3,
+         "key must not be empty"),
+        (["HEADER", '{"memory": "~axon|x", "key": "k", "value": 1, "created_at": 1}'], 2,
+         "reserved"),
+        (["HEADER", '{"memory": "A", "key": "k", "value": 1, "created_at": "today"}'], 2,
+         '"created_at" must be a number, not a string'),
+    ],
+)
+async def test_bad_file_names_the_line_and_writes_nothing_of_the_batch(
+    tmp_path: Path, lines: list[str], line: int, message: str
+) -> None:
+    header = json.dumps({"format": "axon-memory", "version": 1})
+    good = json.dumps({"memory": "A", "key": "first", "value": "v", "created_at": 1.0})
+    text = [header if x == "HEADER" else good if x == "ok" else x for x in lines]
+    target = _sqlite(tmp_path, FakeClock(), "bad")
+    with pytest.raises(TransferError) as info:
+        await import_memories(target, [t + "\n" for t in text], source="f.jsonl")
+    assert str(info.value).startswith(f"f.jsonl:{line}: error: ")
+    assert message in str(info.value)
+    assert await target.count() == 0  # the good line before the bad one was not written
+    await target.close()
+
+
+async def test_owned_scopes_are_not_exported(tmp_path: Path) -> None:
+    clock = FakeClock()
+    source = _sqlite(tmp_path, clock, "s")
+    owner = Owner.current()
+    await source.store("a", "persistent", {"scope": "Notes"})
+    await source.store("b", "session data", {"scope": owner.scope("session", "Notes")})
+    out = io.StringIO()
+    report = await export_memories(source, out)
+    assert report.memories == {"Notes": 1}
+    assert "session data" not in out.getvalue()
+    owner.release()
+    await source.close()
+
+
+async def test_export_streams_in_bounded_memory(tmp_path: Path) -> None:
+    """50k entries: exporting holds a page at a time, far less than the whole memory."""
+    clock = FakeClock()
+    source = _sqlite(tmp_path, clock, "big")
+    total = 50_000
+    for start in range(0, total, 5000):
+        await source.store_many(
+            [
+                NewEntry(f"key{i}", f"value {i} " + "x" * 150, {"scope": "Big", "n": i})
+                for i in range(start, start + 5000)
+            ]
+        )
+        clock.advance(1)
+
+    class Counter:
+        lines = 0
+
+        def write(self, text: str) -> int:
+            self.lines += text.count("\n")
+            return len(text)
+
+    sink = Counter()
+    tracemalloc.start()
+    try:
+        report = await export_memories(source, sink)
+        _, export_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        everything = await source.list_entries("Big")
+        _, whole_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert report.entries == total and sink.lines == total + 1
+    assert len(everything) == total
+    # Holding every entry costs tens of MB; the export stays a small fraction of that.
+    assert export_peak < whole_peak / 4, (export_peak, whole_peak)
+    await source.close()

@@ -1,0 +1,59 @@
+"""`.export` and `.import` in the REPL: session memories round-trip through an export file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.repl.conftest import run_axon_repl
+
+
+def test_export_then_import_into_a_new_session(tmp_path: Path) -> None:
+    out = tmp_path / "notes.jsonl"
+    first = (
+        "memory Notes { store: session }\n"
+        'remember("ｗｉｄｅ 田中さん note") -> Notes with { key: "wide", tags: ["t"] }\n'
+        'remember({"n": 1}) -> Notes with { key: "obj" }\n'
+        f".export Notes {out}\n"
+    )
+    result = run_axon_repl(["--memory-dir", str(tmp_path / "m")], first, cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert f"exported 2 entries of 1 memories to {out}" in result.stdout
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert records[0] == {"format": "axon-memory", "version": 1}
+    assert [(r["memory"], r["key"]) for r in records[1:]] == [("Notes", "wide"), ("Notes", "obj")]
+    assert records[1]["metadata"]["tags"] == ["t"]  # owned scope not leaked, tags kept
+
+    second = (
+        "memory Notes { store: session }\n"
+        f".import {out}\n"
+        f".import {out}\n"
+        ".show Notes\n"
+        f".import {tmp_path / 'missing.jsonl'}\n"
+    )
+    result = run_axon_repl(["--memory-dir", str(tmp_path / "m")], second, cwd=tmp_path)
+    assert result.stdout.count("imported 2 entries into 1 memories") == 2
+    assert "Notes: 2 of 2 entries, newest first" in result.stdout
+    table = result.stdout.splitlines()
+    header = next(i for i, line in enumerate(table) if line.startswith("key"))
+    # Wide characters take two cells: the age column still lines up under its header.
+    from rich.cells import cell_len
+
+    age_end = cell_len(table[header].split("age")[0]) + 3
+    assert cell_len(table[header + 2].split("   ")[0]) <= age_end
+    assert result.stderr.strip() == f"{tmp_path / 'missing.jsonl'}: error: no such file"
+
+
+def test_import_names_an_undeclared_memory(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_text(
+        '{"format": "axon-memory", "version": 1}\n'
+        '{"memory": "Note", "key": "k", "value": 1, "created_at": 1}\n'
+    )
+    script = f"memory Notes {{ store: session }}\n.import {path}\n"
+    result = run_axon_repl(["--memory-dir", str(tmp_path / "m")], script, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"{path}:2: error: memory 'Note' is not declared in this session "
+        "(did you mean 'Notes'?); declare it first"
+    )
