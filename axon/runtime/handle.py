@@ -413,8 +413,9 @@ class MemoryHandle:
 class AsyncMemoryHandle:
     """`MemoryHandle` for an `AsyncSession`: the same methods, as coroutines.
 
-    Arguments are checked at once, in the caller (a mistake raises before any
-    await); the work runs off the event loop as `AsyncSession` describes.
+    Arguments are checked on the caller's loop when the coroutine starts (a
+    mistake raises before any work is queued); the work runs off the event loop
+    as `AsyncSession` describes.
     """
 
     def __init__(self, session: AsyncSession, name: str) -> None:
