@@ -8,6 +8,7 @@ result is right, and a ticker coroutine measures the loop's largest stall.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -54,10 +55,8 @@ class Ticker:
         # The gap up to now counts too (a loop blocked until the end never woke the ticker).
         self.longest = max(self.longest, time.perf_counter() - self._last)
         self._task.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await self._task
-        except asyncio.CancelledError:
-            pass
 
 
 @pytest.fixture(params=KINDS)
