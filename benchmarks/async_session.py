@@ -36,7 +36,12 @@ from typing import Any
 import axon
 
 DECL = "memory Notes { store: persistent backend: sqlite retrieval: keyword }"
-WORDS = ["budget", "roadmap", "design", "review", "friday", "deploy", "freeze", "lunch", "client", "answer", "short", "long", "meeting", "moved", "approved", "tight", "draft", "launch", "metrics", "latency", "storage", "vector", "search", "travel", "invoice", "contract", "renewal", "onboarding", "hiring", "quarter", "planning", "retro", "sprint"]
+WORDS = (
+    "budget", "roadmap", "design", "review", "friday", "deploy", "freeze", "lunch", "client",
+    "answer", "short", "long", "meeting", "moved", "approved", "tight", "draft", "launch",
+    "metrics", "latency", "storage", "vector", "search", "travel", "invoice", "contract",
+    "renewal", "onboarding", "hiring", "quarter", "planning", "retro", "sprint",
+)
 
 
 class Ticker:
