@@ -5,7 +5,12 @@ The public API (docs/language.md, Python API):
 - `parse(source, filename=...)` -> `ast.Program`
 - `compile(source, filename=...)` -> `IRProgram`
 - `run(source, filename=..., memory_dir=None, clock=None)` -> `RunResult` (records, events)
-- `Session(memory_dir=None, clock=None)`: `execute(source)`, `events`, `close()`
+- `Session(memory_dir=None, clock=None, *, pg_dsn=None, model=None, embedder=None)`:
+  `execute(source)`, `memory(name)` (a `MemoryHandle`: Python values in and out),
+  `events`, `records`, `close()`; `AsyncSession`, the same as coroutines (§7)
+- `Entry` and `Result`: what a handle's get/list and recall return
+- the interfaces to plug in: `ModelClient` (with `ModelRequest`, `OfflineModelClient`)
+  and `Embedder`
 - errors: `AxonError` (base: `line`, `column`, `message`), `AxonSyntaxError`,
   `AxonCheckError` (`diagnostics`), `AxonRuntimeError`.
 """
@@ -26,15 +31,27 @@ from axon.errors import (
 if TYPE_CHECKING:
     from axon.compiler.ast import Program
     from axon.compiler.ir import IRProgram
-    from axon.runtime.session import RunResult, Session
+    from axon.memory.embeddings.base import Embedder
+    from axon.runtime.handle import AsyncMemoryHandle, Entry, MemoryHandle, Result
+    from axon.runtime.model import ModelClient, ModelRequest, OfflineModelClient
+    from axon.runtime.session import AsyncSession, RunResult, Session
 
 __all__ = [
+    "AsyncMemoryHandle",
+    "AsyncSession",
     "AxonCheckError",
     "AxonError",
     "AxonMemoryError",
     "AxonRuntimeError",
     "AxonSyntaxError",
     "Diagnostic",
+    "Embedder",
+    "Entry",
+    "MemoryHandle",
+    "ModelClient",
+    "ModelRequest",
+    "OfflineModelClient",
+    "Result",
     "Session",
     "compile",
     "parse",
@@ -71,9 +88,25 @@ def run(
     return _run(source, filename=filename, memory_dir=memory_dir, clock=clock)
 
 
-def __getattr__(name: str) -> Any:
-    if name == "Session":
-        from axon.runtime.session import Session
+_LAZY = {
+    "AsyncMemoryHandle": "axon.runtime.handle",
+    "AsyncSession": "axon.runtime.session",
+    "Embedder": "axon.memory.embeddings.base",
+    "Entry": "axon.runtime.handle",
+    "MemoryHandle": "axon.runtime.handle",
+    "ModelClient": "axon.runtime.model",
+    "ModelRequest": "axon.runtime.model",
+    "OfflineModelClient": "axon.runtime.model",
+    "Result": "axon.runtime.handle",
+    "Session": "axon.runtime.session",
+}
+"""Names imported on first use, so `import axon` (and `axon.parse`) stays cheap."""
 
-        return Session
-    raise AttributeError(f"module 'axon' has no attribute {name!r}")
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module 'axon' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(home), name)

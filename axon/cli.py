@@ -316,13 +316,11 @@ def run(
     _configure_logging(verbose)
     if trace is not None:
         _check_trace_target(trace)
-    if pg_dsn:
-        os.environ["AXON_PG_DSN"] = pg_dsn
     text = _read_source(file)
     session = None
     code = 0
     try:
-        session = Session(memory_dir=memory_dir)
+        session = Session(memory_dir=memory_dir, pg_dsn=pg_dsn or None)
         records: Iterable[Mapping[str, Any]] = ()
         failure: AxonError | None = None
         try:

@@ -104,7 +104,7 @@ class Store:
         self.pg_dsn = pg_dsn
         self.pg_schema = pg_schema
         if pg_dsn is None:
-            from axon.runtime.memories import resolve_memory_dir
+            from axon.runtime.manager import resolve_memory_dir
 
             self.memory_dir: Path | None = resolve_memory_dir(memory_dir)
         else:

@@ -90,18 +90,84 @@ def _fields(op: str, options: ast.MapValue | None, report: Reporter) -> dict[str
     return fields
 
 
+# ---------------------------------------------------------------- the rules, on plain values
+# Each returns the problem with a value (the message the checker reports), or None. The
+# checker applies them to what a program wrote; the Python handle (`axon.runtime.handle`)
+# to the Python values it is given, so both refuse the same things with the same words.
+
+
+def key_problem(value: Any, where: str = " in 'with'") -> str | None:
+    """An explicit key must be a non-empty string."""
+    if isinstance(value, str) and value.strip():
+        return None
+    return f"key{where} must be a non-empty string"
+
+
+def tags_problem(value: Any) -> str | None:
+    """Tags are a list of strings."""
+    if isinstance(value, list) and all(isinstance(t, str) for t in value):
+        return None
+    return f'tags must be a list of strings, such as ["finance"], got {_shown(value)}'
+
+
+def importance_problem(value: Any) -> str | None:
+    """Importance is a number from 0 to 1 (not a boolean)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0:
+        return None
+    return f"importance must be a number from 0 to 1, got {_shown(value)}"
+
+
+def metadata_name_problem(name: str) -> str | None:
+    """Free metadata may not use the runtime's names nor those of the options."""
+    if name in RUNTIME_METADATA:
+        return f"'{name}' is set by the runtime and cannot be given in metadata"
+    if name in ("tags", "importance"):
+        return (
+            f"'{name}' is an option of its own: write with {{ {name}: ... }}, "
+            "not inside metadata"
+        )
+    return None
+
+
+def top_k_problem(value: Any, where: str = "in recall") -> str | None:
+    """top_k is a positive integer."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return None
+    return f"top_k {where} must be a positive integer, got {_shown(value)}"
+
+
+def retrieval_problem(value: Any) -> str | None:
+    """A retrieval override names one of the strategies."""
+    if isinstance(value, str) and value in RETRIEVAL_MODES:
+        return None
+    return (
+        f"Unknown retrieval strategy {_shown(value)} in recall"
+        f"{did_you_mean(str(value), RETRIEVAL_MODES)}. "
+        f"Valid: {', '.join(sorted(RETRIEVAL_MODES))}"
+    )
+
+
+def filter_problem(name: str, value: Any, filters: dict[str, Any]) -> str | None:
+    """A `where` field: not given twice (nor as `tags` too), a scalar or a list of scalars."""
+    if name in filters:
+        twice = "as an option and in where" if name == "tags" else "twice in where"
+        return f"Filter '{name}' given {twice}"
+    if not _is_filter_value(value):
+        return (
+            f"where: '{name}' must be a string, number, boolean or a list of them, "
+            f"got {_shown(value)}"
+        )
+    return None
+
+
 def _tags(f: ast.Field | None, report: Reporter) -> tuple[str, ...] | None:
     if f is None:
         return None
-    value = plain(f.value)
-    if isinstance(f.value, ast.ListValue) and isinstance(value, list):
-        tags = tuple(t for t in value if isinstance(t, str))
-        if len(tags) == len(value):
-            return tags
-    report.error(
-        f'tags must be a list of strings, such as ["finance"], got {_shown(value)}',
-        value_span(f),
-    )
+    value = plain(f.value)  # a list only when a list was written
+    problem = tags_problem(value)
+    if problem is None:
+        return tuple(value)
+    report.error(problem, value_span(f))
     return None
 
 
@@ -127,39 +193,27 @@ def remember_options(options: ast.MapValue | None, report: Reporter) -> Remember
     key = None
     if "key" in fields:
         value = plain(fields["key"].value)
-        if isinstance(value, str) and value.strip():
+        problem = key_problem(value)
+        if problem is None:
             key = value
         else:
-            report.error("key in 'with' must be a non-empty string", value_span(fields["key"]))
+            report.error(problem, value_span(fields["key"]))
     importance = None
     if "importance" in fields:
         value = plain(fields["importance"].value)
-        if (
-            isinstance(value, int | float)
-            and not isinstance(value, bool)
-            and 0.0 <= value <= 1.0
-        ):
+        problem = importance_problem(value)
+        if problem is None:
             importance = value
         else:
-            report.error(
-                f"importance must be a number from 0 to 1, got {_shown(value)}",
-                value_span(fields["importance"]),
-            )
+            report.error(problem, value_span(fields["importance"]))
     metadata: dict[str, JSON] = {}
     mapping = _map(fields["metadata"], "remember", report) if "metadata" in fields else None
     for f in mapping.fields if mapping else ():
+        problem = metadata_name_problem(f.name)
         if f.name in metadata:
             report.error(f"Duplicate field '{f.name}' in metadata", f.span)
-        elif f.name in RUNTIME_METADATA:
-            report.error(
-                f"'{f.name}' is set by the runtime and cannot be given in metadata", f.span
-            )
-        elif f.name in ("tags", "importance"):
-            report.error(
-                f"'{f.name}' is an option of its own: write with {{ {f.name}: ... }}, "
-                "not inside metadata",
-                f.span,
-            )
+        elif problem is not None:
+            report.error(problem, f.span)
         else:
             metadata[f.name] = plain(f.value)
     return RememberOptions(key, _tags(fields.get("tags"), report), importance, metadata)
@@ -183,15 +237,11 @@ def recall_options(options: ast.MapValue | None, report: Reporter) -> RecallOpti
     retrieval = None
     if "retrieval" in fields:
         value = plain(fields["retrieval"].value)
-        if value in RETRIEVAL_MODES:
+        problem = retrieval_problem(value)
+        if problem is None:
             retrieval = value
         else:
-            report.error(
-                f"Unknown retrieval strategy {_shown(value)} in recall"
-                f"{did_you_mean(str(value), RETRIEVAL_MODES)}. "
-                f"Valid: {', '.join(sorted(RETRIEVAL_MODES))}",
-                value_span(fields["retrieval"]),
-            )
+            report.error(problem, value_span(fields["retrieval"]))
     filters: dict[str, JSON] = {}
     tags = _tags(fields.get("tags"), report)
     if tags is not None:
@@ -199,15 +249,9 @@ def recall_options(options: ast.MapValue | None, report: Reporter) -> RecallOpti
     mapping = _map(fields["where"], "recall", report) if "where" in fields else None
     for f in mapping.fields if mapping else ():
         value = plain(f.value)
-        if f.name in filters:
-            twice = "as an option and in where" if f.name == "tags" else "twice in where"
-            report.error(f"Filter '{f.name}' given {twice}", f.span)
-        elif not _is_filter_value(value):
-            report.error(
-                f"where: '{f.name}' must be a string, number, boolean or a list of them, "
-                f"got {_shown(value)}",
-                value_span(f),
-            )
-        else:
+        problem = filter_problem(f.name, value, filters)
+        if problem is None:
             filters[f.name] = value
+        else:
+            report.error(problem, f.span if f.name in filters else value_span(f))
     return RecallOptions(top_k, retrieval, filters, fields.get("retrieval"))

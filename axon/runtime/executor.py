@@ -15,7 +15,13 @@ from typing import Any, assert_never
 
 from axon.compiler import ir
 from axon.errors import AxonError, AxonMemoryError, AxonRuntimeError
-from axon.runtime.manager import MemoryManager
+from axon.runtime.manager import (
+    MemoryManager,
+    entry_metadata,
+    recall_record,
+    recall_results,
+    remember_record,
+)
 from axon.runtime.model import ModelClient, ModelRequest, Recalled
 from axon.runtime.tracer import TraceEventType, Tracer
 from axon.runtime.values import Frame, Unbound, condition_holds, evaluate, evaluate_or_text
@@ -112,25 +118,13 @@ class Executor:
             source = frame.source_of(stmt.value.path[0]) or origin
         # The entry's metadata: where it came from, its tags and importance, and the
         # program's own `metadata: { ... }` (the checker keeps their names apart).
-        metadata: dict[str, Any] = {"source": source}
-        if stmt.tags is not None:
-            metadata["tags"] = list(stmt.tags)
-        if stmt.importance is not None:
-            metadata["importance"] = stmt.importance
-        metadata.update(stmt.metadata)
+        metadata = entry_metadata(source, stmt.tags, stmt.importance, stmt.metadata)
         entry = await self.memories.remember(stmt.memory_target, stmt.key, value, metadata)
         self.records.append(
-            {
-                "op": "remember",
-                "memory": stmt.memory_target,
-                "key": stmt.key,
-                "value": value,
-                "metadata": entry.metadata,
-                "expires_at": entry.expires_at,
-                "line": stmt.line,
-                "column": stmt.column,
-                "flow": None if origin == "main" else origin,
-            }
+            remember_record(
+                stmt.memory_target, stmt.key, value, entry,
+                line=stmt.line, column=stmt.column, flow=None if origin == "main" else origin,
+            )
         )
 
     async def _recall(self, stmt: ir.IRRecall, frame: Frame, origin: str) -> None:
@@ -141,34 +135,17 @@ class Executor:
         entries, retrieval = await self.memories.recall(
             stmt.memory_source, text, stmt.top_k, stmt.retrieval, stmt.filters
         )
-        results = tuple(
-            {
-                "key": e.key,
-                "value": e.value,
-                "score": round(e.score, 6),
-                "metadata": e.metadata,
-                **({"signals": e.signals} if e.signals else {}),
-            }
-            for e in entries
-        )
+        results = tuple(recall_results(entries))
         frame.bind(
             stmt.alias or stmt.memory_source,
             Recalled(stmt.memory_source, text, results),
             source=f"recall:{stmt.memory_source}",
         )
         self.records.append(
-            {
-                "op": "recall",
-                "memory": stmt.memory_source,
-                "query": text,
-                "retrieval": retrieval,
-                "top_k": stmt.top_k,
-                "alias": stmt.alias,
-                "results": list(results),
-                "line": stmt.line,
-                "column": stmt.column,
-                "flow": None if origin == "main" else origin,
-            }
+            recall_record(
+                stmt.memory_source, text, retrieval, stmt.top_k, stmt.alias, results,
+                line=stmt.line, column=stmt.column, flow=None if origin == "main" else origin,
+            )
         )
 
     # ------------------------------------------------------------ model-facing steps

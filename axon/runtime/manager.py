@@ -25,7 +25,7 @@ import contextlib
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.availability import keyword_fallback_warning
 from axon.memory.embeddings.base import Embedder
-from axon.memory.entry import Clock, MemoryEntry
+from axon.memory.entry import Clock, MemoryEntry, matches_filters
 from axon.memory.lifetimes import OWNED_MARKER, Owner, is_reserved, parse_owned
 from axon.memory.registry import BackendRegistry
 from axon.runtime.tracer import TraceEventType, Tracer
@@ -45,8 +45,16 @@ DEFAULT_MEMORY_DIR = ".axon"
 MEMORY_DIR_ENV = "AXON_MEMORY_DIR"
 SWEEP_INTERVAL = 60.0
 """Seconds (of the session clock) between expiry sweeps of a backend while in use."""
+LIST_PAGE = 500
+"""Entries read at a time when a filtered list pages through a memory."""
 
 EmbedderProvider = Callable[[], Embedder | None]
+"""What `Session(embedder=...)` takes besides an `Embedder`: a zero-argument callable
+returning one (or None: no model, semantic memories run keyword), called once, when a
+semantic or hybrid memory is first bound."""
+
+Record = dict[str, Any]
+"""An output record (LANGUAGE.md §4): what a remember, recall or delete reports."""
 
 
 def resolve_memory_dir(memory_dir: str | os.PathLike[str] | None) -> Path:
@@ -54,6 +62,94 @@ def resolve_memory_dir(memory_dir: str | os.PathLike[str] | None) -> Path:
     if memory_dir is not None:
         return Path(memory_dir)
     return Path(os.environ.get(MEMORY_DIR_ENV) or DEFAULT_MEMORY_DIR)
+
+
+def entry_metadata(
+    source: str,
+    tags: Sequence[str] | None = None,
+    importance: float | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The metadata a remember writes: where the value came from, tags, importance, free.
+
+    `source` is the statement's origin (`main`, a flow or step name) or `python` for
+    the handle. The checker (and the handle) keep the free names apart from these.
+    """
+    meta: dict[str, Any] = {"source": source}
+    if tags is not None:
+        meta["tags"] = list(tags)
+    if importance is not None:
+        meta["importance"] = importance
+    meta.update(metadata or {})
+    return meta
+
+
+def remember_record(
+    memory: str, key: str, value: Any, entry: MemoryEntry, *,
+    line: int | None, column: int | None, flow: str | None,
+) -> Record:
+    """The output record of one remember (a statement's or the handle's)."""
+    return {
+        "op": "remember",
+        "memory": memory,
+        "key": key,
+        "value": value,
+        "metadata": entry.metadata,
+        "expires_at": entry.expires_at,
+        "line": line,
+        "column": column,
+        "flow": flow,
+    }
+
+
+def recall_results(entries: Sequence[MemoryEntry]) -> list[dict[str, Any]]:
+    """Recall results as records show them: key, value, score (6 decimals), metadata, signals."""
+    return [
+        {
+            "key": e.key,
+            "value": e.value,
+            "score": round(e.score, 6),
+            "metadata": e.metadata,
+            **({"signals": e.signals} if e.signals else {}),
+        }
+        for e in entries
+    ]
+
+
+def recall_record(
+    memory: str, query: str, retrieval: str, top_k: int, alias: str | None,
+    results: Sequence[Mapping[str, Any]], *,
+    line: int | None, column: int | None, flow: str | None,
+) -> Record:
+    """The output record of one recall (a statement's or the handle's)."""
+    return {
+        "op": "recall",
+        "memory": memory,
+        "query": query,
+        "retrieval": retrieval,
+        "top_k": top_k,
+        "alias": alias,
+        "results": list(results),
+        "line": line,
+        "column": column,
+        "flow": flow,
+    }
+
+
+def forget_record(
+    memory: str, key: str | None, deleted: int, *,
+    line: int | None, column: int | None, flow: str | None,
+) -> Record:
+    """The output record of a delete (LANGUAGE.md §7's `forget`): how many entries went."""
+    return {
+        "op": "forget",
+        "memory": memory,
+        "key": key,
+        "deleted": deleted,
+        "line": line,
+        "column": column,
+        "flow": flow,
+    }
 
 
 def _default_embedder() -> Embedder | None:
@@ -94,8 +190,11 @@ class MemoryManager:
         clock: Clock | None = None,
         memory_dir: str | os.PathLike[str] | None = None,
         embedder: EmbedderProvider = _default_embedder,
+        pg_dsn: str | None = None,
     ) -> None:
         self.registry = registry
+        self.pg_dsn = pg_dsn
+        """The server of `pgvector` memories that give no `location:` (else `AXON_PG_DSN`)."""
         self.tracer = tracer
         self.clock: Clock = clock or time.time
         self.memory_dir = resolve_memory_dir(memory_dir)
@@ -129,14 +228,17 @@ class MemoryManager:
         info = self.registry.lookup(decl.backend)
         if info is None:
             raise AxonMemoryError(f"unknown backend '{decl.backend}'", memory=decl.name)
-        key = (info.name, decl.location, str(self.memory_dir))
+        location = decl.location
+        if location is None and info.name == "pgvector" and self.pg_dsn:
+            location = self.pg_dsn
+        key = (info.name, location, str(self.memory_dir))
         state = self._backends.get(key)
         fresh = state is None
         if state is None:
             cls = info.load()
             needs_embedder = decl.retrieval in ("semantic", "hybrid")
             instance = cls(
-                location=decl.location,
+                location=location,
                 memory_dir=self.memory_dir,
                 clock=self.clock,
                 embedder=self.embedder() if needs_embedder else None,
@@ -329,6 +431,89 @@ class MemoryManager:
             duration_ms=_ms(started),
         )
         return count
+
+    async def get_entry(self, name: str, key: str) -> MemoryEntry | None:
+        """The unexpired entry under `key`, or None; a `memory_read` event (`op: get`)."""
+        bound = self.get(name)
+        await self._maybe_sweep(bound)
+        started = time.perf_counter()
+        with _errors_named(name):
+            found = await bound.backend.get(key, scope=bound.scope)
+        self.tracer.emit(
+            TraceEventType.MEMORY_READ,
+            data={
+                "op": "get",
+                "query": key,
+                "key": key,
+                "results_count": int(found is not None),
+                "top_k": 1,
+                "memory": name,
+                "backend": bound.backend_key[0],
+                "duration_ms": _ms(started),
+            },
+            duration_ms=_ms(started),
+        )
+        return None if found is None else _named(found, name)
+
+    async def delete(self, name: str, key: str) -> bool:
+        """Remove the entry under `key`; True when there was one. A `memory_delete` event."""
+        bound = self.get(name)
+        started = time.perf_counter()
+        with _errors_named(name):
+            removed = await bound.backend.delete(key, scope=bound.scope)
+        self.tracer.emit(
+            TraceEventType.MEMORY_DELETE,
+            data={
+                "key": key,
+                "count": int(removed),
+                "memory": name,
+                "backend": bound.backend_key[0],
+                "store": bound.decl.store,
+                "duration_ms": _ms(started),
+            },
+            duration_ms=_ms(started),
+        )
+        return removed
+
+    async def list_matching(
+        self, name: str, limit: int | None = None, filters: Mapping[str, Any] | None = None
+    ) -> list[MemoryEntry]:
+        """Unexpired entries, newest first, those matching `filters` (as recall's), at most
+        `limit`; a `memory_read` event (`op: list`). Filtered lists are read in pages."""
+        bound = self.get(name)
+        await self._maybe_sweep(bound)
+        started = time.perf_counter()
+        with _errors_named(name):
+            if not filters:
+                found = await bound.backend.list_entries(scope=bound.scope, limit=limit)
+                entries = [_named(entry, name) for entry in found]
+            else:
+                entries = []
+                offset = 0
+                while limit is None or len(entries) < limit:
+                    page = await bound.backend.list_entries(
+                        scope=bound.scope, limit=LIST_PAGE, offset=offset
+                    )
+                    for entry in page:
+                        named = _named(entry, name)
+                        if matches_filters(named.metadata, filters):
+                            entries.append(named)
+                    if len(page) < LIST_PAGE:
+                        break
+                    offset += LIST_PAGE
+                entries = entries[:limit] if limit is not None else entries
+        data: dict[str, Any] = {
+            "op": "list",
+            "results_count": len(entries),
+            "limit": limit,
+            "memory": name,
+            "backend": bound.backend_key[0],
+            "duration_ms": _ms(started),
+        }
+        if filters:
+            data["filters"] = dict(filters)
+        self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=_ms(started))
+        return entries
 
     async def count(self, name: str) -> int:
         bound = self.get(name)

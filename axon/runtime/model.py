@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
@@ -47,12 +47,26 @@ class ModelRequest:
     fields: Mapping[str, Any] = attrs.field(factory=dict)
 
 
+@runtime_checkable
 class ModelClient(Protocol):
-    """Anything that can answer a `ModelRequest` with text."""
+    """The interface of a model client: anything that answers a `ModelRequest` with text.
+
+    Every LLM-facing step (`step ... { ask: ... }`, `probe`, `reason`, `weave`,
+    actions) calls `complete` once, synchronously, on the session's worker
+    thread (never on the caller's event loop); remember and recall never do. To
+    plug in a real model, implement `name` and `complete` and pass an instance
+    as `axon.Session(model=...)`; `build_prompt(request)` gives the prompt text
+    (recalled memory fenced and labelled as data). An exception raised by
+    `complete` propagates out of `Session.execute` unchanged (what the
+    statements before it did stays done).
+    """
 
     name: str
+    """Shown in `model_call` trace events (`client`)."""
 
-    def complete(self, request: ModelRequest) -> str: ...
+    def complete(self, request: ModelRequest) -> str:
+        """The answer to one request, as text (bound to the step's name and output)."""
+        ...
 
 
 def _data(value: Any) -> str:

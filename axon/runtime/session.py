@@ -13,21 +13,38 @@ its work on that loop. Calls from several threads are therefore serialised:
 each one either happens and returns its result, or raises and leaves the rest
 of the session as it was. Because the loop is not the caller's, a Session
 works the same from inside a running event loop (a notebook, a coroutine);
-the caller's thread blocks while the call runs.
+the caller's thread blocks while the call runs. `AsyncSession` is the same
+session for async code: its calls never block the caller's event loop.
+
+Python values. `session.memory("Notes")` returns a `MemoryHandle`
+(`axon.runtime.handle`): remember, recall, get, delete, list and count with
+Python values and the statements' semantics.
+
+Choices. `Session(memory_dir=..., pg_dsn=..., model=..., embedder=...)` takes
+every choice the CLI takes: where embedded stores live (else `AXON_MEMORY_DIR`,
+else `./.axon`), the PostgreSQL server of `pgvector` memories that name no
+`location:` (else `AXON_PG_DSN`), the model client of LLM-facing steps (a
+`ModelClient`; default: the offline deterministic one) and the embedding model
+of semantic and hybrid memories (an `Embedder`, or a zero-argument callable
+returning one or None; default: the best model this machine can run).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import functools
 import os
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from axon.compiler import ir
 from axon.compiler.checker import CheckEnv, check, extend_env
+from axon.compiler.names import did_you_mean
 from axon.compiler.parser import parse
 from axon.errors import AxonMemoryError, AxonRuntimeError
+from axon.memory.embeddings.base import Embedder
 from axon.memory.entry import Clock, MemoryEntry
 from axon.memory.registry import BackendRegistry
 from axon.memory.registry import registry as default_registry
@@ -37,6 +54,9 @@ from axon.runtime.model import ModelClient, OfflineModelClient
 from axon.runtime.tracer import Tracer
 from axon.runtime.values import Frame
 from axon.source import Source, Span
+
+if TYPE_CHECKING:
+    from axon.runtime.handle import AsyncMemoryHandle, MemoryHandle, Work
 
 T = TypeVar("T")
 
@@ -64,9 +84,17 @@ class Session:
         *,
         model: ModelClient | None = None,
         registry: BackendRegistry | None = None,
-        embedder: EmbedderProvider | None = None,
+        embedder: Embedder | EmbedderProvider | None = None,
         tracer: Tracer | None = None,
+        pg_dsn: str | None = None,
     ) -> None:
+        if pg_dsn is not None and not isinstance(pg_dsn, str):
+            raise TypeError(f"Session: pg_dsn must be a str, not {type(pg_dsn).__name__}")
+        if model is not None and not isinstance(model, ModelClient):
+            raise TypeError(
+                "Session: model must be a ModelClient (a `name` and a "
+                f"`complete(request) -> str` method), not {type(model).__name__}"
+            )
         self.clock = clock
         self.tracer = tracer or Tracer(clock=clock)
         self.env = CheckEnv()
@@ -80,7 +108,8 @@ class Session:
             tracer=self.tracer,
             clock=clock,
             memory_dir=memory_dir,
-            embedder=embedder or _default_embedder,
+            embedder=_embedder_provider(embedder),
+            pg_dsn=pg_dsn,
         )
         self.executor = Executor(
             memories=self.memories,
@@ -147,7 +176,56 @@ class Session:
     @property
     def events(self) -> list[dict[str, Any]]:
         """Every trace event so far, as plain dicts (`event_type`, `timestamp`, `data`, ...)."""
-        return [event.to_dict() for event in self.tracer.events]
+        return [event.to_dict() for event in list(self.tracer.events)]
+
+    @property
+    def records(self) -> list[Record]:
+        """Every output record so far (statements' and handles'), in the order they ran."""
+        return list(self.executor.records)
+
+    # ------------------------------------------------------------ Python values
+    def memory(self, name: str) -> MemoryHandle:
+        """The handle of the declared memory `name` (`axon.runtime.handle.MemoryHandle`).
+
+        Raises `AxonMemoryError` (a `ValueError`) when no memory of that name was
+        declared in this session, with the closest declared name.
+        """
+        from axon.runtime.handle import MemoryHandle
+
+        self._require_memory(name)
+        return MemoryHandle(self, name)
+
+    def _require_memory(self, name: str) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"memory(): the name must be a str, not {type(name).__name__}")
+        if name in self.memory_decls:
+            return
+        declared = ", ".join(self.memory_decls) or "none yet"
+        raise AxonMemoryError(
+            f"memory '{name}' is not declared in this session"
+            f"{did_you_mean(name, self.memory_decls)}; declare it first, e.g. "
+            f"session.execute('memory {name} {{ store: persistent backend: sqlite }}') "
+            f"(declared: {declared})",
+            memory=name,
+        )
+
+    def _memory_call(self, name: str, work: Work[T]) -> T:
+        """Run one handle operation on the session's loop, under its lock, as one input.
+
+        The memory must (still) be declared. Like one `execute`, the call is one
+        lifetime: its ephemeral writes are dropped when it returns.
+        """
+        with self._lock:
+            self._check_open()
+            self._require_memory(name)
+            return self._call(self._memory_work(work))
+
+    async def _memory_work(self, work: Work[T]) -> T:
+        self.memories.push_lifetime()
+        try:
+            return await work(self.memories, self.executor.records)
+        finally:
+            await self.memories.pop_lifetime()
 
     # ------------------------------------------------------------ inspection (REPL)
     def memory_names(self) -> list[str]:
@@ -246,6 +324,126 @@ class Session:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _embedder_provider(embedder: Embedder | EmbedderProvider | None) -> EmbedderProvider:
+    """`Session(embedder=...)` as the provider the memory manager calls once, lazily."""
+    if embedder is None:
+        return _default_embedder
+    if isinstance(embedder, Embedder):
+        chosen = embedder
+        return lambda: chosen
+    if callable(embedder):
+        return embedder
+    raise TypeError(
+        "Session: embedder must be an Embedder (model_id, dim, embed_passages, "
+        "embed_query) or a zero-argument callable returning one, not "
+        f"{type(embedder).__name__}"
+    )
+
+
+class AsyncSession:
+    """A `Session` for async code: `execute` and the handle methods are coroutines.
+
+    ```python
+    async with axon.AsyncSession(memory_dir="mem") as session:
+        await session.execute('memory Notes { store: persistent backend: sqlite }')
+        notes = session.memory("Notes")          # a plain call
+        key = await notes.remember({"text": "hello"})
+        results = await notes.recall("hello")
+    ```
+
+    The design: one synchronous core, run off the caller's event loop. The
+    `Session` inside runs every operation on its own event loop in its own
+    thread (database, file and model work happen there). This class hands each
+    call to one private dispatcher thread (`loop.run_in_executor` on a
+    single-worker pool, not the loop's default executor) which takes the
+    session's lock and waits for the core; the coroutine awaits the
+    dispatcher's future. So the caller's loop never blocks, concurrent calls
+    (`asyncio.gather`) run one at a time in the order they were made, and the
+    application's default executor is left alone. Cancelling a coroutine before
+    its turn drops the call (nothing happens); once its turn came, the call runs
+    to its end (it happened) and only the result is discarded.
+
+    Takes the arguments of `Session`. `sync` is the synchronous session inside
+    (calls on it from other threads are serialised with these).
+    """
+
+    def __init__(
+        self,
+        memory_dir: str | os.PathLike[str] | None = None,
+        clock: Clock | None = None,
+        *,
+        model: ModelClient | None = None,
+        registry: BackendRegistry | None = None,
+        embedder: Embedder | EmbedderProvider | None = None,
+        tracer: Tracer | None = None,
+        pg_dsn: str | None = None,
+    ) -> None:
+        self.sync = Session(
+            memory_dir, clock, model=model, registry=registry, embedder=embedder,
+            tracer=tracer, pg_dsn=pg_dsn,
+        )
+        self._dispatcher = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="axon-async-session"
+        )
+        self._shut_down = False
+
+    async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        if self._shut_down:
+            raise RuntimeError("this session is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._dispatcher, functools.partial(fn, *args, **kwargs))
+
+    async def execute(self, text: str, filename: str = "<input>") -> list[Record]:
+        """`Session.execute`, as a coroutine: check and run `text`; returns its records."""
+        if not isinstance(text, str):
+            raise TypeError(f"AsyncSession.execute: text must be a str, not {type(text).__name__}")
+        return await self._run(self.sync.execute, text, filename)
+
+    async def check(self, text: str, filename: str = "<input>") -> ir.IRProgram:
+        """`Session.check`, as a coroutine (parsing and checking a large text takes time)."""
+        return await self._run(self.sync.check, text, filename)
+
+    def memory(self, name: str) -> AsyncMemoryHandle:
+        """The async handle of the declared memory `name` (its methods are coroutines)."""
+        from axon.runtime.handle import AsyncMemoryHandle
+
+        self.sync._require_memory(name)
+        return AsyncMemoryHandle(self, name)
+
+    async def _memory_call(self, name: str, work: Work[T]) -> T:
+        return await self._run(self.sync._memory_call, name, work)
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """Every trace event so far, as plain dicts (see `Session.events`)."""
+        return self.sync.events
+
+    @property
+    def records(self) -> list[Record]:
+        """Every output record so far (see `Session.records`)."""
+        return self.sync.records
+
+    @property
+    def closed(self) -> bool:
+        return self.sync.closed
+
+    async def close(self) -> None:
+        """`Session.close`, off the loop; then the dispatcher thread ends. Idempotent."""
+        if self._shut_down:
+            return
+        try:
+            await self._run(self.sync.close)
+        finally:
+            self._shut_down = True
+            self._dispatcher.shutdown(wait=False)
+
+    async def __aenter__(self) -> AsyncSession:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
 
 def run(

