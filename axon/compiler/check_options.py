@@ -165,8 +165,8 @@ def _tags(f: ast.Field | None, report: Reporter) -> tuple[str, ...] | None:
         return None
     value = plain(f.value)  # a list only when a list was written
     problem = tags_problem(value)
-    if problem is None:
-        return tuple(value)
+    if problem is None and isinstance(value, list):
+        return tuple(t for t in value if isinstance(t, str))  # all are, by tags_problem
     report.error(problem, value_span(f))
     return None
 
@@ -194,7 +194,7 @@ def remember_options(options: ast.MapValue | None, report: Reporter) -> Remember
     if "key" in fields:
         value = plain(fields["key"].value)
         problem = key_problem(value)
-        if problem is None:
+        if problem is None and isinstance(value, str):
             key = value
         else:
             report.error(problem, value_span(fields["key"]))
@@ -202,7 +202,7 @@ def remember_options(options: ast.MapValue | None, report: Reporter) -> Remember
     if "importance" in fields:
         value = plain(fields["importance"].value)
         problem = importance_problem(value)
-        if problem is None:
+        if problem is None and isinstance(value, int | float):
             importance = value
         else:
             report.error(problem, value_span(fields["importance"]))
@@ -238,7 +238,7 @@ def recall_options(options: ast.MapValue | None, report: Reporter) -> RecallOpti
     if "retrieval" in fields:
         value = plain(fields["retrieval"].value)
         problem = retrieval_problem(value)
-        if problem is None:
+        if problem is None and isinstance(value, str):
             retrieval = value
         else:
             report.error(problem, value_span(fields["retrieval"]))
