@@ -165,10 +165,11 @@ def _tags(f: ast.Field | None, report: Reporter) -> tuple[str, ...] | None:
         return None
     value = plain(f.value)  # a list only when a list was written
     problem = tags_problem(value)
-    if problem is None and isinstance(value, list):
-        return tuple(t for t in value if isinstance(t, str))  # all are, by tags_problem
-    report.error(problem, value_span(f))
-    return None
+    if problem is not None:
+        report.error(problem, value_span(f))
+        return None
+    assert isinstance(value, list)  # tags_problem accepts only lists of strings
+    return tuple(t for t in value if isinstance(t, str))
 
 
 def _map(f: ast.Field, op: str, report: Reporter) -> ast.MapValue | None:
@@ -194,18 +195,18 @@ def remember_options(options: ast.MapValue | None, report: Reporter) -> Remember
     if "key" in fields:
         value = plain(fields["key"].value)
         problem = key_problem(value)
-        if problem is None and isinstance(value, str):
-            key = value
-        else:
+        if problem is not None:
             report.error(problem, value_span(fields["key"]))
+        elif isinstance(value, str):
+            key = value
     importance = None
     if "importance" in fields:
         value = plain(fields["importance"].value)
         problem = importance_problem(value)
-        if problem is None and isinstance(value, int | float):
-            importance = value
-        else:
+        if problem is not None:
             report.error(problem, value_span(fields["importance"]))
+        elif isinstance(value, int | float):
+            importance = value
     metadata: dict[str, JSON] = {}
     mapping = _map(fields["metadata"], "remember", report) if "metadata" in fields else None
     for f in mapping.fields if mapping else ():
@@ -238,10 +239,10 @@ def recall_options(options: ast.MapValue | None, report: Reporter) -> RecallOpti
     if "retrieval" in fields:
         value = plain(fields["retrieval"].value)
         problem = retrieval_problem(value)
-        if problem is None and isinstance(value, str):
-            retrieval = value
-        else:
+        if problem is not None:
             report.error(problem, value_span(fields["retrieval"]))
+        elif isinstance(value, str):
+            retrieval = value
     filters: dict[str, JSON] = {}
     tags = _tags(fields.get("tags"), report)
     if tags is not None:
