@@ -11,7 +11,7 @@ terminals always accepted is worked out here from the grammar, independently of
 the lexer, and the two are compared.
 
 Where the loop refuses a token the grammar accepts (the language's limits, bad
-escapes), Lark, which knows nothing of those, must not fail earlier.
+escapes), Lark, which knows nothing of those, must not fail before that token.
 """
 
 from __future__ import annotations
@@ -120,10 +120,12 @@ def assert_same(text: str) -> tuple[Any, ...]:
     # The loop skips a leading byte-order mark without counting a column; Lark does not
     # know it, so it reads the text after it (lines and columns are then the same).
     stock = _outcome(_stock().parse, text.removeprefix(_BOM))
-    if fast[0] == "refused":
+    if fast[0] == "refused":  # the refused spot may lie inside a token (a bad escape)
         if stock[0] != "ok":
-            body = text.removeprefix(_BOM)
-            assert _position(stock, body) >= _position(fast, text), (text, fast, stock)
+            line, column = _position(stock, text.removeprefix(_BOM))
+            if stock[0] == "token":
+                column += len(stock[4]) - 1  # Lark failing on the very token is agreement
+            assert (line, column) >= _position(fast, text), (text, fast, stock)
     else:
         assert fast == stock, text
     return fast
