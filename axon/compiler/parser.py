@@ -311,6 +311,11 @@ def _parser() -> lark.Lark:
     )
 
 
+def keywords() -> lexer.GrammarWords:
+    """The grammar's keywords (all, statement starters, the rest), for messages and completion."""
+    return lexer.grammar_words(_parser())
+
+
 def parse(text: str, filename: str = "<input>") -> ast.Program:
     """Parse AXON source text into an `ast.Program`.
 

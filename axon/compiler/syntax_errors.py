@@ -3,18 +3,20 @@
 Lark reports terminal names (`COLON`, `RBRACE`); we say what was expected in
 words ("expected ':' after field name 'store'"), say "unexpected end of input"
 when the text stopped too early (and mark it incomplete for the REPL), and
-suggest the closest keyword for a misspelt one.
+suggest the closest keyword for a misspelt one. The keywords, and the tokens a
+search for unclosed brackets steps over, come from the grammar (`lexer`).
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+from functools import cache
 
 import lark
 from lark import Token
 
-from axon.compiler.lexer import previous_token
+from axon.compiler import lexer
 from axon.errors import AxonSyntaxError
 from axon.source import Source, Span
 
@@ -27,33 +29,6 @@ _DESCRIBE = {
     "COMP_OP": "a comparison operator",
     "$END": "end of input",
 }
-
-_KEYWORD = re.compile(r"[a-z_]+")
-
-_STARTERS = [
-    "import",
-    "persona",
-    "context",
-    "anchor",
-    "tool",
-    "intent",
-    "memory",
-    "type",
-    "flow",
-    "run",
-    "let",
-    "remember",
-    "recall",
-    "step",
-    "probe",
-    "reason",
-    "validate",
-    "refine",
-    "weave",
-    "use",
-    "if",
-]
-
 
 def _describe_terminal(name: str, parser: lark.Lark) -> str:
     if name in _DESCRIBE:
@@ -88,37 +63,32 @@ def _expected_list(expected: set[str], parser: lark.Lark) -> str:
 
 
 def _keyword_words(expected: set[str], parser: lark.Lark) -> list[str]:
-    words = []
-    for name in expected:
-        try:
-            pattern = parser.get_terminal(name).pattern
-        except KeyError:
-            continue
-        if isinstance(pattern, lark.lexer.PatternStr) and _KEYWORD.fullmatch(pattern.value):
-            words.append(pattern.value)
-    return words
+    keywords = lexer.grammar_words(parser).terminals
+    return [keywords[name] for name in expected if name in keywords]
 
 
-_SCAN = re.compile(
-    r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?\*/|[{}()\[\]]|\n', re.DOTALL
-)
+_OPEN = frozenset("{([")
 _CLOSE = {"}": "{", ")": "(", "]": "["}
 
 
-def _unclosed_bracket(text: str) -> tuple[str, int, int] | None:
+@cache
+def _bracket_scan(parser: lark.Lark) -> re.Pattern[str]:
+    """Brackets, newlines, and the tokens (strings, comments) whose brackets do not count."""
+    return re.compile(f"{lexer.hidden_brackets(parser)}|[{{}}()\\[\\]]|\n")
+
+
+def _unclosed_bracket(text: str, parser: lark.Lark) -> tuple[str, int, int] | None:
     """The innermost bracket still open at the end of `text`: (char, line, column)."""
     stack: list[tuple[str, int, int]] = []
     line, line_start = 1, 0
-    for match in _SCAN.finditer(text):
+    for match in _bracket_scan(parser).finditer(text):
         token = match.group()
-        if token == "\n":
-            line, line_start = line + 1, match.end()
-        elif token in "{([":
+        if token in _OPEN:
             stack.append((token, line, match.start() - line_start + 1))
         elif token in _CLOSE:
             if stack and stack[-1][0] == _CLOSE[token]:
                 stack.pop()
-        elif "\n" in token:  # a block comment spanning lines
+        elif "\n" in token:  # a newline, or a comment or white space spanning lines
             line += token.count("\n")
             line_start = match.start() + token.rfind("\n") + 1
     return stack[-1] if stack else None
@@ -130,9 +100,10 @@ def _message_for_token(
     """The message, whether the text just ended too early, and a span other than the token's."""
     token: Token = exc.token
     expected: set[str] = set(exc.expected)
-    previous = previous_token(source.text, token.start_pos or 0)
+    previous = lexer.previous_token(parser, source.text, token.start_pos or 0)
+    starters = lexer.grammar_words(parser).starters
     if token.type == "$END":
-        opened = _unclosed_bracket(source.text)
+        opened = _unclosed_bracket(source.text, parser)
         if opened is not None:
             char, line, column = opened
             return (
@@ -142,9 +113,9 @@ def _message_for_token(
                 None,
             )
         return f"unexpected end of input: expected {_expected_list(expected, parser)}", True, None
-    if "RBRACE" in expected and str(token) in _STARTERS:
+    if "RBRACE" in expected and str(token) in starters:
         # A construct's keyword where a '}' was due: the block before it was never closed.
-        opened = _unclosed_bracket(source.text[: token.start_pos or 0])
+        opened = _unclosed_bracket(source.text[: token.start_pos or 0], parser)
         if opened is not None and opened[0] == "{":
             _, line, column = opened
             return (
@@ -160,10 +131,10 @@ def _message_for_token(
         close = difflib.get_close_matches(str(token), keywords, n=1, cutoff=0.6)
         if close:
             return f"unknown keyword '{token}' (did you mean '{close[0]}'?)", False, None
-        if set(keywords) & set(_STARTERS) and len(keywords) > 3:
+        if set(keywords) & set(starters) and len(keywords) > 3:
             return (
                 f"unexpected {_describe_token(token)}: expected a declaration or statement "
-                f"({', '.join(sorted(set(keywords) & set(_STARTERS)))})",
+                f"({', '.join(sorted(set(keywords) & set(starters)))})",
                 False,
                 None,
             )

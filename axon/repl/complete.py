@@ -18,23 +18,20 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion, Path
 from prompt_toolkit.document import Document
 
 from axon.compiler.check_memory import LINK_KINDS, MEMORY_FIELDS, STORE_TYPES
+from axon.compiler.check_options import RECALL_OPTIONS, REMEMBER_OPTIONS
+from axon.compiler.parser import keywords
 from axon.memory.backend import RETRIEVAL_MODES
 from axon.memory.registry import registry
 from axon.repl.console import COMMANDS
 from axon.runtime.session import Session
 
-STATEMENT_KEYWORDS = (
-    "anchor", "context", "flow", "import", "intent", "let", "memory", "persona", "recall",
-    "remember", "run", "tool", "type",
-)
-FLOW_KEYWORDS = (
-    "if", "let", "probe", "reason", "recall", "refine", "remember", "step", "use", "validate",
-    "weave",
-)
-OTHER_KEYWORDS = (
-    "about", "against", "and", "as", "constrained_by", "effort", "else", "false", "for", "from",
-    "in", "into", "on_failure", "or", "output_to", "raise", "true", "where", "with", "within",
-)
+_WORDS = keywords()
+STATEMENT_KEYWORDS = _WORDS.statement
+"""Keywords that start a top-level statement (from the grammar)."""
+FLOW_KEYWORDS = _WORDS.flow
+"""Keywords that start a statement inside a flow (from the grammar)."""
+OTHER_KEYWORDS = _WORDS.other
+"""Every other keyword of the grammar."""
 FIELD_VALUES: dict[str, tuple[str, ...]] = {
     "store": STORE_TYPES,
     "retrieval": tuple(sorted(RETRIEVAL_MODES)),
@@ -42,7 +39,8 @@ FIELD_VALUES: dict[str, tuple[str, ...]] = {
     "top_k": ("3", "5", "10"),
     "link": LINK_KINDS,
 }
-OPTION_FIELDS = ("key", "tags", "importance", "top_k", "retrieval")
+OPTION_FIELDS = {"remember": REMEMBER_OPTIONS, "recall": RECALL_OPTIONS}
+"""What `with { ... }` accepts on each statement (the checker's lists)."""
 
 _WORD = re.compile(r"\w*$")
 _MEMORY_TARGET = re.compile(r"(?:\bremember\b[^\n]*->|\bfrom|\bin)\s+\w*$")
@@ -116,7 +114,9 @@ class AxonCompleter(Completer):
             if re.search(r"\bmemory\s+\w+\s*$", head):
                 return self._in_fields(body, MEMORY_FIELDS, "memory field")
             if re.search(r"\bwith\s*$", head):
-                return self._in_fields(body, OPTION_FIELDS, "option")
+                statement = re.findall(r"\b(remember|recall)\b", head)
+                fields = OPTION_FIELDS[statement[-1]] if statement else ()
+                return self._in_fields(body, fields, "option")
             if re.search(r"\bflow\s+\w+\s*\([^)]*\)\s*(->\s*[\w<>?, ]+)?\s*$", head) or re.search(
                 r"->\s*$|\belse\s*->\s*$", head
             ):

@@ -66,7 +66,10 @@ def test_memory_fields_and_their_values(completer: AxonCompleter) -> None:
 
 def test_with_options(completer: AxonCompleter) -> None:
     assert complete(completer, 'remember("x") -> Notes with { ') == [
-        "key: ", "tags: ", "importance: ", "top_k: ", "retrieval: ",
+        "importance: ", "key: ", "metadata: ", "tags: ",
+    ]
+    assert complete(completer, 'recall("x") from Notes with { tags: ["a"], ') == [
+        "retrieval: ", "top_k: ", "where: ",
     ]
     assert complete(completer, 'recall("x") from Notes with { retrieval: k') == ["keyword"]
 
