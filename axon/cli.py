@@ -15,15 +15,25 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 import tempfile
-import traceback
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 
+from axon.cli_output import (
+    EXIT_CHECK,
+    EXIT_RUNTIME,
+    EXIT_USAGE,
+    OutputFailed,
+    configure_logging,
+    err,
+    flush,
+    internal,
+    out,
+    output_failed,
+)
 from axon.errors import AxonCheckError, AxonError, AxonRuntimeError
 from axon.redaction import redact_secrets
 from axon.render import format_event, format_record
@@ -36,12 +46,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-EXIT_CHECK = 1
-EXIT_USAGE = 2
-EXIT_RUNTIME = 3
-EXIT_INTERNAL = 4
-EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `yes | head -1`
-
 MAX_TRACE_BYTES = 256 * 1024 * 1024
 """`axon trace` refuses larger files (a trace of a normal run is a few MB at most)."""
 
@@ -49,84 +53,17 @@ MAX_TRACE_DEPTH = 64
 """JSON nesting deeper than this is not a trace file (events nest a few levels)."""
 
 
-class _OutputFailed(Exception):
-    """Writing to stdout failed: `errno` None for a closed pipe, else the OSError."""
-
-    def __init__(self, error: OSError | None) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
-def _err(text: str) -> None:
-    """One message on stderr (connection-string passwords blanked); never raises."""
-    try:
-        sys.stderr.write(redact_secrets(text) + "\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):  # stderr closed or full: nowhere left to say it
-        pass
-
-
-def _internal(exc: BaseException) -> NoReturn:
-    if os.environ.get("AXON_DEBUG"):
-        _err("".join(traceback.format_exception(exc)).rstrip())
-    else:
-        _err(
-            f"internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in AXON, not in your program. "
-            "Set AXON_DEBUG=1 to see the traceback."
-        )
-    raise typer.Exit(EXIT_INTERNAL)
-
-
-def _out(text: str) -> None:
-    """One line on stdout; raises `_OutputFailed` when stdout is closed or full."""
-    try:
-        sys.stdout.write(text + "\n")
-    except BrokenPipeError:
-        raise _OutputFailed(None) from None
-    except OSError as exc:
-        raise _OutputFailed(exc) from None
-
-
-def _flush() -> None:
-    """Flush stdout (a full disk or a closed pipe shows up here); raises `_OutputFailed`."""
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise _OutputFailed(None) from None
-    except OSError as exc:
-        raise _OutputFailed(exc) from None
-
-
-def _output_failed(failure: _OutputFailed) -> int:
-    """Report a failed stdout (quietly for a closed pipe); returns the exit code.
-
-    Whatever is still buffered would fail again when Python flushes stdout at
-    exit, so stdout is pointed at /dev/null first.
-    """
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
-    if failure.error is None:
-        return EXIT_CLOSED_PIPE
-    _err(f"error: cannot write the output: {failure.error.strerror or failure.error}")
-    return EXIT_CHECK
-
-
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        _err(f"{path}: error: no such file")
+        err(f"{path}: error: no such file")
     except IsADirectoryError:
-        _err(f"{path}: error: is a directory, not an .axon file")
+        err(f"{path}: error: is a directory, not an .axon file")
     except UnicodeDecodeError as exc:
-        _err(f"{path}: error: not UTF-8 text ({exc.reason} at byte {exc.start})")
+        err(f"{path}: error: not UTF-8 text ({exc.reason} at byte {exc.start})")
     except OSError as exc:
-        _err(f"{path}: error: cannot read ({exc.strerror})")
+        err(f"{path}: error: cannot read ({exc.strerror})")
     raise typer.Exit(EXIT_CHECK)
 
 
@@ -137,45 +74,13 @@ def _read_source(path: Path) -> str:
     try:
         return read_source(path)
     except SourceError as exc:
-        _err(str(exc))
+        err(str(exc))
     raise typer.Exit(EXIT_CHECK)
-
-
-def _configure_logging(verbose: bool) -> None:
-    """structlog to stderr (debug with -v, else warnings); library loggers only with -v.
-
-    Without -v the standard `logging` tree (psycopg_pool logs every failed
-    reconnection there) gets a handler that drops everything, so stderr holds
-    only AXON's own error message.
-    """
-    import logging
-
-    import structlog
-
-    level = logging.DEBUG if verbose else logging.WARNING
-    root = logging.getLogger()
-    handler: logging.Handler
-    if verbose:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-        root.setLevel(logging.DEBUG)
-    else:
-        handler = logging.NullHandler()  # found by the tree, so `logging.lastResort` is not
-    root.addHandler(handler)
-    structlog.configure(
-        wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso"),
-            structlog.dev.ConsoleRenderer(colors=False),
-        ],
-    )
 
 
 def _print_warnings(warnings: Iterable[Any], source: Any) -> None:
     for warning in warnings:
-        _err(warning.render(source))
+        err(warning.render(source))
 
 
 def _version(value: bool) -> None:
@@ -212,17 +117,17 @@ def check(
     from axon.source import Source, SourceError, read_source
 
     if dump not in (None, "ast", "ir"):
-        _err(f"error: --dump takes 'ast' or 'ir', not '{dump}'")
+        err(f"error: --dump takes 'ast' or 'ir', not '{dump}'")
         raise typer.Exit(EXIT_USAGE)
     if dump and len(files) != 1:
-        _err("error: --dump takes exactly one file")
+        err("error: --dump takes exactly one file")
         raise typer.Exit(EXIT_USAGE)
     failed = False
     for path in files:
         try:
             text = read_source(path)
         except SourceError as exc:  # reported; the other files are still checked
-            _err(str(exc))
+            err(str(exc))
             failed = True
             continue
         source = Source(text, str(path))
@@ -233,11 +138,11 @@ def check(
                 continue
             ir_program = check_program(program, source)
         except AxonError as exc:
-            _err(str(exc))
+            err(str(exc))
             failed = True
             continue
         except Exception as exc:
-            _internal(exc)
+            internal(exc)
         _print_warnings(ir_program.warnings, source)
         if dump == "ir":
             _dump(ir_program.to_dict())
@@ -248,10 +153,10 @@ def check(
 def _dump(data: Any) -> None:
     """`check --dump`: JSON on stdout, DSN passwords blanked (see docs/cli.md)."""
     try:
-        _out(redact_secrets(json.dumps(data, indent=2, ensure_ascii=False)))
-        _flush()
-    except _OutputFailed as failure:
-        raise typer.Exit(_output_failed(failure)) from None
+        out(redact_secrets(json.dumps(data, indent=2, ensure_ascii=False)))
+        flush()
+    except OutputFailed as failure:
+        raise typer.Exit(output_failed(failure)) from None
 
 
 def _check_trace_target(path: Path) -> None:
@@ -269,7 +174,7 @@ def _check_trace_target(path: Path) -> None:
     elif path.exists() and not os.access(path, os.W_OK):
         problem = "is not writable"
     if problem:
-        _err(f"error: --trace {path}: {problem}")
+        err(f"error: --trace {path}: {problem}")
         raise typer.Exit(EXIT_USAGE)
 
 
@@ -285,7 +190,7 @@ def _write_trace(path: Path, payload: Mapping[str, Any]) -> bool:
     except OSError as exc:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
-        _err(f"{path}: error: cannot write the trace file ({exc.strerror or exc})")
+        err(f"{path}: error: cannot write the trace file ({exc.strerror or exc})")
         return False
     return True
 
@@ -313,7 +218,7 @@ def run(
     from axon.runtime.session import Session
     from axon.source import Source
 
-    _configure_logging(verbose)
+    configure_logging(verbose)
     if trace is not None:
         _check_trace_target(trace)
     text = _read_source(file)
@@ -336,32 +241,32 @@ def run(
         try:
             for record in records:
                 if as_json:
-                    _out(json.dumps(record, ensure_ascii=False, default=str))
+                    out(json.dumps(record, ensure_ascii=False, default=str))
                 else:
-                    _out(format_record(record))
-            _flush()
-        except _OutputFailed as output_failure:
-            code = code or _output_failed(output_failure)
+                    out(format_record(record))
+            flush()
+        except OutputFailed as output_failure:
+            code = code or output_failed(output_failure)
         if failure is not None:
-            _err(str(failure))
+            err(str(failure))
         if trace is not None:
             payload = {"program": str(file), **session.tracer.to_dict()}
             if not _write_trace(trace, payload):
                 code = code or EXIT_CHECK
     except AxonError as exc:
-        _err(str(exc))
+        err(str(exc))
         code = EXIT_RUNTIME
     except Exception as exc:
-        _internal(exc)
+        internal(exc)
     finally:
         if session is not None:
             try:
                 session.close()
             except AxonError as exc:  # e.g. a backend that failed to close
-                _err(f"error: {exc}")
+                err(f"error: {exc}")
                 code = code or EXIT_RUNTIME
             except Exception as exc:
-                _internal(exc)
+                internal(exc)
     if code:
         raise typer.Exit(code)
 
@@ -377,7 +282,7 @@ def _load_trace(path: Path) -> list[dict[str, Any]]:
     except OSError:
         size = 0  # `_read` reports a missing or unreadable file
     if size > MAX_TRACE_BYTES:
-        _err(
+        err(
             f"{path}: error: {size:,} bytes is too large for a trace file "
             f"(at most {MAX_TRACE_BYTES // (1024 * 1024)} MiB)"
         )
@@ -387,16 +292,16 @@ def _load_trace(path: Path) -> list[dict[str, Any]]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         where = f"{path}:{exc.lineno}:{exc.colno}"
-        _err(f"{where}: error: not an AXON trace file: not JSON ({exc.msg})")
+        err(f"{where}: error: not an AXON trace file: not JSON ({exc.msg})")
         raise typer.Exit(EXIT_CHECK) from None
     except (ValueError, RecursionError) as exc:  # a 5,000-digit number, 100,000 '['
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
-        _err(f"{path}: error: not an AXON trace file ({reason})")
+        err(f"{path}: error: not an AXON trace file ({reason})")
         raise typer.Exit(EXIT_CHECK) from None
     try:
         return _trace_events(data)
     except _BadTrace as exc:
-        _err(f"{path}: error: not an AXON trace file: {exc}")
+        err(f"{path}: error: not an AXON trace file: {exc}")
         raise typer.Exit(EXIT_CHECK) from None
 
 
@@ -489,12 +394,12 @@ def trace_cmd(
         for event in events:
             stamp = event.get("timestamp")
             offset = float(stamp if stamp is not None else start) - float(start)
-            _out(redact_secrets(f"{offset:>9.3f}s  {format_event(event)}"))
-        _flush()
-    except _OutputFailed as failure:
-        raise typer.Exit(_output_failed(failure)) from None
+            out(redact_secrets(f"{offset:>9.3f}s  {format_event(event)}"))
+        flush()
+    except OutputFailed as failure:
+        raise typer.Exit(output_failed(failure)) from None
     except Exception as exc:
-        _internal(exc)
+        internal(exc)
 
 
 @app.command()
@@ -510,11 +415,11 @@ def repl(
     """Start an interactive session (memory persists across inputs)."""
     from axon.repl import main as repl_main
 
-    _configure_logging(False)
+    configure_logging(False)
     try:
         code = repl_main(file=file, memory_dir=memory_dir)
     except Exception as exc:
-        _internal(exc)
+        internal(exc)
     if code:
         raise typer.Exit(code)
 
@@ -531,6 +436,6 @@ if __name__ == "__main__":
 
     package_main()
 else:
-    from axon.memory_cli import memory_app
+    from axon.cli_memory import memory_app
 
     app.add_typer(memory_app, name="memory")

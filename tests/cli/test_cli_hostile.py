@@ -218,8 +218,8 @@ def test_library_loggers_are_silent_without_verbose(tmp_path: Path) -> None:
     """psycopg_pool logs through `logging`: without -v none of it reaches stderr."""
     code = (
         "import logging, sys\n"
-        "from axon.cli import _configure_logging\n"
-        "_configure_logging(sys.argv[1] == 'v')\n"
+        "from axon.cli_output import configure_logging\n"
+        "configure_logging(sys.argv[1] == 'v')\n"
         "logging.getLogger('psycopg.pool').warning('error connecting in pool-1')\n"
     )
     quiet = subprocess.run(

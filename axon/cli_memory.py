@@ -31,7 +31,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from axon import cli
+from axon import cli_output as out
 from axon.errors import AxonError
 from axon.memory.backend import RETRIEVAL_MODES, MemoryBackend
 from axon.memory.entry import MemoryEntry, encode_json, matches_filters
@@ -96,11 +96,11 @@ class Store:
         pg_schema: str | None,
     ) -> None:
         if (pg_dsn or use_pg) and memory_dir is not None:
-            raise _Fail("error: give --memory-dir or --pg-dsn/--pg, not both", cli.EXIT_USAGE)
+            raise _Fail("error: give --memory-dir or --pg-dsn/--pg, not both", out.EXIT_USAGE)
         if use_pg and not pg_dsn:
             pg_dsn = os.environ.get("AXON_PG_DSN") or None
             if pg_dsn is None:
-                raise _Fail("error: --pg needs AXON_PG_DSN to be set", cli.EXIT_USAGE)
+                raise _Fail("error: --pg needs AXON_PG_DSN to be set", out.EXIT_USAGE)
         self.pg_dsn = pg_dsn
         self.pg_schema = pg_schema
         if pg_dsn is None:
@@ -144,7 +144,7 @@ def _embedder() -> Any:
     try:
         return default_embedder()
     except EmbedderUnavailableError as exc:
-        raise _Fail(f"error: {exc}", cli.EXIT_RUNTIME) from None
+        raise _Fail(f"error: {exc}", out.EXIT_RUNTIME) from None
 
 
 # ---------------------------------------------------------------------- plumbing
@@ -164,27 +164,27 @@ def _store(ctx: typer.Context, *options: Any) -> Store:
 
 def _run(command: Callable[[], Coroutine[Any, Any, None]]) -> None:
     """Run one command: errors become one line and an exit code, never a traceback."""
-    cli._configure_logging(False)
+    out.configure_logging(False)
     code = 0
     try:
         asyncio.run(command())
-        cli._flush()
+        out.flush()
     except _Fail as fail:
-        cli._err(str(fail))
+        out.err(str(fail))
         code = fail.code
-    except cli._OutputFailed as failure:
-        code = cli._output_failed(failure)
+    except out.OutputFailed as failure:
+        code = out.output_failed(failure)
     except AxonError as exc:
         from axon.memory.transfer import TransferError
 
         message = " ".join(str(exc).split())  # one line (a driver's message may hold several)
-        cli._err(message if isinstance(exc, TransferError) else f"error: {message}")
-        code = cli.EXIT_CHECK if isinstance(exc, TransferError) else cli.EXIT_RUNTIME
+        out.err(message if isinstance(exc, TransferError) else f"error: {message}")
+        code = out.EXIT_CHECK if isinstance(exc, TransferError) else out.EXIT_RUNTIME
     except KeyboardInterrupt:
-        cli._err("interrupted")
+        out.err("interrupted")
         code = 130
     except Exception as exc:
-        cli._internal(exc)
+        out.internal(exc)
     if code:
         raise typer.Exit(code)
 
@@ -200,11 +200,11 @@ async def _opened(store: Store, *, embedder: bool = False) -> Any:
 
 def _print(text: str) -> None:
     for line in text.split("\n"):
-        cli._out(line)
+        out.out(line)
 
 
 def _print_json(data: Any) -> None:
-    cli._out(json.dumps(data, ensure_ascii=False, default=str))
+    out.out(json.dumps(data, ensure_ascii=False, default=str))
 
 
 def _width() -> int:
@@ -234,7 +234,7 @@ async def _memories(backend: MemoryBackend) -> list[str]:
 async def _require_memory(backend: MemoryBackend, store: Store, name: str) -> None:
     """Exit 1 with a suggestion unless `name` is a memory of the store."""
     if name.startswith(OWNED_MARKER):
-        raise _Fail(f"error: '{name}' is session data, not a memory", cli.EXIT_CHECK)
+        raise _Fail(f"error: '{name}' is session data, not a memory", out.EXIT_CHECK)
     if await backend.count(name):
         return
     names = await _memories(backend)
@@ -245,12 +245,12 @@ async def _require_memory(backend: MemoryBackend, store: Store, name: str) -> No
         suggestion = f" (memories: {', '.join(names[:10])})"
     else:
         suggestion = " (the store holds no memories)"
-    raise _Fail(f"error: no memory '{name}' in {store.label}{suggestion}", cli.EXIT_CHECK)
+    raise _Fail(f"error: no memory '{name}' in {store.label}{suggestion}", out.EXIT_CHECK)
 
 
 def _missing_store(store: Store, name: str | None = None) -> _Fail:
     what = f"no memory '{name}' in {store.label}" if name else f"nothing stored in {store.label}"
-    return _Fail(f"error: {what} (no memory directory store there)", cli.EXIT_CHECK)
+    return _Fail(f"error: {what} (no memory directory store there)", out.EXIT_CHECK)
 
 
 def entry_data(entry: MemoryEntry) -> dict[str, Any]:
@@ -282,7 +282,7 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], **options: Any
 
 def _positive(value: int | None, option: str) -> None:
     if value is not None and value < 1:
-        raise _Fail(f"error: {option} must be at least 1, not {value}", cli.EXIT_USAGE)
+        raise _Fail(f"error: {option} must be at least 1, not {value}", out.EXIT_USAGE)
 
 
 # ---------------------------------------------------------------------- the group
@@ -455,7 +455,7 @@ def get_cmd(
             await _require_memory(backend, store, memory)
             entry = await backend.get(key, memory)
         if entry is None:
-            raise _Fail(f"error: no key '{key}' in memory '{memory}'", cli.EXIT_CHECK)
+            raise _Fail(f"error: no key '{key}' in memory '{memory}'", out.EXIT_CHECK)
         if wants_json:
             _print_json({"memory": memory, **entry_data(entry)})
             return
@@ -503,7 +503,7 @@ def search_cmd(
             hint = f"; did you mean '{close[0]}'?" if close else ""
             raise _Fail(
                 f"error: --retrieval takes {', '.join(RETRIEVAL_MODES)}, not '{retrieval}'{hint}",
-                cli.EXIT_USAGE,
+                out.EXIT_USAGE,
             )
         if not store.exists():
             raise _missing_store(store, memory)
@@ -514,7 +514,7 @@ def search_cmd(
             if semantic and backend.embedder is None:
                 from axon.memory.embeddings.availability import keyword_fallback_warning
 
-                cli._err(
+                out.err(
                     "warning: "
                     + (keyword_fallback_warning(memory, retrieval) or "no embedding model")
                     + " (searching with keyword retrieval)"
@@ -589,7 +589,7 @@ def forget_cmd(
         if (key is None) == (filters is None):
             raise _Fail(
                 "error: forget takes a KEY or --tag/--where filters (one of the two)",
-                cli.EXIT_USAGE,
+                out.EXIT_USAGE,
             )
         if not store.exists():
             raise _missing_store(store, memory)
@@ -597,7 +597,7 @@ def forget_cmd(
             await _require_memory(backend, store, memory)
             if key is not None:
                 if not await backend.delete(key, memory):
-                    raise _Fail(f"error: no key '{key}' in memory '{memory}'", cli.EXIT_CHECK)
+                    raise _Fail(f"error: no key '{key}' in memory '{memory}'", out.EXIT_CHECK)
                 deleted = 1
             else:
                 doomed = await _matching_keys(backend, memory, filters)
@@ -618,7 +618,7 @@ def _filters(tags: list[str], where: list[str]) -> dict[str, Any] | None:
     for item in where:
         field, sep, text = item.partition("=")
         if not sep or not field:
-            raise _Fail(f"error: --where takes FIELD=VALUE, not '{item}'", cli.EXIT_USAGE)
+            raise _Fail(f"error: --where takes FIELD=VALUE, not '{item}'", out.EXIT_USAGE)
         try:
             value: Any = json.loads(text)
         except ValueError:
@@ -702,7 +702,7 @@ def _check_output(path: Path) -> None:
     elif not os.access(parent, os.W_OK | os.X_OK):
         problem = f"directory {parent} is not writable"
     if problem:
-        raise _Fail(f"{path}: error: cannot write the export: {problem}", cli.EXIT_CHECK)
+        raise _Fail(f"{path}: error: cannot write the export: {problem}", out.EXIT_CHECK)
 
 
 async def _export_file(
@@ -717,7 +717,7 @@ async def _export_file(
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         message = f"{path}: error: cannot write the export ({exc.strerror})"
-        raise _Fail(message, cli.EXIT_CHECK) from None
+        raise _Fail(message, out.EXIT_CHECK) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             report = await export_memories(backend, handle, names, progress=advance)
@@ -725,7 +725,7 @@ async def _export_file(
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise _Fail(
-            f"{path}: error: cannot write the export ({exc.strerror or exc})", cli.EXIT_CHECK
+            f"{path}: error: cannot write the export ({exc.strerror or exc})", out.EXIT_CHECK
         ) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -734,15 +734,15 @@ async def _export_file(
 
 
 class _Stdout(io.TextIOBase):
-    """stdout for the export: a closed pipe or a full disk become `cli._OutputFailed`."""
+    """stdout for the export: a closed pipe or a full disk become `out.OutputFailed`."""
 
     def write(self, text: str) -> int:
         try:
             sys.stdout.write(text)
         except BrokenPipeError:
-            raise cli._OutputFailed(None) from None
+            raise out.OutputFailed(None) from None
         except OSError as exc:
-            raise cli._OutputFailed(exc) from None
+            raise out.OutputFailed(exc) from None
         return len(text)
 
 
@@ -811,11 +811,11 @@ def _open_input(path: Path) -> Iterator[tuple[Any, int | None]]:
     try:
         handle = open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed below
     except FileNotFoundError:
-        raise _Fail(f"{path}: error: no such file", cli.EXIT_CHECK) from None
+        raise _Fail(f"{path}: error: no such file", out.EXIT_CHECK) from None
     except IsADirectoryError:
-        raise _Fail(f"{path}: error: is a directory, not an export file", cli.EXIT_CHECK) from None
+        raise _Fail(f"{path}: error: is a directory, not an export file", out.EXIT_CHECK) from None
     except OSError as exc:
-        raise _Fail(f"{path}: error: cannot read ({exc.strerror})", cli.EXIT_CHECK) from None
+        raise _Fail(f"{path}: error: cannot read ({exc.strerror})", out.EXIT_CHECK) from None
     with handle:
         yield handle, os.fstat(handle.fileno()).st_size
 

@@ -1,0 +1,125 @@
+"""What the `axon` commands share to talk to a terminal: exit codes, stdout and stderr, logging.
+
+`axon` (cli.py) and `axon memory` (cli_memory.py) both write through these, so a
+closed pipe, a full disk or a connection-string password is handled the same way
+everywhere: `out` raises `OutputFailed` when stdout cannot take more,
+`output_failed` turns that into a quiet exit (closed pipe) or one line (full
+disk), `err` never raises and redacts secrets, `internal` reports a bug in AXON
+without a traceback unless `AXON_DEBUG` is set.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from typing import NoReturn
+
+import typer
+
+from axon.redaction import redact_secrets
+
+EXIT_CHECK = 1
+EXIT_USAGE = 2
+EXIT_RUNTIME = 3
+EXIT_INTERNAL = 4
+EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `yes | head -1`
+
+
+class OutputFailed(Exception):
+    """Writing to stdout failed: `errno` None for a closed pipe, else the OSError."""
+
+    def __init__(self, error: OSError | None) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def err(text: str) -> None:
+    """One message on stderr (connection-string passwords blanked); never raises."""
+    try:
+        sys.stderr.write(redact_secrets(text) + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed or full: nowhere left to say it
+        pass
+
+
+def internal(exc: BaseException) -> NoReturn:
+    if os.environ.get("AXON_DEBUG"):
+        err("".join(traceback.format_exception(exc)).rstrip())
+    else:
+        err(
+            f"internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in AXON, not in your program. "
+            "Set AXON_DEBUG=1 to see the traceback."
+        )
+    raise typer.Exit(EXIT_INTERNAL)
+
+
+def out(text: str) -> None:
+    """One line on stdout; raises `OutputFailed` when stdout is closed or full."""
+    try:
+        sys.stdout.write(text + "\n")
+    except BrokenPipeError:
+        raise OutputFailed(None) from None
+    except OSError as exc:
+        raise OutputFailed(exc) from None
+
+
+def flush() -> None:
+    """Flush stdout (a full disk or a closed pipe shows up here); raises `OutputFailed`."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise OutputFailed(None) from None
+    except OSError as exc:
+        raise OutputFailed(exc) from None
+
+
+def output_failed(failure: OutputFailed) -> int:
+    """Report a failed stdout (quietly for a closed pipe); returns the exit code.
+
+    Whatever is still buffered would fail again when Python flushes stdout at
+    exit, so stdout is pointed at /dev/null first.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    if failure.error is None:
+        return EXIT_CLOSED_PIPE
+    err(f"error: cannot write the output: {failure.error.strerror or failure.error}")
+    return EXIT_CHECK
+
+
+def configure_logging(verbose: bool) -> None:
+    """structlog to stderr (debug with -v, else warnings); library loggers only with -v.
+
+    Without -v the standard `logging` tree (psycopg_pool logs every failed
+    reconnection there) gets a handler that drops everything, so stderr holds
+    only AXON's own error message.
+    """
+    import logging
+
+    import structlog
+
+    level = logging.DEBUG if verbose else logging.WARNING
+    root = logging.getLogger()
+    handler: logging.Handler
+    if verbose:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.setLevel(logging.DEBUG)
+    else:
+        handler = logging.NullHandler()  # found by the tree, so `logging.lastResort` is not
+    root.addHandler(handler)
+    structlog.configure(
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso"),
+            structlog.dev.ConsoleRenderer(colors=False),
+        ],
+    )
