@@ -11,6 +11,8 @@ The public API (docs/language.md, Python API):
 - `Entry` and `Result`: what a handle's get/list and recall return
 - the interfaces to plug in: `ModelClient` (with `ModelRequest`, `OfflineModelClient`)
   and `Embedder`
+- `axon.agent`: seed 001's agent-loop protocol (`AxonMemory` over a session or
+  handle, `InMemoryMemory`, `MemoryRecord`, `format_recalled`; docs/agents.md)
 - errors: `AxonError` (base: `line`, `column`, `message`), `AxonSyntaxError`,
   `AxonCheckError` (`diagnostics`), `AxonRuntimeError`.
 """

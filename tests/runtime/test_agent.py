@@ -153,6 +153,24 @@ async def test_limit_caps_the_records_and_zero_reads_nothing(both: Both) -> None
     assert sum(e["event_type"] == "memory_read" for e in both.session.events) == reads
 
 
+async def test_an_empty_query_is_the_retrieval_modes_call_as_for_a_statement(
+    both: Both, kit: SessionKit
+) -> None:
+    await both.memory.write("alpha beta")
+    await both.memory.write("gamma")
+    assert await both.memory.recall("") == []
+    assert both.sync.memory("Notes").recall("") == [], "keyword retrieval finds nothing"
+    await both.session.execute(kit.decl("Sem", retrieval="semantic"))
+    semantic = AxonMemory(both.session, memory="Sem")
+    await semantic.write("alpha beta")
+    await semantic.write("gamma")
+    records = await semantic.recall("   ")
+    assert [(r.id, r.score) for r in records] == [
+        (e.key, e.score) for e in both.sync.memory("Sem").recall("   ")
+    ]
+    assert len(records) == 2, "semantic retrieval ranks everything"
+
+
 async def test_a_value_a_program_stored_that_is_not_text_is_recalled_as_json(
     both: Both,
 ) -> None:
