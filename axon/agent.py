@@ -35,6 +35,7 @@ from axon.runtime.model import Recalled, render_given
 
 if TYPE_CHECKING:
     from axon.runtime.handle import AsyncMemoryHandle, MemoryHandle, Result
+    from axon.runtime.session import AsyncSession, Session
 
 __all__ = [
     "AxonMemory",
@@ -43,6 +44,7 @@ __all__ = [
     "MemoryLoadError",
     "MemoryRecord",
     "format_recalled",
+    "words",
 ]
 
 DEFAULT_LIMIT = 5
@@ -168,7 +170,7 @@ class AxonMemory:
 
     def __init__(
         self,
-        session_or_handle: Any,
+        session_or_handle: Session | AsyncSession | MemoryHandle | AsyncMemoryHandle,
         *,
         memory: str | None = None,
     ) -> None:
@@ -186,9 +188,12 @@ class AxonMemory:
                     "(leave out memory= when passing a handle)"
                 )
         elif isinstance(session_or_handle, Session | AsyncSession):
-            sync = session_or_handle.sync if isinstance(session_or_handle, AsyncSession) \
-                else session_or_handle
-            name = memory if memory is not None else _only_memory(sync.memory_names())
+            if memory is not None:
+                name = memory
+            elif isinstance(session_or_handle, AsyncSession):
+                name = _only_memory(session_or_handle.sync.memory_names())
+            else:
+                name = _only_memory(session_or_handle.memory_names())
             handle = session_or_handle.memory(name)
         else:
             raise TypeError(

@@ -287,7 +287,7 @@ def test_the_memory_is_the_sessions_only_one_or_the_one_named(tmp_path: Path) ->
         with pytest.raises(ValueError, match="the handle is memory 'Notes', not 'Facts'"):
             AxonMemory(handle, memory="Facts")
         with pytest.raises(TypeError, match="expected a Session, an AsyncSession or a memory"):
-            AxonMemory("Notes")
+            AxonMemory("Notes")  # type: ignore[arg-type]
         with pytest.raises(TypeError, match="memory must be a str, not int"):
             AxonMemory(session, memory=3)  # type: ignore[arg-type]
 
