@@ -64,7 +64,22 @@ def format_record(record: Mapping[str, Any]) -> str:
                 f"{shorten(result['value'])}"
             )
         return "\n".join(lines)
+    if record["op"] == "forget":
+        return f"{forget_line(record)}  ({where})"
     return json.dumps(record, ensure_ascii=False, default=str)
+
+
+def forget_line(record: Mapping[str, Any]) -> str:
+    """`forgot 'key' from M`, `no entry 'key' in M to forget`, `forgot 2 entries from M
+    matching {...}`: what a forget record says, without its position."""
+    memory, deleted = record.get("memory"), record.get("deleted")
+    if "filter" in record:
+        count = f"{deleted} entr{'y' if deleted == 1 else 'ies'}"
+        matching = json.dumps(record["filter"], ensure_ascii=False, default=str)
+        return f"forgot {count} from {memory} matching {shorten(matching, 60)}"
+    if deleted:
+        return f"forgot {record.get('key')!r} from {memory}"
+    return f"no entry {record.get('key')!r} in {memory} to forget"
 
 
 # ---------------------------------------------------------------- the REPL's forms

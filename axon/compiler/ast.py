@@ -169,6 +169,20 @@ class Recall:
 
 
 @attrs.frozen
+class Forget:
+    """`forget(k) from M`, `forget k from M` (`key`) or `forget from M with {...}` (a filter).
+
+    The grammar accepts a key and `with` together, and neither; the checker refuses both.
+    """
+
+    key: Value | None
+    source: str
+    options: MapValue | None = None
+    source_span: Span = _span()
+    span: Span = _span()
+
+
+@attrs.frozen
 class Step:
     """`step Name { given: ..., ask: ..., output: ... }` and nested actions."""
 
@@ -239,7 +253,19 @@ class If:
 
 
 Statement: TypeAlias = (
-    Let | Remember | Recall | Step | Probe | Reason | Validate | Refine | Weave | Use | If | Action
+    Let
+    | Remember
+    | Recall
+    | Forget
+    | Step
+    | Probe
+    | Reason
+    | Validate
+    | Refine
+    | Weave
+    | Use
+    | If
+    | Action
 )
 
 # ---------------------------------------------------------------- declarations
@@ -316,7 +342,9 @@ class Run:
     span: Span = _span()
 
 
-TopLevel: TypeAlias = Import | Declaration | TypeDecl | Flow | Run | Let | Remember | Recall
+TopLevel: TypeAlias = (
+    Import | Declaration | TypeDecl | Flow | Run | Let | Remember | Recall | Forget
+)
 
 
 @attrs.frozen

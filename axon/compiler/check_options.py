@@ -256,3 +256,77 @@ def recall_options(options: ast.MapValue | None, report: Reporter) -> RecallOpti
         else:
             report.error(problem, f.span if f.name in filters else value_span(f))
     return RecallOptions(top_k, retrieval, filters, fields.get("retrieval"))
+
+
+# ---------------------------------------------------------------- forget
+# `forget from M with { ... }` takes a filter and nothing else (kept apart from the
+# remember and recall options above, which grow with memory records).
+
+FORGET_OPTIONS = ("tags", "where")
+"""What `with { ... }` accepts on forget: the filters of recall, nothing else."""
+
+
+@attrs.frozen
+class ForgetOptions:
+    """The checked `with` of a forget: `filters` merges `tags` and `where` as recall's do."""
+
+    filters: dict[str, JSON] = attrs.field(factory=dict)
+
+
+def _forget_fields(options: ast.MapValue | None, report: Reporter) -> dict[str, ast.Field]:
+    """The fields of a forget's `with`, each name once, each `tags` or `where`."""
+    valid = ", ".join(FORGET_OPTIONS)
+    fields: dict[str, ast.Field] = {}
+    for f in options.fields if options else ():
+        if f.name in fields:
+            report.error(f"Duplicate option '{f.name}' in forget", f.span)
+        elif f.name in FORGET_OPTIONS:
+            fields[f.name] = f
+        elif f.name == "key":
+            report.error(
+                "'key' is not an option of forget: write the key before from, "
+                f'forget({json.dumps(plain(f.value), ensure_ascii=False)}) from M '
+                f"(with takes a filter: {valid})",
+                f.span,
+            )
+        elif f.name in REMEMBER_OPTIONS or f.name in RECALL_OPTIONS:
+            kind = "a remember" if f.name in REMEMBER_OPTIONS else "a recall"
+            report.error(
+                f"'{f.name}' is {kind} option, not valid in forget. Valid: {valid}", f.span
+            )
+        elif f.name in PLANNED_OPTIONS:
+            report.error(
+                f"Option '{f.name}' (tiers and memory records) is not implemented yet. "
+                f"Valid in forget: {valid}",
+                f.span,
+            )
+        else:
+            report.error(
+                f"Unknown option '{f.name}' in forget{did_you_mean(f.name, FORGET_OPTIONS)}. "
+                f"Valid: {valid}; filter by metadata with where: {{ {f.name}: ... }}",
+                f.span,
+            )
+    return fields
+
+
+def forget_options(options: ast.MapValue | None, report: Reporter) -> ForgetOptions:
+    """The checked filter of `forget from M with { ... }`; problems go to `report`.
+
+    The rules are recall's (`tags` a list of strings, `where` a map of scalars or
+    lists of them, no filter given twice), so a forget deletes exactly what a
+    recall with the same `with` may return (and `list` lists).
+    """
+    fields = _forget_fields(options, report)
+    filters: dict[str, JSON] = {}
+    tags = _tags(fields.get("tags"), report)
+    if tags is not None:
+        filters["tags"] = list(tags)
+    mapping = _map(fields["where"], "forget", report) if "where" in fields else None
+    for f in mapping.fields if mapping else ():
+        value = plain(f.value)
+        problem = filter_problem(f.name, value, filters)
+        if problem is None:
+            filters[f.name] = value
+        else:
+            report.error(problem, f.span if f.name in filters else value_span(f))
+    return ForgetOptions(filters)

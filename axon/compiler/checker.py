@@ -16,7 +16,12 @@ import attrs
 
 from axon.compiler import ast, ir
 from axon.compiler.check_memory import DEFAULT_TOP_K, Reporter, check_memory
-from axon.compiler.check_options import recall_options, remember_options
+from axon.compiler.check_options import (
+    forget_options,
+    key_problem,
+    recall_options,
+    remember_options,
+)
 from axon.compiler.lowering import condition_text, expr, names_in, plain, text_of, value_span
 from axon.compiler.names import Suggester, did_you_mean, key_for_literal, key_for_name
 from axon.errors import AxonCheckError
@@ -147,7 +152,7 @@ class Checker:
                     flows.append(self.flows[item.name])
                 case ast.Run():
                     statements.append(self._run(item))
-                case ast.Let() | ast.Remember() | ast.Recall():
+                case ast.Let() | ast.Remember() | ast.Recall() | ast.Forget():
                     statements.extend(self._statements([item], self.env.bound, top=True))
                 case _:
                     assert_never(item)
@@ -267,6 +272,8 @@ class Checker:
                 return self._remember(stmt, bound, top=top)
             case ast.Recall():
                 return self._recall(stmt, bound)
+            case ast.Forget():
+                return self._forget(stmt, bound, top=top)
             case ast.Step():
                 return self._step(stmt, bound, top=top)
             case (
@@ -492,6 +499,57 @@ class Checker:
             retrieval=retrieval,
             filters=checked.filters,
         )
+
+    def _forget(self, stmt: ast.Forget, bound: set[str], *, top: bool) -> ir.IRForget:
+        """A key (a non-empty string literal, or a name bound to one) or a filter, never both.
+
+        Neither is an error: there is no statement that deletes every entry.
+        """
+        self._memory_ref("forget", "source", stmt.source, stmt.source_span)
+        filters: dict[str, ir.JSON] = {}
+        key = stmt.key
+        if key is not None:
+            self._forget_key(key, stmt, bound, top=top)
+            if stmt.options is not None:
+                self.error(
+                    f"forget takes a key or a filter, not both: forget(KEY) from {stmt.source} "
+                    f"deletes one entry, forget from {stmt.source} with {{ ... }} every entry "
+                    "the filter matches",
+                    stmt.options.span,
+                )
+        elif stmt.options is None or not stmt.options.fields:
+            self.error(
+                f"forget from {stmt.source} needs a key or a filter: forget(\"key\") from "
+                f"{stmt.source}, or forget from {stmt.source} with {{ tags: [...] }} "
+                f"(or where: {{ field: value }}); there is no statement that deletes every entry",
+                stmt.options.span if stmt.options is not None else stmt.span,
+            )
+        else:
+            filters = forget_options(stmt.options, self.report).filters
+        return ir.IRForget(
+            memory_source=stmt.source,
+            key=expr(key) if key is not None else None,
+            key_text=text_of(key) if key is not None else None,
+            filters=filters,
+            options=_written(stmt.options),
+            line=stmt.span.line,
+            column=stmt.span.column,
+        )
+
+    def _forget_key(self, key: ast.Value, stmt: ast.Forget, bound: set[str], *, top: bool) -> None:
+        span = key.span if key.span.line else stmt.span
+        if isinstance(key, ast.Name):
+            self._check_refs(key, bound, "forget", stmt.span, top=top)
+        elif isinstance(key, ast.Literal) and isinstance(key.value, str):
+            if problem := key_problem(key.value, " of forget"):
+                self.error(problem, span)
+        else:
+            self.error(
+                f"The key of forget must be a string or a name bound to one, got "
+                f"{json.dumps(plain(key))}; to forget by metadata write forget from "
+                f"{stmt.source} with {{ where: {{ field: value }} }}",
+                span,
+            )
 
     def _check_mode(self, memory: ir.IRMemory | None, mode: str, span: Span) -> None:
         if memory is None:

@@ -21,7 +21,9 @@ from axon.source import Span
 IR_VERSION = 2
 """The shape of `IRProgram.to_dict()`. 1: no `ir_version` key, `runs` beside
 `statements`, `on_failure` as written. 2: `on_failure` an `IROnFailure` node, flows
-carry `result_name`, no `runs` (a run is in `statements`)."""
+carry `result_name`, no `runs` (a run is in `statements`). Still 2 with `IRForget`:
+a new node type, no existing node changed shape (a reader of version 2 that meets a
+node it does not know should refuse the program, not skip the statement)."""
 
 JSON: TypeAlias = "str | int | float | bool | list[JSON] | dict[str, JSON] | None"
 """Plain data as the checker keeps a field's value: names as their text."""
@@ -216,6 +218,26 @@ class IRRecall(_Located):
     filters: dict[str, JSON] = attrs.field(factory=dict)
 
 
+@attrs.frozen(kw_only=True)
+class IRForget(_Located):
+    """`forget(key) from memory_source` or `forget from memory_source with { filter }`.
+
+    Exactly one of `key` (an expression: a string literal, or a name whose bound
+    value, a non-empty string, is the key) and `filters` (what a recall's `tags`
+    and `where` would be, merged; never empty) is given. `key_text` is the key as
+    written (a string's value, or the name), for messages; `options` the `with`
+    fields as written.
+    """
+
+    memory_source: str
+    key: IRExpr | None = None
+    key_text: str | None = None
+    filters: dict[str, JSON] = attrs.field(factory=dict)
+    options: dict[str, JSON] = attrs.field(factory=dict)
+    line: int = _position()
+    column: int = _position()
+
+
 @attrs.frozen
 class IRStep(_Located):
     """`step Name { ... }`: a model-facing step; `output` names its result type."""
@@ -361,7 +383,7 @@ class IRRun(_Located):
 
 
 IRStatement: TypeAlias = (
-    IRLet | IRRemember | IRRecall | IRStep | IRCognitive | IRIf | IRAction | IRRun
+    IRLet | IRRemember | IRRecall | IRForget | IRStep | IRCognitive | IRIf | IRAction | IRRun
 )
 
 

@@ -253,6 +253,18 @@ class _Builder(lark.Transformer[Token, Any]):
 
     recall_prep = recall_call
 
+    def forget_call(self, c: list[Any]) -> ast.Forget:
+        options = c[3] if len(c) > 3 else None
+        return ast.Forget(
+            c[1], str(c[2]), options, source_span=_span(c[2]), span=_span(c[0])
+        )
+
+    forget_prep = forget_call
+
+    def forget_filter(self, c: list[Any]) -> ast.Forget:
+        options = c[2] if len(c) > 2 else None
+        return ast.Forget(None, str(c[1]), options, source_span=_span(c[1]), span=_span(c[0]))
+
     # ------------------------------------------------------------ run
     def run_as(self, c: list[Token]) -> tuple[str, Token]:
         return ("as", c[0])

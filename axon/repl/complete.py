@@ -3,7 +3,7 @@
 Completes dot commands, keywords, memory fields (`store`, `backend`, ...)
 inside `memory NAME { ... }`, their values (`persistent`, registered backend
 names, `hybrid`, durations like `7d`), `with { ... }` options, and names the
-session knows: declared memories after `->`, `from`, `in`, `.show` and
+session knows: declared memories after `->`, `from` (recall, forget), `in`, `.show` and
 `.clear`, flows after `run`, and `let` bindings elsewhere. It reads the text
 with a few regular expressions, not the parser, because the text being typed
 is usually incomplete.
@@ -18,7 +18,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion, Path
 from prompt_toolkit.document import Document
 
 from axon.compiler.check_memory import LINK_KINDS, MEMORY_FIELDS, STORE_TYPES
-from axon.compiler.check_options import RECALL_OPTIONS, REMEMBER_OPTIONS
+from axon.compiler.check_options import FORGET_OPTIONS, RECALL_OPTIONS, REMEMBER_OPTIONS
 from axon.compiler.parser import keywords
 from axon.memory.backend import RETRIEVAL_MODES
 from axon.memory.registry import registry
@@ -39,7 +39,11 @@ FIELD_VALUES: dict[str, tuple[str, ...]] = {
     "top_k": ("3", "5", "10"),
     "link": LINK_KINDS,
 }
-OPTION_FIELDS = {"remember": REMEMBER_OPTIONS, "recall": RECALL_OPTIONS}
+OPTION_FIELDS = {
+    "remember": REMEMBER_OPTIONS,
+    "recall": RECALL_OPTIONS,
+    "forget": FORGET_OPTIONS,
+}
 """What `with { ... }` accepts on each statement (the checker's lists)."""
 
 _WORD = re.compile(r"\w*$")
@@ -114,7 +118,7 @@ class AxonCompleter(Completer):
             if re.search(r"\bmemory\s+\w+\s*$", head):
                 return self._in_fields(body, MEMORY_FIELDS, "memory field")
             if re.search(r"\bwith\s*$", head):
-                statement = re.findall(r"\b(remember|recall)\b", head)
+                statement = re.findall(r"\b(remember|recall|forget)\b", head)
                 fields = OPTION_FIELDS[statement[-1]] if statement else ()
                 return self._in_fields(body, fields, "option")
             if re.search(r"\bflow\s+\w+\s*\([^)]*\)\s*(->\s*[\w<>?, ]+)?\s*$", head) or re.search(

@@ -48,7 +48,7 @@ COMMANDS: dict[str, str] = {
 }
 """Dot commands and their one-line help, in `.help` order."""
 
-_STATEMENTS = (ast.Run, ast.Let, ast.Remember, ast.Recall)
+_STATEMENTS = (ast.Run, ast.Let, ast.Remember, ast.Recall, ast.Forget)
 _DEFAULT_SHOW = 10
 
 
@@ -230,6 +230,8 @@ class Console:
             self.rich.print(escape(render.recall_heading(record)), style="bold")
             if record.get("results"):
                 self._say(render.recall_table(record, self.width))
+        elif record.get("op") == "forget":
+            self.rich.print(escape(render.forget_line(record)), style="green")
         else:
             self._say(render.format_record(record))
 
@@ -257,7 +259,7 @@ class Console:
     def preload(self, path: Path) -> bool:
         """Load the declarations of the program in `path`; its statements are skipped.
 
-        Statements (`run`, `let`, `remember`, `recall`) are blanked out in place,
+        Statements (`run`, `let`, `remember`, `recall`, `forget`) are blanked out in place,
         so positions in errors are those of the file. `.load FILE` runs everything.
         """
         text = self._read(path)

@@ -1,10 +1,10 @@
 """IR statements -> effects: runs flows and top-level statements, yielding output records.
 
-The executor walks IR in order. remember/recall go to the `MemoryManager`
+The executor walks IR in order. remember/recall/forget go to the `MemoryManager`
 (never to a model); steps and the other cognitive operations go to the model
-client; `let`, `if` and `run` are handled here. Every executed remember and
-recall yields an output record (docs/language.md, Output records), in execution order. A failure
-becomes an `AxonRuntimeError` naming the statement's position.
+client; `let`, `if` and `run` are handled here. Every executed remember,
+recall and forget yields an output record (docs/language.md, Output records), in
+execution order. A failure becomes an `AxonRuntimeError` naming the statement's position.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from axon.errors import AxonError, AxonMemoryError, AxonRuntimeError
 from axon.runtime.manager import (
     MemoryManager,
     entry_metadata,
+    forget_record,
     recall_record,
     recall_results,
     remember_record,
@@ -95,6 +96,8 @@ class Executor:
                 await self._remember(stmt, frame, origin)
             case ir.IRRecall():
                 await self._recall(stmt, frame, origin)
+            case ir.IRForget():
+                await self._forget(stmt, frame, origin)
             case ir.IRStep():
                 await self._step(stmt, frame, origin)
             case ir.IRCognitive():
@@ -146,6 +149,33 @@ class Executor:
                 stmt.memory_source, text, retrieval, stmt.top_k, stmt.alias, results,
                 line=stmt.line, column=stmt.column, flow=None if origin == "main" else origin,
             )
+        )
+
+    async def _forget(self, stmt: ir.IRForget, frame: Frame, origin: str) -> None:
+        """Delete one entry by key, or every entry the filter matches; a missing key is 0.
+
+        Both go through the manager's delete path, the one the Python handle's
+        `delete` takes, so the record and the `memory_delete` event are the same.
+        """
+        memory = stmt.memory_source
+        flow = None if origin == "main" else origin
+        if stmt.key is None:
+            deleted = await self.memories.delete_matching(memory, stmt.filters)
+            self.records.append(
+                forget_record(memory, None, deleted, filters=stmt.filters,
+                              line=stmt.line, column=stmt.column, flow=flow)
+            )
+            return
+        key = evaluate(stmt.key, frame)
+        if not isinstance(key, str) or not key.strip():
+            shown = "a recall's results" if isinstance(key, Recalled) else repr(key)
+            raise AxonMemoryError(
+                f"forget: the key must be a non-empty string, but '{stmt.key_text}' is {shown}",
+                memory=memory,
+            )
+        deleted = int(await self.memories.delete(memory, key))
+        self.records.append(
+            forget_record(memory, key, deleted, line=stmt.line, column=stmt.column, flow=flow)
         )
 
     # ------------------------------------------------------------ model-facing steps

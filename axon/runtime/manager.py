@@ -139,17 +139,20 @@ def recall_record(
 def forget_record(
     memory: str, key: str | None, deleted: int, *,
     line: int | None, column: int | None, flow: str | None,
+    filters: Mapping[str, Any] | None = None,
 ) -> Record:
-    """The output record of a delete (LANGUAGE.md §7's `forget`): how many entries went."""
-    return {
-        "op": "forget",
-        "memory": memory,
-        "key": key,
-        "deleted": deleted,
-        "line": line,
-        "column": column,
-        "flow": flow,
-    }
+    """The output record of a delete (LANGUAGE.md §7's `forget`): how many entries went.
+
+    A delete by key (a forget statement's or the handle's `delete`) has `key`; a
+    filtered forget has `filter` (the merged `tags` and `where`) instead.
+    """
+    record: Record = {"op": "forget", "memory": memory}
+    if key is not None:
+        record["key"] = key
+    if filters is not None:
+        record["filter"] = dict(filters)
+    record.update(deleted=deleted, line=line, column=column, flow=flow)
+    return record
 
 
 def _default_embedder() -> Embedder | None:
@@ -474,6 +477,56 @@ class MemoryManager:
             duration_ms=_ms(started),
         )
         return removed
+
+    async def delete_matching(self, name: str, filters: Mapping[str, Any]) -> int:
+        """Remove every unexpired entry whose metadata matches `filters` (as recall's and
+        `list_matching`'s); returns how many went. One `memory_delete` event with the filter.
+
+        Built from the backends' public methods, list then delete, so it is not atomic:
+        the matching keys are read first (page by page, before anything is deleted, so
+        no page shifts under the reader), then deleted one by one. In one session that
+        is exact (its calls are serialised). A writer in another process between the two
+        phases can make it miss an entry added meanwhile, or delete an entry that was
+        replaced meanwhile by one that no longer matches. Only this memory's own scope
+        is read: a session or ephemeral memory loses only this session's entries. A
+        storage error part way raises; what was deleted before it stays deleted.
+        """
+        if not filters:  # the checker and the callers never ask for this: refuse it here too
+            raise AxonMemoryError(
+                "forget with an empty filter would delete everything", memory=name
+            )
+        bound = self.get(name)
+        await self._maybe_sweep(bound)
+        started = time.perf_counter()
+        keys: list[str] = []
+        deleted = 0
+        with _errors_named(name):
+            offset = 0
+            while True:
+                page = await bound.backend.list_entries(
+                    scope=bound.scope, limit=LIST_PAGE, offset=offset
+                )
+                keys += [
+                    e.key for e in page if matches_filters(_named(e, name).metadata, filters)
+                ]
+                if len(page) < LIST_PAGE:
+                    break
+                offset += LIST_PAGE
+            for key in keys:
+                deleted += int(await bound.backend.delete(key, scope=bound.scope))
+        self.tracer.emit(
+            TraceEventType.MEMORY_DELETE,
+            data={
+                "filter": dict(filters),
+                "count": deleted,
+                "memory": name,
+                "backend": bound.backend_key[0],
+                "store": bound.decl.store,
+                "duration_ms": _ms(started),
+            },
+            duration_ms=_ms(started),
+        )
+        return deleted
 
     async def list_matching(
         self, name: str, limit: int | None = None, filters: Mapping[str, Any] | None = None
