@@ -556,7 +556,8 @@ class SQLiteBackend(MemoryBackend):
                     entry_length(row[2], row[7], context),
                     stats[row[1]],
                 )
-                scored.append((-score, -row[5], row[0], row, score))
+                if score > 0.0:  # FTS5 folds diacritics: a match it sees, the shared terms not
+                    scored.append((-score, -row[5], row[0], row, score))
             scored.sort(key=lambda item: item[:3])
             return [self._entry(item[3], item[4]) for item in scored[:top_k]]
 

@@ -36,10 +36,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
-import numpy as np
 
 from axon.memory.retrieval.text import CONTEXT_WEIGHT, index_terms, tokenize
 
@@ -73,10 +72,17 @@ def idf(df: int, docs: int) -> float:
     return math.log(1.0 + (docs - df + 0.5) / (df + 0.5))
 
 
-def saturation(tf: np.ndarray, lengths: np.ndarray, average_length: float) -> np.ndarray:
-    """BM25's per-term factor `tf (k1 + 1) / (tf + k1 (1 - b + b len / avglen))`, vectorised."""
-    norm = K1 * (1.0 - B + B * lengths / average_length)
-    result: np.ndarray = tf * (K1 + 1.0) / (tf + norm)
+_Num = TypeVar("_Num")
+
+
+def saturation(tf: _Num, length: _Num, average_length: float) -> _Num:
+    """BM25's per-term factor `tf (k1 + 1) / (tf + k1 (1 - b + b len / avglen))`.
+
+    Works on floats and, element-wise, on numpy arrays (`BM25Index` scores a whole
+    posting list at once with it); this module itself does not import numpy.
+    """
+    norm = K1 * (1.0 - B + B * length / average_length)  # type: ignore[operator]
+    result: _Num = tf * (K1 + 1.0) / (tf + norm)  # type: ignore[operator]
     return result
 
 
@@ -103,8 +109,9 @@ def keyword_score(
     for term in dict.fromkeys(terms):
         tf = counts.get(term, 0.0)
         if tf > 0:
-            factor = saturation(np.array([tf]), np.array([float(length)]), average)
-            raw += idf(stats.df.get(term, 0), stats.docs) * float(factor[0])
+            raw += idf(stats.df.get(term, 0), stats.docs) * saturation(
+                float(tf), float(length), average
+            )
     return min(max(raw / bound, 0.0), 1.0)
 
 
