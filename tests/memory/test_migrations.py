@@ -192,7 +192,8 @@ async def test_sqlite_migrated_scope_statistics_are_those_today_writes(
     await asyncio.to_thread(make_sqlite, str(fresh_path))  # it runs its own event loop
     fresh = await _migrated_sqlite("fresh.db", tmp_path / "copy", T0 + 100, source=tmp_path)
     assert _scope_stats(tmp_path / "old" / name) == _scope_stats(tmp_path / "copy" / "fresh.db")
-    assert [row[1] for row in _scope_stats(tmp_path / "old" / name)] == [3, 2, 1, 5]  # Chat, Facts, None, Notes
+    # Chat, Facts, None, Notes
+    assert [row[1] for row in _scope_stats(tmp_path / "old" / name)] == [3, 2, 1, 5]
     assert migrated[0]["keyword"] == fresh[0]["keyword"]
 
 

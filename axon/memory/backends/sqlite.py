@@ -18,8 +18,8 @@ guarantees, and how:
   columns and scores in Python (same results as the in-memory backend); `keyword`
   takes candidates from FTS5 (the query reduced to an OR of quoted content words so
   user text never becomes FTS syntax) and scores them with the scope's own BM25
-  statistics (`retrieval.scores`), as every backend does; `semantic` keeps an in-process `VectorIndex`
-  per embedding model, loaded from the file and topped up incrementally.
+  statistics (`retrieval.scores`), as every backend does; `semantic` keeps an
+  in-process `VectorIndex` per embedding model, loaded from the file and topped up incrementally.
 - Decay: expired rows are filtered out of every read and deleted in batches of
   `PURGE_BATCH` on open, every `PURGE_EVERY_WRITES` writes and every
   `PURGE_INTERVAL` seconds of the backend's clock.

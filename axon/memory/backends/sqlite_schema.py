@@ -91,12 +91,11 @@ KEY_LC = "coalesce(key_lc, lower(key))"
 TEXT_LC = "coalesce(text_lc, lower(text))"
 """The value text lower-cased exactly as Python's `str.lower()` does it."""
 
+
 def _fill_scope_stats(conn: sqlite3.Connection) -> None:
     """Compute `scope_stats` from the rows already stored (migration 5 -> 6)."""
     totals: dict[str | None, list[int]] = {}
-    for scope, key, text, context in conn.execute(
-        "SELECT scope, key, text, context FROM entries"
-    ):
+    for scope, key, text, context in conn.execute("SELECT scope, key, text, context FROM entries"):
         row = totals.setdefault(scope, [0, 0, 0])
         row[0] += 1
         row[1] += text_length(f"{key} {text}")

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from axon.memory.retrieval.scores import B, K1, ScopeStats, saturation
+from axon.memory.retrieval.scores import K1, B, ScopeStats, saturation
 from axon.memory.retrieval.scores import idf as lucene_idf
 
 _COMPACT_MIN_DEAD = 1024

@@ -57,6 +57,7 @@ class HybridWeights:
     importance: float = 0.0
     recency_half_life: float = 30 * 86400.0
 
+
 CANDIDATES_PER_RESULT = 10
 """How many candidates each signal contributes per requested result (at least 50)."""
 

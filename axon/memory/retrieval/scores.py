@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import attrs
 
@@ -72,25 +72,19 @@ def idf(df: int, docs: int) -> float:
     return math.log(1.0 + (docs - df + 0.5) / (df + 0.5))
 
 
-_Num = TypeVar("_Num")
-
-
-def saturation(tf: _Num, length: _Num, average_length: float) -> _Num:
+def saturation(tf: Any, length: Any, average_length: float) -> Any:
     """BM25's per-term factor `tf (k1 + 1) / (tf + k1 (1 - b + b len / avglen))`.
 
     Works on floats and, element-wise, on numpy arrays (`BM25Index` scores a whole
     posting list at once with it); this module itself does not import numpy.
     """
-    norm = K1 * (1.0 - B + B * length / average_length)  # type: ignore[operator]
-    result: _Num = tf * (K1 + 1.0) / (tf + norm)  # type: ignore[operator]
-    return result
+    norm = K1 * (1.0 - B + B * length / average_length)
+    return tf * (K1 + 1.0) / (tf + norm)
 
 
 def upper_bound(terms: Sequence[str], stats: ScopeStats) -> float:
     """`sum(idf(t) * (k1 + 1))` over the distinct query terms: what divides raw BM25."""
-    return sum(
-        idf(stats.df.get(term, 0), stats.docs) * (K1 + 1.0) for term in dict.fromkeys(terms)
-    )
+    return sum(idf(stats.df.get(term, 0), stats.docs) * (K1 + 1.0) for term in dict.fromkeys(terms))
 
 
 def keyword_score(
@@ -109,8 +103,8 @@ def keyword_score(
     for term in dict.fromkeys(terms):
         tf = counts.get(term, 0.0)
         if tf > 0:
-            raw += idf(stats.df.get(term, 0), stats.docs) * saturation(
-                float(tf), float(length), average
+            raw += idf(stats.df.get(term, 0), stats.docs) * float(
+                saturation(float(tf), float(length), average)
             )
     return min(max(raw / bound, 0.0), 1.0)
 
@@ -155,4 +149,3 @@ def clip(score: float) -> float:
     if not score > 0.0:
         return 0.0
     return min(score, 1.0)
-
