@@ -9,8 +9,9 @@ The reference implementation of the backend contract and the seed's
 - `keyword`: BM25 (`BM25Index`, scored as `retrieval.scores` says) over the
   Porter-stemmed tokens of key and value text, with `text.index_terms` /
   `text.search_terms`, the same stems as FTS5's `porter`. A linked recall
-  (`link: sequence`) uses a second index that also holds each entry's context at `text.CONTEXT_WEIGHT` (the text of the entry
-  stored just before in the same scope); it is built on the scope's first linked
+  (`link: sequence`) uses a second index that also holds each entry's context
+  at `text.CONTEXT_WEIGHT` (the text of the entry stored just before in the
+  same scope); it is built on the scope's first linked
   recall and kept up to date from then on, so unlinked memories never pay for it.
   Statistics (document count, document frequencies, average length) are kept
   **per scope**: a memory's ranking depends only on what that memory holds. An

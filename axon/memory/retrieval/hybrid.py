@@ -50,9 +50,9 @@ class HybridWeights:
     (`benchmarks/notes.py`); see docs/performance.md.
     """
 
-    keyword: float = 0.6
+    keyword: float = 0.8
     semantic: float = 0.4
-    mention: float = 0.2
+    mention: float = 0.3
     recency: float = 0.0
     importance: float = 0.0
     recency_half_life: float = 30 * 86400.0

@@ -24,8 +24,8 @@ informative words; 0.45 and more asks for all of them.
 Semantic. The cosine of query and entry (unit vectors), mapped to [0, 1] with the
 calibration the embedder declares: `similarity_floor` (default 0), the cosine
 below which the model's texts are unrelated; `(cos - floor) / (1 - floor)`,
-clipped. e5 puts unrelated English texts near 0.7, so its floor is 0.7 and 0.5
-means a cosine of 0.85.
+clipped. e5 puts unrelated texts near 0.76, so its floor is 0.8 and 0.5 means
+a cosine of 0.9 (a typical answer, 0.84, scores 0.2).
 
 Hybrid fuses these absolute scores (`axon.memory.retrieval.hybrid`), never
 rescaled over the candidate pool.
