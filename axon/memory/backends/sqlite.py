@@ -598,7 +598,7 @@ class SQLiteBackend(MemoryBackend):
         else:
             for term, word in by_stem.items():
                 count = conn.execute(
-                    f"SELECT count(*) FROM {fts} AS f JOIN entries AS e ON e.id = f.rowid "
+                    f"SELECT count(*) FROM {fts} AS f CROSS JOIN entries AS e ON e.id = f.rowid "
                     f"WHERE {fts} MATCH ? AND e.scope IS ?",
                     ('"' + word.replace('"', '""') + '"', scope),
                 ).fetchone()[0]
