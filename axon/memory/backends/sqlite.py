@@ -87,8 +87,8 @@ PURGE_INTERVAL = 60.0
 MAX_QUERY_TERMS = 64
 """Distinct content words of a keyword query that are searched (the rest are ignored)."""
 
-CANDIDATES_PER_RESULT = 8
-MIN_CANDIDATES = 40
+CANDIDATES_PER_RESULT = 4
+MIN_CANDIDATES = 20
 """FTS5 proposes `max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)` candidates to rescore."""
 
 _SELECT = "SELECT id, scope, key, value_json, metadata_json, timestamp, expires_at FROM entries"
@@ -535,7 +535,11 @@ class SQLiteBackend(MemoryBackend):
                     f"JOIN entries AS e ON e.id = m.rowid WHERE {LIVE_E}{where} ORDER BY m.rank",
                     (match, want, now, *params),
                 ).fetchall()
-                kept = [row for row in rows if matches_filters(json.loads(row[4]), filters)]
+                kept = (
+                    [row for row in rows if matches_filters(json.loads(row[4]), filters)]
+                    if filters
+                    else rows
+                )
                 if (
                     len(kept) >= top_k
                     or want < 0

@@ -310,29 +310,31 @@ def upsert_rows(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
     fts_delete: list[tuple[int, str, str, str]] = []
     fts_insert: list[tuple[int, str, str, str]] = []
     existing = _existing(conn, list(latest))
-    last_text: dict[str | None, str] = {}
+    last_text: dict[str | None, tuple[str, int]] = {}  # text and its length, per scope
     stats: dict[str | None, list[int]] = {}
     for (scope, key), row in latest.items():
         if scope not in last_text:
-            last_text[scope] = _latest_text(conn, scope)
+            previous = _latest_text(conn, scope)
+            last_text[scope] = (previous, text_length(previous))
         delta = stats.setdefault(scope, [0, 0, 0])
+        length = text_length(row[4])  # a token never spans the space of "key text"
         old = existing.get((scope, key))
         if old is None:
-            context = last_text[scope]
+            context, context_length = last_text[scope]
             inserts.append((next_id, *row, context))
             fts_insert.append((next_id, key, row[4], context))
             next_id += 1
             delta[0] += 1
-            delta[1] += text_length(f"{key} {row[4]}")
-            delta[2] += text_length(context)
+            delta[1] += text_length(key) + length
+            delta[2] += context_length
         else:
             ident, old_text, context = old
             updates.append((*row[3:], ident))
             if old_text != row[4]:
                 fts_delete.append((ident, key, old_text, context))
                 fts_insert.append((ident, key, row[4], context))
-                delta[1] += text_length(f"{key} {row[4]}") - text_length(f"{key} {old_text}")
-        last_text[scope] = row[4]
+                delta[1] += length - text_length(old_text)
+        last_text[scope] = (row[4], length)
     conn.executemany(
         "INSERT INTO entries (id, scope, key, key_lc, value_json, text, text_lc, "
         "metadata_json, timestamp, expires_at, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
