@@ -281,9 +281,7 @@ class SQLiteBackend(MemoryBackend):
                 if not doomed:
                     return 0
                 marks = ",".join("?" * len(doomed))
-                removed, _ = delete_rows(
-                    conn, f"id IN ({marks})", [row[0] for row in doomed], now
-                )
+                removed, _ = delete_rows(conn, f"id IN ({marks})", [row[0] for row in doomed], now)
                 for _, scope in doomed:
                     by_scope[scope] = by_scope.get(scope, 0) + 1
                 return removed
@@ -524,14 +522,15 @@ class SQLiteBackend(MemoryBackend):
         words = query_terms(query)[:MAX_QUERY_TERMS]
         terms = list(dict.fromkeys(stem(word) for word in words))
         fts = "entries_fts_linked" if linked else "entries_fts"
+        context_column = "e.context" if linked else "NULL"
         where, params = self._scope_sql(scope or None, "e.scope")
 
         def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
             want = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
             while True:
                 rows = conn.execute(
-                    f"SELECT {_COLUMNS}, e.text, e.context FROM (SELECT rowid, rank FROM {fts} "
-                    f"WHERE {fts} MATCH ? ORDER BY rank LIMIT ?) AS m "
+                    f"SELECT {_COLUMNS}, e.text, {context_column} FROM "
+                    f"(SELECT rowid, rank FROM {fts} WHERE {fts} MATCH ? ORDER BY rank LIMIT ?) AS m "
                     f"JOIN entries AS e ON e.id = m.rowid WHERE {LIVE_E}{where} ORDER BY m.rank",
                     (match, want, now, *params),
                 ).fetchall()
@@ -540,11 +539,7 @@ class SQLiteBackend(MemoryBackend):
                     if filters
                     else rows
                 )
-                if (
-                    len(kept) >= top_k
-                    or want < 0
-                    or not self._more_matches(conn, fts, match, want)
-                ):
+                if len(kept) >= top_k or want < 0 or not self._more_matches(conn, fts, match, want):
                     break
                 want = want * 16 if want < 100_000 else -1  # -1: no limit
             stats = {
@@ -579,8 +574,7 @@ class SQLiteBackend(MemoryBackend):
         """
         ident = scope if scope is not None else b"\x00"
         row = conn.execute(
-            "SELECT docs, length, context_length FROM scope_stats "
-            "WHERE ifnull(scope, X'00') = ?",
+            "SELECT docs, length, context_length FROM scope_stats WHERE ifnull(scope, X'00') = ?",
             (ident,),
         ).fetchone()
         if row is None:
@@ -594,11 +588,11 @@ class SQLiteBackend(MemoryBackend):
         total = int(conn.execute("SELECT ifnull(sum(docs), 0) FROM scope_stats").fetchone()[0])
         df: dict[str, int] = {}
         if total == docs:
-            marks = ",".join("?" * len(by_stem))
-            for term, count in conn.execute(
-                f"SELECT term, doc FROM {fts}_terms WHERE term IN ({marks})", list(by_stem)
-            ):
-                df[str(term)] = int(count)
+            for term in by_stem:  # one equality lookup each (fts5vocab scans for IN)
+                found = conn.execute(
+                    f"SELECT doc FROM {fts}_terms WHERE term = ?", (term,)
+                ).fetchone()
+                df[term] = int(found[0]) if found else 0
         else:
             for term, word in by_stem.items():
                 count = conn.execute(
