@@ -529,8 +529,8 @@ class SQLiteBackend(MemoryBackend):
             want = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
             while True:
                 rows = conn.execute(
-                    f"SELECT {_COLUMNS}, e.text, {context_column} FROM "
-                    f"(SELECT rowid, rank FROM {fts} WHERE {fts} MATCH ? ORDER BY rank LIMIT ?) AS m "
+                    f"SELECT {_COLUMNS}, e.text, {context_column} FROM (SELECT rowid, rank "
+                    f"FROM {fts} WHERE {fts} MATCH ? ORDER BY rank LIMIT ?) AS m "
                     f"JOIN entries AS e ON e.id = m.rowid WHERE {LIVE_E}{where} ORDER BY m.rank",
                     (match, want, now, *params),
                 ).fetchall()
