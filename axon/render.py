@@ -21,8 +21,8 @@ from axon.redaction import redact_secrets
 def score_text(score: Any) -> str:
     """A score for people: three decimals, or three significant digits below 0.001.
 
-    FTS5's BM25 gives tiny positive scores in a memory of a few entries; "0.000"
-    would read as "no match".
+    Scores are in [0, 1] (docs/backends.md, "Scores"); a positive score under 0.001
+    (a weak semantic match) still reads as a match, not as "0.000".
     """
     try:
         value = float(score)

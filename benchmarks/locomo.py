@@ -48,6 +48,7 @@ from axon.memory.embeddings import default_embedder, get_embedder  # noqa: E402
 from axon.memory.embeddings.base import Embedder  # noqa: E402
 from axon.memory.entry import NewEntry  # noqa: E402
 from axon.memory.registry import registry  # noqa: E402
+from axon.memory.retrieval.scores import similarity_floor  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo-dev"
 MODES = ("exact", "keyword", "semantic", "hybrid", "default")
@@ -109,6 +110,8 @@ class CachedEmbedder:
         self.inner = inner
         self.model_id = inner.model_id
         self.dim = inner.dim
+        # The calibration of the model's cosines (`retrieval.scores`) goes with it.
+        self.similarity_floor = similarity_floor(inner)
         safe = "".join(c if c.isalnum() else "_" for c in inner.model_id)
         self.path = directory / f"passages-{safe}.npz"
         self._vectors: dict[str, np.ndarray] = {}

@@ -25,6 +25,8 @@ import attrs
 
 from axon.errors import AxonMemoryError
 from axon.memory.entry import Clock, MemoryEntry, NewEntry, validate_entry
+from axon.memory.retrieval.hybrid import HybridWeights
+from axon.memory.retrieval.scores import semantic_score, similarity_floor
 from axon.trace import TraceEventType
 
 if TYPE_CHECKING:
@@ -62,24 +64,6 @@ class Capabilities:
             if mode in self.retrieval:
                 return mode
         return "exact"
-
-
-@attrs.frozen
-class HybridWeights:
-    """How `hybrid` weighs its signals (normalised scores in [0, 1]; weights add up freely).
-
-    `mention` rewards an entry whose short metadata value (a speaker, a tag) is named
-    in the query; see `axon.memory.retrieval.hybrid` for every signal. The defaults
-    were chosen on LoCoMo dev (`benchmarks/locomo.py`) from a flat optimum: keyword
-    0.5-0.7, mention 0.1-0.3 all land within 0.01 recall@5 of each other.
-    """
-
-    keyword: float = 0.6
-    semantic: float = 0.4
-    mention: float = 0.2
-    recency: float = 0.0
-    importance: float = 0.0
-    recency_half_life: float = 30 * 86400.0
 
 
 class MinimalMemoryBackend(abc.ABC):
@@ -338,7 +322,7 @@ class MemoryBackend(MinimalMemoryBackend):
         now: float,
         linked: bool = False,
     ) -> list[MemoryEntry]:
-        """Ranked full-text search (BM25); scores are positive, higher is better.
+        """Ranked full-text search; scores are `scores.keyword_score` (per-scope BM25 in [0, 1]).
 
         Only key and text match unless `linked`, when the entry's context does too.
         """
@@ -352,7 +336,10 @@ class MemoryBackend(MinimalMemoryBackend):
         filters: Mapping[str, Any] | None,
         now: float,
     ) -> list[MemoryEntry]:
-        """Nearest entries by cosine similarity (vectors are unit length); score = cosine."""
+        """Nearest entries by cosine similarity (vectors are unit length); score = cosine.
+
+        `_semantic` maps the cosine to [0, 1] (`scores.semantic_score`) for every backend.
+        """
         raise AxonMemoryError(f"backend '{self.name}' cannot do semantic retrieval")
 
     async def _pending_texts(self, scope: str | None, model_id: str) -> list[tuple[Any, str]]:
@@ -456,7 +443,11 @@ class MemoryBackend(MinimalMemoryBackend):
     ) -> list[MemoryEntry]:
         embedder = self._require_embedder(scope)
         await self.ensure_vectors(scope)
-        return await self._semantic_search(embedder.embed_query(query), top_k, scope, filters, now)
+        found = await self._semantic_search(
+            embedder.embed_query(query), top_k, scope, filters, now
+        )
+        floor = similarity_floor(embedder)
+        return [entry.with_score(semantic_score(entry.score, floor)) for entry in found]
 
     async def _hybrid(
         self,

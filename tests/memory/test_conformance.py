@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import importlib
 import math
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
@@ -567,3 +570,134 @@ async def test_semantic_modes_find_the_related_entry(backend: MemoryBackend, mod
     found = await backend.retrieve("tomato soup garlic", 2, "S", mode=mode)
     assert found[0].key in {"quantum", "cooking"}
     assert "quantum" in keys(found)
+
+
+# ---------------------------------------------------------------------- comparable scores
+
+SCORE_SCOPES: dict[str, list[str]] = {
+    # Several scopes of different sizes and vocabularies in one store: whole-store
+    # statistics would score the same entry differently from per-scope ones.
+    "Notes": [
+        "Globex invoice paid in March",
+        "Initech renewed their support contract",
+        "Board meeting moved to the 14th",
+        "The Globex invoice is overdue again",
+        "Lunch with the Initech team about the contract renewal",
+    ],
+    "Log": [f"invoice number {i} sent to a customer" for i in range(30)]
+    + ["contract signed with Globex", "painting the office walls"],
+    "Tiny": ["paint and paintings", "the meeting about paint"],
+}
+SCORE_QUERIES = (
+    "was the Globex invoice paid",
+    "contract renewal",
+    "painting",
+    "meeting",
+    "invoice zebra",  # a word no memory holds lowers every score
+)
+
+
+def _needs(backend: MemoryBackend, mode: str) -> None:
+    if mode not in backend.capabilities.retrieval:
+        pytest.skip(f"{backend.name} has no {mode} retrieval")
+    if backend.name == "pgvector" and mode in ("keyword", "hybrid"):
+        pytest.skip("PostgreSQL still ranks keyword by ts_rank (issue 10 item 4, not done)")
+
+
+async def _fill(backend: MemoryBackend, clock: FakeClock) -> None:
+    for scope, texts in SCORE_SCOPES.items():
+        for i, text in enumerate(texts):
+            await backend.store(f"{scope.lower()}-{i}", text, {"scope": scope})
+            clock.advance(1)
+
+
+def _scored(entries: list[MemoryEntry]) -> dict[tuple[str | None, str], float]:
+    return {(e.scope, e.key): e.score for e in entries}
+
+
+@pytest.mark.parametrize("mode", ["keyword", "linked", "semantic", "hybrid"])
+async def test_scores_equal_those_of_the_in_memory_backend(
+    backend: MemoryBackend, clock: FakeClock, mode: str, tmp_path: Path
+) -> None:
+    """LANGUAGE.md §6: same mode, same entries, same scores (within 1e-6) on every backend."""
+    kind = "keyword" if mode == "linked" else mode
+    _needs(backend, kind)
+    reference_clock = FakeClock()
+    embedder = backend.embedder
+    assert isinstance(embedder, HashingEmbedder)
+    reference = BACKEND_FACTORIES["in_memory"](BackendEnv(tmp_path, reference_clock, embedder))
+    await _fill(backend, clock)
+    await _fill(reference, reference_clock)
+    for scope in (*SCORE_SCOPES, None):
+        for query in SCORE_QUERIES:
+            got = await backend.retrieve(query, 40, scope, mode=kind, linked=mode == "linked")
+            want = await reference.retrieve(query, 40, scope, mode=kind, linked=mode == "linked")
+            assert _scored(got) == pytest.approx(_scored(want), abs=1e-6), (scope, query)
+            assert all(0.0 <= e.score <= 1.0 for e in got)
+            scores = [e.score for e in got]
+            assert scores == sorted(scores, reverse=True)
+    await reference.close()
+
+
+async def test_a_keyword_threshold_means_the_same_in_every_scope_and_backend(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """Every query word once in an entry of average length scores 1 / (1 + k1) ≈ 0.45."""
+    _needs(backend, "keyword")
+    await backend.store("a", "red apples", {"scope": "S"})
+    await backend.store("b", "green pears", {"scope": "S"})
+    await backend.store_many(
+        [NewEntry(f"x{i}", f"red apples number {i}", {"scope": "Big"}) for i in range(50)]
+    )
+    [both] = await backend.retrieve("red apples", 1, "S", mode="keyword")
+    assert both.key == "a" and both.score == pytest.approx(1 / 2.2, abs=1e-6)
+    found = await backend.retrieve("red pears", 5, "S", mode="keyword")
+    assert all(0.1 < e.score < 0.3 for e in found)  # half the query's words
+    assert [e.key for e in found if e.score >= 0.3] == []
+
+
+_WORDS = st.sampled_from(
+    ["paint", "painting", "paints", "red", "apple", "apples", "the", "meeting", "invoice", "x"]
+)
+_TEXTS = st.lists(_WORDS, min_size=0, max_size=6).map(" ".join)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    stores=st.lists(
+        st.tuples(st.sampled_from(["A", "B", "C"]), st.integers(0, 6), _TEXTS),
+        min_size=1,
+        max_size=25,
+    ),
+    query=st.lists(_WORDS, min_size=1, max_size=3).map(" ".join),
+    linked=st.booleans(),
+)
+async def test_sqlite_keyword_scores_equal_in_memory_ones(
+    stores: list[tuple[str, int, str]], query: str, linked: bool
+) -> None:
+    """Generated scopes, overwrites and deletes: SQLite's scores are the in-memory ones."""
+    with tempfile.TemporaryDirectory() as directory:
+        clocks = (FakeClock(), FakeClock())
+        embedder = HashingEmbedder()
+        pair = [
+            BACKEND_FACTORIES[name](BackendEnv(Path(directory), clock, embedder))
+            for name, clock in zip(("in_memory", "sqlite"), clocks, strict=True)
+        ]
+        try:
+            for scope, key, text in stores:
+                for store, clock in zip(pair, clocks, strict=True):
+                    if text == "x":
+                        await store.delete(f"k{key}", scope)
+                    else:
+                        await store.store(f"k{key}", text, {"scope": scope})
+                    clock.advance(1)
+            for scope in ("A", "B", None):
+                want, got = [
+                    await store.retrieve(query, 50, scope, mode="keyword", linked=linked)
+                    for store in pair
+                ]
+                assert _scored(got) == pytest.approx(_scored(want), abs=1e-6)
+                assert [e.key for e in got] == [e.key for e in want]
+        finally:
+            for store in pair:
+                await store.close()

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from axon.memory.backend import HybridWeights, MemoryBackend
+from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.memory.entry import MemoryEntry, NewEntry
-from axon.memory.retrieval.hybrid import fuse, mentioned
+from axon.memory.retrieval.hybrid import HybridWeights, fuse, mentioned
 from axon.memory.retrieval.text import tokenize
 
 NOW = 1_700_000_000.0
@@ -27,19 +27,35 @@ def keys(entries: Sequence[MemoryEntry]) -> list[str]:
 # ---------------------------------------------------------------------- fuse
 
 
-def test_signals_are_normalised_weighted_and_add_up_to_the_score() -> None:
-    keyword = [entry("a", 8.0), entry("b", 2.0)]
+def test_signals_are_absolute_weighted_and_add_up_to_the_score() -> None:
+    keyword = [entry("a", 0.8), entry("b", 0.2)]
     semantic = [entry("b", 0.9), entry("c", 0.7), entry("a", 0.5)]
     weights = HybridWeights(keyword=0.6, semantic=0.4, mention=0.0)
     fused = fuse(keyword, semantic, top_k=10, now=NOW, weights=weights)
     by_key = {e.key: e for e in fused}
-    assert by_key["a"].signals == pytest.approx({"keyword": 0.6, "semantic": 0.0})
-    assert by_key["b"].signals == pytest.approx({"keyword": 0.15, "semantic": 0.4})
-    assert by_key["c"].signals == pytest.approx({"keyword": 0.0, "semantic": 0.2})
+    assert by_key["a"].signals == pytest.approx({"keyword": 0.48, "semantic": 0.2})
+    assert by_key["b"].signals == pytest.approx({"keyword": 0.12, "semantic": 0.36})
+    assert by_key["c"].signals == pytest.approx({"keyword": 0.0, "semantic": 0.28})
     for e in fused:
         assert e.signals is not None
         assert e.score == pytest.approx(sum(e.signals.values()))
+        assert 0.0 <= e.score <= 1.0
     assert keys(fused) == ["a", "b", "c"]
+
+
+def test_a_score_does_not_depend_on_the_other_candidates() -> None:
+    """No pool scaling: the weakest candidate keeps its own score (issue 10 item 4)."""
+    weights = HybridWeights(keyword=0.6, semantic=0.4, mention=0.0)
+    pool = [entry("x", 0.819), entry("y", 0.790), entry("z", 0.787)]
+    alone = fuse([], [entry("z", 0.787)], top_k=3, now=NOW, weights=weights)
+    together = {e.key: e.score for e in fuse([], pool, top_k=3, now=NOW, weights=weights)}
+    assert together["z"] == pytest.approx(alone[0].score) == pytest.approx(0.4 * 0.787)
+    assert together["z"] > 0.0
+    strong = [entry("k", 0.9), entry("z", 0.1)]
+    weak = [entry("z", 0.1)]
+    a = {e.key: e.score for e in fuse(strong, [], top_k=3, now=NOW, weights=weights)}
+    b = {e.key: e.score for e in fuse(weak, [], top_k=3, now=NOW, weights=weights)}
+    assert a["z"] == pytest.approx(b["z"]) == pytest.approx(0.06)
 
 
 def test_an_entry_found_by_one_search_only_gets_zero_from_the_other() -> None:
@@ -50,7 +66,7 @@ def test_an_entry_found_by_one_search_only_gets_zero_from_the_other() -> None:
 
 
 def test_weights_decide_between_the_signals() -> None:
-    keyword = [entry("lexical", 5.0), entry("meaning", 1.0)]
+    keyword = [entry("lexical", 0.5), entry("meaning", 0.1)]
     semantic = [entry("meaning", 0.9), entry("lexical", 0.1)]
     lean_kw = fuse(keyword, semantic, top_k=2, now=NOW, weights=HybridWeights(0.8, 0.2))
     lean_sem = fuse(keyword, semantic, top_k=2, now=NOW, weights=HybridWeights(0.2, 0.8))
@@ -75,8 +91,13 @@ def test_mention_favours_entries_whose_metadata_the_query_names() -> None:
     fused = fuse([], semantic, top_k=2, now=NOW, weights=weights, query="What did Caroline say?")
     assert keys(fused) == ["said-by-caroline", "told-to-caroline"]
     top = fused[0]
-    assert top.signals is not None and top.signals["mention"] == pytest.approx(0.2)
+    # A named entry's mention joins the weighted mean: (0.4 * 0.79 + 0.2) / 1.2.
+    assert top.signals is not None and top.signals["mention"] == pytest.approx(0.2 / 1.2)
     assert top.score == pytest.approx(sum(top.signals.values()))
+    assert top.score == pytest.approx((0.4 * 0.79 + 0.2) / 1.2)
+    second = fused[1]  # nobody named: not marked down, its mean is over the text signals
+    assert second.signals is not None and second.signals["mention"] == 0.0
+    assert second.score == pytest.approx(0.4 * 0.80)
     # Without the query (or with the weight off) there is no mention signal at all.
     plain = fuse([], semantic, top_k=2, now=NOW, weights=weights)
     assert keys(plain) == ["told-to-caroline", "said-by-caroline"]
@@ -101,6 +122,7 @@ def test_recency_and_importance_when_weighted() -> None:
     assert fused["new"].signals is not None and fused["old"].signals is not None
     assert fused["new"].signals["recency"] == pytest.approx(0.5)
     assert fused["old"].signals["recency"] == pytest.approx(0.125)  # two half-lives
+    assert fused["new"].score == pytest.approx(0.5 * 0.9 + 0.5)
     ranked = fuse(
         [],
         [entry("minor", 0.9, importance=0.1), entry("major", 0.9, importance=0.9)],

@@ -11,6 +11,7 @@ index, the same vectors, the same answers to recall.
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import sqlite3
 import subprocess
@@ -115,10 +116,12 @@ def _raw_rows(path: Path) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]
     return rows, vectors
 
 
-async def _migrated_sqlite(name: str, tmp_path: Path, now: float) -> tuple[Any, ...]:
+async def _migrated_sqlite(
+    name: str, tmp_path: Path, now: float, source: Path = FIXTURES
+) -> tuple[Any, ...]:
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / name
-    shutil.copyfile(FIXTURES / name, path)
+    shutil.copyfile(source / name, path)
     clock = FakeClock(now)
     backend = _open_sqlite(path, clock)
     try:
@@ -161,6 +164,37 @@ async def test_sqlite_old_fixture_migrates_to_what_newer_code_wrote(
     assert old_rows == new_rows
     assert old_vectors == new_vectors
     assert old_contents == new_contents
+
+
+def _scope_stats(path: Path) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(path)
+    try:
+        return sorted(
+            conn.execute("SELECT scope, docs, length, context_length FROM scope_stats"),
+            key=lambda r: str(r[0]),
+        )
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("name", SQLITE_FIXTURES)
+async def test_sqlite_migrated_scope_statistics_are_those_today_writes(
+    name: str, tmp_path: Path
+) -> None:
+    """Schema 6's per-scope BM25 statistics, filled by the migration, equal a fresh store's.
+
+    And keyword scores of the migrated file are those of a store written today.
+    """
+    from tests.memory.fixtures.make_fixtures import make_sqlite
+
+    migrated = await _migrated_sqlite(name, tmp_path / "old", T0 + 100)
+    fresh_path = tmp_path / "fresh.db"
+    await asyncio.to_thread(make_sqlite, str(fresh_path))  # it runs its own event loop
+    fresh = await _migrated_sqlite("fresh.db", tmp_path / "copy", T0 + 100, source=tmp_path)
+    assert _scope_stats(tmp_path / "old" / name) == _scope_stats(tmp_path / "copy" / "fresh.db")
+    # Chat, Facts, None, Notes
+    assert [row[1] for row in _scope_stats(tmp_path / "old" / name)] == [3, 2, 1, 5]
+    assert migrated[0]["keyword"] == fresh[0]["keyword"]
 
 
 # ---------------------------------------------------------------------- PostgreSQL

@@ -6,11 +6,12 @@ The reference implementation of the backend contract and the seed's
 - `exact` (the default, so a plain `retrieve()` is the seed's): `SubstringIndex`
   (trigram postings walked newest first) gives exactly the seed's linear-scan
   results and order, in well under a millisecond at a million entries.
-- `keyword`: BM25 (`BM25Index`) over the Porter-stemmed tokens of key and value
-  text, with `text.index_terms` / `text.search_terms`, the same stems as FTS5's
-  `porter`. A linked recall (`link: sequence`) uses a second index that also
-  holds each entry's context at `text.CONTEXT_WEIGHT` (the text of the entry
-  stored just before in the same scope); it is built on the scope's first linked
+- `keyword`: BM25 (`BM25Index`, scored as `retrieval.scores` says) over the
+  Porter-stemmed tokens of key and value text, with `text.index_terms` /
+  `text.search_terms`, the same stems as FTS5's `porter`. A linked recall
+  (`link: sequence`) uses a second index that also holds each entry's context
+  at `text.CONTEXT_WEIGHT` (the text of the entry stored just before in the
+  same scope); it is built on the scope's first linked
   recall and kept up to date from then on, so unlinked memories never pay for it.
   Statistics (document count, document frequencies, average length) are kept
   **per scope**: a memory's ranking depends only on what that memory holds. An
@@ -45,6 +46,7 @@ from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend
 from axon.memory.entry import Clock, MemoryEntry, matches_filters, value_text
 from axon.memory.retrieval.bm25 import BM25Index
 from axon.memory.retrieval.exact import SubstringIndex
+from axon.memory.retrieval.scores import upper_bound
 from axon.memory.retrieval.text import CONTEXT_WEIGHT, index_terms, search_terms
 from axon.memory.retrieval.vectors import VectorIndex
 
@@ -339,13 +341,12 @@ class InMemoryBackend(MemoryBackend):
         terms = search_terms(query)
         if not terms:
             return []
-        found = [
-            (score, state, str(key))
-            for state in self._selected(scope)
-            for key, score in (state.linked_index() if linked else state.keyword).search(
-                terms, top_k, state.acceptor(filters, now)
-            )
-        ]
+        found: list[tuple[float, _Scope, str]] = []
+        for state in self._selected(scope):
+            index = state.linked_index() if linked else state.keyword
+            bound = upper_bound(terms, index.stats(terms))
+            for key, raw in index.search(terms, top_k, state.acceptor(filters, now)):
+                found.append((min(raw / bound, 1.0), state, str(key)))
         return self._rank(found, top_k)
 
     # ------------------------------------------------------------------ semantic hooks

@@ -15,10 +15,11 @@ guarantees, and how:
   `BUSY_DEADLINE` seconds, so "database is locked" never reaches the user under
   ordinary contention. Reads run in WAL snapshots and do not block writers.
 - Recall: `exact` decides the seed's three tiers in SQL on Python-lower-cased
-  columns and scores in Python (same results as the in-memory backend); `keyword` is
-  FTS5 BM25 over key and text, the query reduced to an OR of quoted content words so
-  user text never becomes FTS syntax; `semantic` keeps an in-process `VectorIndex`
-  per embedding model, loaded from the file and topped up incrementally.
+  columns and scores in Python (same results as the in-memory backend); `keyword`
+  takes candidates from FTS5 (the query reduced to an OR of quoted content words so
+  user text never becomes FTS syntax) and scores them with the scope's own BM25
+  statistics (`retrieval.scores`), as every backend does; `semantic` keeps an
+  in-process `VectorIndex` per embedding model, loaded from the file and topped up incrementally.
 - Decay: expired rows are filtered out of every read and deleted in batches of
   `PURGE_BATCH` on open, every `PURGE_EVERY_WRITES` writes and every
   `PURGE_INTERVAL` seconds of the backend's clock.
@@ -66,7 +67,8 @@ from axon.memory.backends.sqlite_schema import Row as WriteRow
 from axon.memory.backends.sqlite_vectors import VectorCaches
 from axon.memory.entry import MemoryEntry, encode_json, matches_filters, scope_of, value_text
 from axon.memory.retrieval.exact import seed_score
-from axon.memory.retrieval.text import query_terms
+from axon.memory.retrieval.scores import ScopeStats, entry_counts, entry_length, keyword_score
+from axon.memory.retrieval.text import CONTEXT_WEIGHT, query_terms, stem
 
 if TYPE_CHECKING:
     from axon.memory.embeddings.base import Embedder
@@ -93,6 +95,10 @@ PURGE_INTERVAL = 60.0
 
 MAX_QUERY_TERMS = 64
 """Distinct content words of a keyword query that are searched (the rest are ignored)."""
+
+CANDIDATES_PER_RESULT = 4
+MIN_CANDIDATES = 20
+"""FTS5 proposes `max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)` candidates to rescore."""
 
 _SELECT = "SELECT id, scope, key, value_json, metadata_json, timestamp, expires_at FROM entries"
 _COLUMNS = "e.id, e.scope, e.key, e.value_json, e.metadata_json, e.timestamp, e.expires_at"
@@ -345,9 +351,7 @@ class SQLiteBackend(MemoryBackend):
                 if not doomed:
                     return 0
                 marks = ",".join("?" * len(doomed))
-                removed, _ = delete_rows(
-                    conn, f"id IN ({marks})", [row[0] for row in doomed], now
-                )
+                removed, _ = delete_rows(conn, f"id IN ({marks})", [row[0] for row in doomed], now)
                 for _, scope in doomed:
                     by_scope[scope] = by_scope.get(scope, 0) + 1
                 return removed
@@ -573,48 +577,103 @@ class SQLiteBackend(MemoryBackend):
         now: float,
         linked: bool = False,
     ) -> list[MemoryEntry]:
-        """BM25 over key and text (and the context when `linked`); score = -bm25.
+        """Per-scope BM25 over key and text (and the context when `linked`), in [0, 1].
 
-        The best `want` matches of the whole file are taken from FTS5 (exactly the raw
-        `ORDER BY rank LIMIT` query) and joined to their rows; if scope, expiry or
-        filters leave fewer than `top_k`, `want` grows until the matches run out.
-        Unless `linked`, the index searched (`entries_fts`) holds only key and text,
-        so the `context` every row carries (rows of every schema version do) neither
-        matches nor weighs in the length normalisation.
+        FTS5 chooses the candidates: the best `want` matches of the whole file by its
+        own rank, joined to their rows; if scope, expiry or filters leave fewer than
+        `top_k`, `want` grows until the matches run out. Every candidate is then
+        scored by `scores.keyword_score` with the statistics of its scope
+        (`scope_stats`, and each query term's document count in that scope), so the
+        score and the final order are those of every other backend. Unless `linked`,
+        the index searched (`entries_fts`) holds only key and text.
         """
         self._maybe_purge(now)
         match = fts_match_expression(query)
         if match is None:
             return []
+        words = query_terms(query)[:MAX_QUERY_TERMS]
+        terms = list(dict.fromkeys(stem(word) for word in words))
         fts = "entries_fts_linked" if linked else "entries_fts"
+        context_column = "e.context" if linked else "NULL"
         where, params = self._scope_sql(scope or None, "e.scope")
 
         def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
-            want = max(top_k * 2, 10)
+            want = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
             while True:
                 rows = conn.execute(
-                    f"SELECT {_COLUMNS}, -m.rank FROM (SELECT rowid, rank FROM {fts} "
-                    f"WHERE {fts} MATCH ? ORDER BY rank LIMIT ?) AS m "
+                    f"SELECT {_COLUMNS}, e.text, {context_column} FROM (SELECT rowid, rank "
+                    f"FROM {fts} WHERE {fts} MATCH ? ORDER BY rank LIMIT ?) AS m "
                     f"JOIN entries AS e ON e.id = m.rowid WHERE {LIVE_E}{where} ORDER BY m.rank",
                     (match, want, now, *params),
                 ).fetchall()
-                found = [
-                    entry
-                    for entry in (self._entry(row, float(row[7])) for row in rows)
-                    if matches_filters(entry.metadata, filters)
-                ]
-                if (
-                    len(found) >= top_k
-                    or want < 0
-                    or not self._more_matches(conn, fts, match, want)
-                ):
+                kept = (
+                    [row for row in rows if matches_filters(json.loads(row[4]), filters)]
+                    if filters
+                    else rows
+                )
+                if len(kept) >= top_k or want < 0 or not self._more_matches(conn, fts, match, want):
                     break
                 want = want * 16 if want < 100_000 else -1  # -1: no limit
-            # Equal BM25 scores go newest first, as everywhere else.
-            found.sort(key=lambda entry: (-entry.score, -entry.timestamp))
-            return found[:top_k]
+            stats = {
+                name: self._scope_stats(conn, name, fts, words, linked)
+                for name in {row[1] for row in kept}
+            }
+            scored = []
+            for row in kept:
+                context = row[8] if linked else None
+                score = keyword_score(
+                    terms,
+                    entry_counts(row[2], row[7], context),
+                    entry_length(row[2], row[7], context),
+                    stats[row[1]],
+                )
+                if score > 0.0:  # FTS5 folds diacritics: a match it sees, the shared terms not
+                    scored.append((-score, -row[5], row[0], row, score))
+            scored.sort(key=lambda item: item[:3])
+            return [self._entry(item[3], item[4]) for item in scored[:top_k]]
 
         return self._read(body)
+
+    @staticmethod
+    def _scope_stats(
+        conn: sqlite3.Connection, scope: str | None, fts: str, words: Sequence[str], linked: bool
+    ) -> ScopeStats:
+        """BM25 statistics of `scope` for the query `words` (unstemmed, as FTS5 wants them).
+
+        Entries and lengths come from `scope_stats`. A term's document count is the
+        whole file's (the fts5vocab table, one lookup) when the scope holds every
+        entry of the file, else the count of the term's matches within the scope.
+        """
+        ident = scope if scope is not None else b"\x00"
+        row = conn.execute(
+            "SELECT docs, length, context_length FROM scope_stats WHERE ifnull(scope, X'00') = ?",
+            (ident,),
+        ).fetchone()
+        if row is None:
+            return ScopeStats(0, 0.0)
+        docs, length, context_length = int(row[0]), float(row[1]), float(row[2])
+        if linked:
+            length += CONTEXT_WEIGHT * context_length
+        by_stem: dict[str, str] = {}
+        for word in words:
+            by_stem.setdefault(stem(word), word)
+        total = int(conn.execute("SELECT ifnull(sum(docs), 0) FROM scope_stats").fetchone()[0])
+        df: dict[str, int] = {}
+        if total == docs:
+            for term in by_stem:  # one equality lookup each (fts5vocab scans for IN)
+                found = conn.execute(
+                    f"SELECT doc FROM {fts}_terms WHERE term = ?", (term,)
+                ).fetchone()
+                df[term] = int(found[0]) if found else 0
+        else:
+            for term, word in by_stem.items():
+                count = conn.execute(
+                    f"SELECT count(*) FROM {fts} AS f CROSS JOIN entries AS e ON e.id = f.rowid "
+                    f"WHERE {fts} MATCH ? AND e.scope IS ?",
+                    ('"' + word.replace('"', '""') + '"', scope),
+                ).fetchone()[0]
+                df[term] = int(count)
+        return ScopeStats(docs, length, df)
 
     @staticmethod
     def _more_matches(conn: sqlite3.Connection, fts: str, match: str, seen: int) -> bool:

@@ -15,7 +15,6 @@ index is rebuilt.
 
 from __future__ import annotations
 
-import math
 from array import array
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
@@ -23,8 +22,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-K1 = 1.2
-B = 0.75
+from axon.memory.retrieval.scores import K1, B, ScopeStats, saturation
+from axon.memory.retrieval.scores import idf as lucene_idf
 
 _COMPACT_MIN_DEAD = 1024
 
@@ -48,9 +47,9 @@ def _appended(buffer: _Buf, value: Any) -> _Buf:
 class BM25Index:
     """Documents by id, each a list of tokens; `search` ranks them for a list of terms."""
 
-    def __init__(self, k1: float = K1, b: float = B) -> None:
-        self.k1 = k1
-        self.b = b
+    def __init__(self) -> None:
+        self.k1 = K1
+        self.b = B
         self._reset()
 
     def _reset(self) -> None:
@@ -150,13 +149,17 @@ class BM25Index:
         for doc in live:
             self._add_counts(idents[doc], counts[doc], lengths[doc])
 
+    def stats(self, terms: Sequence[str]) -> ScopeStats:
+        """The statistics of the live documents, with the `df` of `terms`."""
+        df = {term: self._df[term] for term in terms if self._df.get(term, 0) > 0}
+        return ScopeStats(len(self._doc_of), self._total_length, df)
+
     def idf(self, term: str) -> float:
         """Inverse document frequency of `term` among the live documents (0.0 if absent)."""
         df = self._df.get(term, 0)
         if df <= 0:
             return 0.0
-        n = len(self._doc_of)
-        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        return lucene_idf(df, len(self._doc_of))
 
     def scores(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """`(doc ids, scores)` of every live document matching at least one term."""
@@ -165,7 +168,7 @@ class BM25Index:
         empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
         if live == 0:
             return empty
-        avgdl = max(self._total_length / live, 1e-9)
+        avgdl = self.stats(()).average_length
         lengths = np.frombuffer(self._length, dtype=np.float64)
         parts: list[tuple[np.ndarray, np.ndarray]] = []
         for term in dict.fromkeys(terms):
@@ -174,8 +177,7 @@ class BM25Index:
                 continue
             ids = np.frombuffer(self._ids[term], dtype=np.int32)
             tf = np.frombuffer(self._tfs[term], dtype=np.float32).astype(np.float64)
-            norm = self.k1 * (1.0 - self.b + self.b * lengths[ids] / avgdl)
-            parts.append((ids, idf * tf * (self.k1 + 1.0) / (tf + norm)))
+            parts.append((ids, idf * saturation(tf, lengths[ids], avgdl)))
         if not parts:
             return empty
         alive = np.frombuffer(self._alive, dtype=np.uint8)

@@ -1,0 +1,151 @@
+"""Scores in [0, 1] that mean the same on every backend: statistics and matches in, scores out.
+
+LANGUAGE.md §6: scores are in [0, 1], higher is better, and mean the same on every
+backend for the same mode and the same entries, so a threshold chosen on one
+backend works on another. Every backend scores through the functions below.
+
+Keyword. Okapi BM25 with the Lucene idf `log(1 + (N - df + 0.5) / (df + 0.5))`
+(always positive), computed with the statistics of the memory's scope: `N` its
+entries, `df` how many of them hold the term, the average length of its entries.
+Never those of the whole store: a memory ranks and scores by what it holds. The
+sum is divided by the query's upper bound, `sum(idf(t) * (k1 + 1))` over the
+query's distinct terms (a term the scope does not hold counts with the largest
+idf, `df = 0`), which no entry reaches (term frequency saturates below it). So:
+
+- 1 is the unreachable ideal; every query word many times in a short entry
+  comes close;
+- 1 / (1 + k1) ≈ 0.45: every query word once in an entry of average length;
+- about 0.23: the words carrying half the query's weight, once each;
+- a word the memory does not hold lowers every score (nothing matches it).
+
+A threshold of 0.3 therefore keeps entries that match most of the query's
+informative words; 0.45 and more asks for all of them.
+
+Semantic. The cosine of query and entry (unit vectors), mapped to [0, 1] with the
+calibration the embedder declares: `similarity_floor` (default 0), the cosine
+below which the model's texts are unrelated; `(cos - floor) / (1 - floor)`,
+clipped. e5 puts unrelated texts near 0.76, so its floor is 0.8 and 0.5 means
+a cosine of 0.9 (a typical answer, 0.84, scores 0.2).
+
+Hybrid fuses these absolute scores (`axon.memory.retrieval.hybrid`), never
+rescaled over the candidate pool.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from axon.memory.retrieval.text import CONTEXT_WEIGHT, index_terms, tokenize
+
+K1 = 1.2
+"""BM25 term-frequency saturation."""
+
+B = 0.75
+"""BM25 length normalisation."""
+
+
+@attrs.frozen
+class ScopeStats:
+    """The BM25 statistics of one scope: entries, total length, and `df` of some terms.
+
+    `length` is the sum of the entries' lengths (tokens of key and text, plus
+    `CONTEXT_WEIGHT` per token of the context for a linked index). `df` need only
+    hold the query's terms; a term missing from it has `df = 0`.
+    """
+
+    docs: int
+    length: float
+    df: Mapping[str, int] = attrs.field(factory=dict)
+
+    @property
+    def average_length(self) -> float:
+        return max(self.length / self.docs, 1e-9) if self.docs > 0 else 1e-9
+
+
+def idf(df: int, docs: int) -> float:
+    """The Lucene idf: positive for every `df` in `[0, docs]`."""
+    return math.log(1.0 + (docs - df + 0.5) / (df + 0.5))
+
+
+def saturation(tf: Any, length: Any, average_length: float) -> Any:
+    """BM25's per-term factor `tf (k1 + 1) / (tf + k1 (1 - b + b len / avglen))`.
+
+    Works on floats and, element-wise, on numpy arrays (`BM25Index` scores a whole
+    posting list at once with it); this module itself does not import numpy.
+    """
+    norm = K1 * (1.0 - B + B * length / average_length)
+    return tf * (K1 + 1.0) / (tf + norm)
+
+
+def upper_bound(terms: Sequence[str], stats: ScopeStats) -> float:
+    """`sum(idf(t) * (k1 + 1))` over the distinct query terms: what divides raw BM25."""
+    return sum(idf(stats.df.get(term, 0), stats.docs) * (K1 + 1.0) for term in dict.fromkeys(terms))
+
+
+def keyword_score(
+    terms: Sequence[str], counts: Mapping[str, float], length: float, stats: ScopeStats
+) -> float:
+    """The normalised BM25 score in [0, 1) of one entry for the query `terms` (stemmed).
+
+    `counts` are the entry's term frequencies and `length` its length, as
+    `entry_counts` computes them; `stats` those of the entry's scope.
+    """
+    bound = upper_bound(terms, stats)
+    if bound <= 0.0 or stats.docs <= 0:
+        return 0.0
+    raw = 0.0
+    average = stats.average_length
+    for term in dict.fromkeys(terms):
+        tf = counts.get(term, 0.0)
+        if tf > 0:
+            raw += idf(stats.df.get(term, 0), stats.docs) * float(
+                saturation(float(tf), float(length), average)
+            )
+    return min(max(raw / bound, 0.0), 1.0)
+
+
+def text_length(text: str) -> int:
+    """How many tokens `text` has (what BM25 calls its length)."""
+    return len(tokenize(text))
+
+
+def entry_length(key: str, text: str, context: str | None = None) -> float:
+    """The BM25 length of an entry: its key and text, plus its weighted context if linked."""
+    length = float(text_length(f"{key} {text}"))
+    if context is not None:
+        length += CONTEXT_WEIGHT * text_length(context)
+    return length
+
+
+def entry_counts(key: str, text: str, context: str | None = None) -> dict[str, float]:
+    """Term frequencies of an entry (stemmed), the context's at `CONTEXT_WEIGHT` when linked."""
+    counts: dict[str, float] = dict(Counter(index_terms(f"{key} {text}")))
+    if context is not None:
+        for term in index_terms(context):
+            counts[term] = counts.get(term, 0.0) + CONTEXT_WEIGHT
+    return counts
+
+
+def similarity_floor(embedder: Any) -> float:
+    """The cosine the embedder declares as "unrelated" (`similarity_floor`), 0 by default."""
+    floor = getattr(embedder, "similarity_floor", 0.0)
+    if not isinstance(floor, int | float) or not 0.0 <= floor < 1.0:
+        return 0.0
+    return float(floor)
+
+
+def semantic_score(cosine: float, floor: float = 0.0) -> float:
+    """A cosine mapped to [0, 1]: `(cosine - floor) / (1 - floor)`, clipped."""
+    return min(max((cosine - floor) / (1.0 - floor), 0.0), 1.0)
+
+
+def clip(score: float) -> float:
+    """`score` clipped to [0, 1] (NaN becomes 0)."""
+    if not score > 0.0:
+        return 0.0
+    return min(score, 1.0)
