@@ -42,13 +42,16 @@ HEAVY = (
 )
 """Packages worth knowing about when they load: what a start-up should not pay for."""
 
+AS_AXON = "import sys; from axon.cli import main; sys.argv[0] = 'axon'; sys.exit(main())"
+"""`python -c AS_AXON ARGS...` is `axon ARGS...` (what the console script runs)."""
+
 
 def axon_command() -> list[str]:
     """The `axon` console script of this interpreter's environment (as a user types it)."""
     script = Path(sys.executable).parent / "axon"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "import sys; from axon.cli import main; sys.exit(main())"]
+    return [sys.executable, "-c", AS_AXON]
 
 
 def commands(small: str, check: str) -> dict[str, list[str]]:
@@ -89,9 +92,7 @@ def importtime(argv: list[str], env: dict[str, str], top: int) -> None:
     if argv[0] == sys.executable:
         full = [sys.executable, "-X", "importtime", *argv[1:]]
     else:  # the console script: its interpreter is this one (same environment)
-        full = [sys.executable, "-X", "importtime", "-c",
-                "import sys; from axon.cli import main; sys.argv[0] = 'axon'; sys.exit(main())",
-                *argv[1:]]  # fmt: skip
+        full = [sys.executable, "-X", "importtime", "-c", AS_AXON, *argv[1:]]
     with tempfile.TemporaryDirectory(prefix="axon-startup-") as cwd:
         done = subprocess.run(full, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
     rows: list[tuple[int, int, str]] = []
@@ -102,8 +103,8 @@ def importtime(argv: list[str], env: dict[str, str], top: int) -> None:
         rows.append((int(own), int(cumulative), name.strip()))
     loaded = sorted({name for _, _, name in rows} & set(HEAVY))
     total_us = sum(own for own, _, _ in rows)
-    print(f"    imports: {len(rows)} modules, {total_us / 1000:.0f} ms in all; "
-          f"heavy: {', '.join(loaded) or 'none'}")  # fmt: skip
+    heavy = ", ".join(loaded) or "none"
+    print(f"    imports: {len(rows)} modules, {total_us / 1000:.0f} ms in all; heavy: {heavy}")
     for own, cumulative, name in sorted(rows, reverse=True)[:top]:
         print(f"    {own / 1000:7.1f} ms self {cumulative / 1000:7.1f} ms with imports  {name}")
 
@@ -111,8 +112,8 @@ def importtime(argv: list[str], env: dict[str, str], top: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="measured runs per command")
-    parser.add_argument("--small", default="script.axon", help="the example `axon run` runs")
-    parser.add_argument("--check", default="contract_analyzer.axon", help="what `axon check` checks")
+    parser.add_argument("--small", default="script.axon", help="what `axon run` runs")
+    parser.add_argument("--check", default="contract_analyzer.axon", help="what `axon check` reads")
     parser.add_argument("--importtime", action="store_true", help="also list the costly imports")
     parser.add_argument("--top", type=int, default=12, help="imports listed per command")
     args = parser.parse_args()
@@ -125,8 +126,11 @@ def main() -> None:
     base = statistics.median(walls["python -c pass"])
     for name, values in walls.items():
         median = statistics.median(values)
-        extra = "" if name == "python -c pass" else f"  (+{(median - base) * 1000:.0f} ms over python)"
-        print(f"  {name:45s} median {median * 1000:6.0f} ms  fastest {min(values) * 1000:6.0f} ms{extra}")
+        extra = "" if name == "python -c pass" else f"  (+{(median - base) * 1000:.0f} ms)"
+        fastest = min(values)
+        print(
+            f"  {name:45s} median {median * 1000:6.0f} ms  fastest {fastest * 1000:6.0f} ms{extra}"
+        )
     if args.importtime:
         for name, argv in cmds.items():
             if name != "python -c pass":
