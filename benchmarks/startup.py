@@ -99,8 +99,8 @@ def importtime(argv: list[str], env: dict[str, str], top: int) -> None:
     for line in done.stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
             continue
-        own, cumulative, name = line.removeprefix("import time:").split("|")
-        rows.append((int(own), int(cumulative), name.strip()))
+        self_us, with_imports_us, module = line.removeprefix("import time:").split("|")
+        rows.append((int(self_us), int(with_imports_us), module.strip()))
     loaded = sorted({name for _, _, name in rows} & set(HEAVY))
     total_us = sum(own for own, _, _ in rows)
     heavy = ", ".join(loaded) or "none"
