@@ -2,15 +2,19 @@
 
 Each command runs N times as a new process (round robin, so a change of load on
 the machine hits every command alike) from an empty temporary directory, after
-one unmeasured warm-up round that fills the OS file cache and Lark's grammar
-cache (a user's second run). Prints the median and the fastest run of each, and
-the same for `python -c pass` (the interpreter alone) as the baseline of the same
-run. DESIGN.md's targets: `axon check` of a 60-line example <= 250 ms, `axon run`
-of a small example <= 400 ms. With `--importtime` it also prints, for each
-command, the modules it imports that cost the most (`python -X importtime`, self
-time and with their imports) and which heavy packages it loaded at all.
+one unmeasured warm-up round that fills the OS file cache, Lark's grammar cache
+and the bytecode cache (a user's second run). Bytecode goes to a temporary
+`PYTHONPYCACHEPREFIX`, as an installed package has its `.pyc` files; with
+`--no-bytecode-cache` (`PYTHONDONTWRITEBYTECODE=1`, as on the project's
+machines) every AXON module is compiled from source on every start instead.
+Prints the median and the fastest run of each, and the same for `python -c pass`
+(the interpreter alone) as the baseline of the same run. DESIGN.md's targets:
+`axon check` of a 60-line example <= 250 ms, `axon run` of a small example
+<= 400 ms. With `--importtime` it also prints, for each command, the modules it
+imports that cost the most (`python -X importtime`, self time and with their
+imports) and which heavy packages it loaded at all.
 
-    .venv/bin/python benchmarks/startup.py [--runs 15] [--importtime]
+    .venv/bin/python benchmarks/startup.py [--runs 15] [--importtime] [--no-bytecode-cache]
 """
 
 from __future__ import annotations
@@ -116,12 +120,32 @@ def main() -> None:
     parser.add_argument("--check", default="contract_analyzer.axon", help="what `axon check` reads")
     parser.add_argument("--importtime", action="store_true", help="also list the costly imports")
     parser.add_argument("--top", type=int, default=12, help="imports listed per command")
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="compile every .py without a __pycache__ entry on each start "
+        "(PYTHONDONTWRITEBYTECODE=1 with an editable install: AXON's own sources)",
+    )
     args = parser.parse_args()
 
-    env = dict(os.environ)
     cmds = commands(args.small, args.check)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"cold start, {args.runs} runs each (load {load:.2f}, {os.cpu_count()} cores)")
+    with tempfile.TemporaryDirectory(prefix="axon-pycache-") as pycache:
+        env = dict(os.environ)
+        if args.no_bytecode_cache:
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+            cache = "no bytecode cache for sources without one"
+        else:
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = pycache
+            cache = "bytecode cached by the warm-up round"
+        print(
+            f"cold start, {args.runs} runs each, {cache} (load {load:.2f}, {os.cpu_count()} cores)"
+        )
+        report(cmds, args, env)
+
+
+def report(cmds: dict[str, list[str]], args: argparse.Namespace, env: dict[str, str]) -> None:
     walls = timings(cmds, args.runs, env)
     base = statistics.median(walls["python -c pass"])
     for name, values in walls.items():
