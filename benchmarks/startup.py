@@ -7,12 +7,13 @@ and the bytecode cache (a user's second run). Bytecode goes to a temporary
 `PYTHONPYCACHEPREFIX`, as an installed package has its `.pyc` files; with
 `--no-bytecode-cache` (`PYTHONDONTWRITEBYTECODE=1`, as on the project's
 machines) every AXON module is compiled from source on every start instead.
-Prints the median and the fastest run of each, and the same for `python -c pass`
-(the interpreter alone) as the baseline of the same run. DESIGN.md's targets:
-`axon check` of a 60-line example <= 250 ms, `axon run` of a small example
-<= 400 ms. With `--importtime` it also prints, for each command, the modules it
-imports that cost the most (`python -X importtime`, self time and with their
-imports) and which heavy packages it loaded at all.
+Prints the median and fastest wall time and the median CPU time (user + system
+of the child: steadier than wall time when other jobs share the cores) of each,
+and the same for `python -c pass` (the interpreter alone) as the baseline of the
+same run. DESIGN.md's targets: `axon check` of a 60-line example <= 250 ms,
+`axon run` of a small example <= 400 ms. With `--importtime` it also prints, for
+each command, the modules it imports that cost the most (`python -X importtime`,
+self time and with their imports) and which heavy packages it loaded at all.
 
     .venv/bin/python benchmarks/startup.py [--runs 15] [--importtime] [--no-bytecode-cache]
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -68,27 +70,34 @@ def commands(small: str, check: str) -> dict[str, list[str]]:
     }
 
 
-def run_once(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+def run_once(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system, of the child alone) of one run, in seconds."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr}")
-    return wall
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
-def timings(cmds: dict[str, list[str]], runs: int, env: dict[str, str]) -> dict[str, list[float]]:
-    walls: dict[str, list[float]] = {name: [] for name in cmds}
+def timings(
+    cmds: dict[str, list[str]], runs: int, env: dict[str, str]
+) -> dict[str, list[tuple[float, float]]]:
+    """`runs` (wall, cpu) pairs per command, after one warm-up round."""
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in cmds}
     for round_ in range(runs + 1):
         for name, argv in cmds.items():
             cwd = Path(tempfile.mkdtemp(prefix="axon-startup-"))
             try:
-                wall = run_once(argv, cwd, env)
+                measured = run_once(argv, cwd, env)
             finally:
                 shutil.rmtree(cwd, ignore_errors=True)
             if round_ > 0:  # round 0 warms the caches
-                walls[name].append(wall)
-    return walls
+                times[name].append(measured)
+    return times
 
 
 def importtime(argv: list[str], env: dict[str, str], top: int) -> None:
@@ -146,15 +155,20 @@ def main() -> None:
 
 
 def report(cmds: dict[str, list[str]], args: argparse.Namespace, env: dict[str, str]) -> None:
-    walls = timings(cmds, args.runs, env)
-    base = statistics.median(walls["python -c pass"])
-    for name, values in walls.items():
-        median = statistics.median(values)
-        extra = "" if name == "python -c pass" else f"  (+{(median - base) * 1000:.0f} ms)"
-        fastest = min(values)
-        print(
-            f"  {name:45s} median {median * 1000:6.0f} ms  fastest {fastest * 1000:6.0f} ms{extra}"
-        )
+    """The timing table; CPU time is the steadier figure when other jobs share the machine."""
+    times = timings(cmds, args.runs, env)
+    base_wall = statistics.median(wall for wall, _ in times["python -c pass"])
+    base_cpu = statistics.median(cpu for _, cpu in times["python -c pass"])
+    print(f"  {'':45s} {'median wall':>12s} {'fastest':>8s} {'median CPU':>11s}  over python")
+    for name, values in times.items():
+        wall = statistics.median(w for w, _ in values)
+        fastest = min(w for w, _ in values)
+        cpu = statistics.median(c for _, c in values)
+        extra = f"  +{(wall - base_wall) * 1000:.0f} ms wall, +{(cpu - base_cpu) * 1000:.0f} ms CPU"
+        if name == "python -c pass":
+            extra = ""
+        ms = f"{wall * 1000:9.0f} ms {fastest * 1000:5.0f} ms {cpu * 1000:8.0f} ms"
+        print(f"  {name:45s} {ms}{extra}")
     if args.importtime:
         for name, argv in cmds.items():
             if name != "python -c pass":
