@@ -88,7 +88,7 @@ def test_the_public_names_load_nothing_heavy_until_a_memory_is_used(tmp_path: Pa
         "axon.Session, axon.AsyncSession, axon.Embedder, axon.ModelClient, axon.MemoryHandle\n"
         "axon.compile('memory N { retrieval: semantic }\\nremember(\"x\") -> N')\n"
     )
-    assert loaded(code, tmp_path) == ["asyncio"]  # AsyncSession is made of it
+    assert set(loaded(code, tmp_path)) <= {"asyncio"}  # AsyncSession is made of it
 
 
 def test_axon_check_loads_neither_the_runtime_nor_numpy_nor_rich(tmp_path: Path) -> None:
@@ -103,7 +103,7 @@ def test_a_keyword_run_loads_no_model_no_database_driver_and_no_rich(tmp_path: P
     when the first memory is bound, not with `axon`; structlog only with `-v`.
     """
     example = str(ROOT / "examples" / "script.axon")
-    assert loaded(CLI, tmp_path, "run", example) == ["asyncio", "numpy", "typer"]
+    assert set(loaded(CLI, tmp_path, "run", example)) <= {"asyncio", "numpy", "typer"}
 
 
 def test_the_library_runs_a_keyword_program_without_cli_packages(tmp_path: Path) -> None:
@@ -112,7 +112,7 @@ def test_the_library_runs_a_keyword_program_without_cli_packages(tmp_path: Path)
         'axon.run(\'memory N { retrieval: keyword }\\nremember("q3 revenue") -> N\\n'
         'recall("revenue") from N\')\n'
     )
-    assert loaded(code, tmp_path) == ["asyncio", "numpy"]
+    assert set(loaded(code, tmp_path)) <= {"asyncio", "numpy"}
 
 
 def test_numpy_waits_for_the_first_memory_that_needs_it(tmp_path: Path) -> None:
@@ -125,7 +125,8 @@ def test_numpy_waits_for_the_first_memory_that_needs_it(tmp_path: Path) -> None:
         'recall("x") from N\')\n'
         "s.close()\n"
     )
-    assert loaded(code, tmp_path) == ["asyncio", "numpy"]
+    names = loaded(code, tmp_path)
+    assert "numpy" in names and set(names) <= {"asyncio", "numpy"}, names
 
 
 def test_verbose_run_still_logs_trace_events_through_structlog(tmp_path: Path) -> None:
