@@ -16,7 +16,6 @@ exist, or an import file that is not an export, is exit 1 (one line on stderr).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import difflib
 import io
@@ -164,6 +163,8 @@ def _store(ctx: typer.Context, *options: Any) -> Store:
 
 def _run(command: Callable[[], Coroutine[Any, Any, None]]) -> None:
     """Run one command: errors become one line and an exit code, never a traceback."""
+    import asyncio  # here, not at the top: `axon check` imports this module (~20 ms)
+
     out.configure_logging(False)
     code = 0
     try:

@@ -98,13 +98,13 @@ def configure_logging(verbose: bool) -> None:
 
     Without -v the standard `logging` tree (psycopg_pool logs every failed
     reconnection there) gets a handler that drops everything, so stderr holds
-    only AXON's own error message.
+    only AXON's own error message. Without -v structlog is not even imported
+    unless something already loaded it (it loads rich: ~60 ms of start-up): left
+    unconfigured, the tracer, AXON's only structlog user, logs nothing, as the
+    warning level would have dropped its debug entries anyway.
     """
     import logging
 
-    import structlog
-
-    level = logging.DEBUG if verbose else logging.WARNING
     root = logging.getLogger()
     handler: logging.Handler
     if verbose:
@@ -114,6 +114,11 @@ def configure_logging(verbose: bool) -> None:
     else:
         handler = logging.NullHandler()  # found by the tree, so `logging.lastResort` is not
     root.addHandler(handler)
+    if not verbose and "structlog" not in sys.modules:
+        return  # nothing in the process logs through structlog yet: no need to load it
+    import structlog
+
+    level = logging.DEBUG if verbose else logging.WARNING
     structlog.configure(
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),

@@ -13,17 +13,26 @@ TraceEventType` keeps working.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
-
-import structlog
 
 from axon.trace import TraceEvent, TraceEventType, TraceSink
 
 __all__ = ["TraceEvent", "TraceEventType", "TraceSink", "Tracer"]
 
-_log = structlog.get_logger(__name__)
+
+def _structlog_logger() -> Any:
+    """This module's structlog logger, or None while no application configured structlog.
+
+    structlog (which loads rich) is never imported here: an application that turns
+    logging on has imported it already, so a library run without logging pays nothing.
+    """
+    structlog = sys.modules.get("structlog")
+    if structlog is None or not structlog.is_configured():
+        return None
+    return structlog.get_logger(__name__)
 
 
 class Tracer:
@@ -63,8 +72,9 @@ class Tracer:
             duration_ms=duration_ms or 0.0,
         )
         self._events.append(event)
-        if structlog.is_configured():  # only an application (the CLI) turns logging on
-            _log.debug(event.event_type.value, **{"step_name": event.step_name, **event.data})
+        log = _structlog_logger()  # only an application (the CLI) turns logging on
+        if log is not None:
+            log.debug(event.event_type.value, **{"step_name": event.step_name, **event.data})
         for listener in self._listeners:
             listener(event)
         return event

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np  # imported where vectors are made, so `axon.Session` loads no numpy
 
 
 @runtime_checkable
@@ -41,6 +42,8 @@ class Embedder(Protocol):
 
 def normalise_rows(matrix: np.ndarray) -> np.ndarray:
     """`matrix` as float32 with every row scaled to unit L2 length (zero rows stay zero)."""
+    import numpy as np
+
     out = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     norms[norms == 0.0] = 1.0
