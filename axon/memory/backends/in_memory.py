@@ -48,12 +48,12 @@ from axon.memory.retrieval.bm25 import BM25Index
 from axon.memory.retrieval.exact import SubstringIndex
 from axon.memory.retrieval.scores import upper_bound
 from axon.memory.retrieval.text import CONTEXT_WEIGHT, index_terms, search_terms
-from axon.memory.retrieval.vectors import VectorIndex
 
 if TYPE_CHECKING:
     import numpy as np
 
     from axon.memory.embeddings.base import Embedder
+    from axon.memory.retrieval.vectors import VectorIndex
     from axon.trace import TraceSink
 
 _Accept = Callable[[Hashable], bool] | None
@@ -374,6 +374,8 @@ class InMemoryBackend(MemoryBackend):
             if state.entries.get(key) is not entry:  # re-stored meanwhile: stale text
                 continue
             if state.vectors is None:
+                from axon.memory.retrieval.vectors import VectorIndex
+
                 state.vectors = VectorIndex(len(vector))
             state.vectors.upsert(key, vector)
 

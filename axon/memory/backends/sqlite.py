@@ -47,8 +47,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-import numpy as np
-
 from axon.errors import AxonMemoryError
 from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend, expand_location
 from axon.memory.backends.sqlite_schema import (
@@ -71,6 +69,8 @@ from axon.memory.retrieval.scores import ScopeStats, entry_counts, entry_length,
 from axon.memory.retrieval.text import CONTEXT_WEIGHT, query_terms, stem
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from axon.memory.embeddings.base import Embedder
     from axon.trace import TraceSink
 

@@ -18,12 +18,13 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from axon.memory.retrieval.scores import K1, B, ScopeStats, saturation
 from axon.memory.retrieval.scores import idf as lucene_idf
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _COMPACT_MIN_DEAD = 1024
 
@@ -162,6 +163,8 @@ class BM25Index:
         return lucene_idf(df, len(self._doc_of))
 
     def scores(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np  # here, not at import: a program that never recalls needs none
+
         """`(doc ids, scores)` of every live document matching at least one term."""
         n_docs = len(self._ident)
         live = len(self._doc_of)
@@ -211,6 +214,8 @@ class BM25Index:
         Documents tied with the last one kept are returned too (the list may be
         longer than `limit`), so the caller can break ties by its own order.
         """
+        import numpy as np
+
         docs, scores = self.scores(terms)
         if limit <= 0 or not len(docs):
             return []

@@ -40,8 +40,6 @@ from array import array
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from axon.memory.entry import value_text
 
 GRAM = 3
@@ -155,6 +153,8 @@ def _filtered_descending(driver: array[int], others: Sequence[array[int]]) -> It
 
     Works back from the end in growing chunks, so a walk that stops early costs little.
     """
+    import numpy as np  # here, not at import: most programs never get this far
+
     ids = np.frombuffer(driver, dtype=np.int32)
     rest = [np.frombuffer(other, dtype=np.int32) for other in others]
     hi = len(ids)
