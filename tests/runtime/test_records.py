@@ -435,3 +435,27 @@ def test_checked_records_reach_the_ir() -> None:
         "reflex", 0.75, "3d", ("x", "y"))
     assert recall.filters == {
         "type": "dreams", "importance": {"gte": 0.25, "default": 0.5}}
+
+
+# ---------------------------------------------------------------- the example program
+
+
+def test_the_records_example_stores_typed_linked_entries(tmp_path: Path) -> None:
+    path = Path(__file__).resolve().parents[2] / "examples" / "agent_records.axon"
+    clock = FakeClock()
+    records, _ = axon.run(path.read_text(), filename=str(path), memory_dir=tmp_path,
+                          clock=clock)
+    writes = {r["key"]: r for r in records if r["op"] == "remember"}
+    assert writes["bug_auth_timeout"]["expires_at"] == clock.now + 30 * DAY
+    assert writes["idea_breaker"]["expires_at"] == clock.now + 7 * DAY
+    assert writes["fix_auth_pool"]["metadata"]["importance"] == 0.75
+    important, habits, short = (r for r in records if r["op"] == "recall")
+    assert sorted(r["key"] for r in important["results"]) == ["fix_auth_pool",
+                                                              "reflex_pool_check"]
+    assert [r["key"] for r in habits["results"]] == ["reflex_pool_check"]
+    assert [r["key"] for r in short["results"]] == ["bug_auth_timeout"]
+    with axon.Session(memory_dir=tmp_path, clock=clock) as session:
+        session.execute("memory Agent { store: persistent, backend: sqlite, retrieval: keyword }")
+        fix = session.memory("Agent").get("fix_auth_pool")
+        assert fix is not None and fix.type == "long_term"
+        assert [e.key for e in fix.associated] == ["bug_auth_timeout", "reflex_pool_check"]
