@@ -145,6 +145,31 @@ def related_keys(metadata: Mapping[str, Any]) -> list[str]:
     return [k for k in related if isinstance(k, str)]
 
 
+async def delete_entry(backend: MemoryBackend, key: str, scope: str) -> bool:
+    """Delete one entry and its associations: the entries it was associated with stop
+    naming it. True when there was an entry. Every delete of one entry goes through
+    here (`MemoryManager.delete`, so the handle and the `forget` statement, and
+    `axon memory forget`).
+
+    The entry goes first, then the others are rewritten in one batch: a crash in
+    between leaves a key that names a deleted entry, which `get` skips.
+    """
+    old = await backend.get(key, scope=scope)
+    removed = await backend.delete(key, scope=scope)
+    if not removed or old is None:
+        return removed
+    batch = []
+    for other_key in related_keys(old.metadata):
+        other = await backend.get(other_key, scope=scope)
+        if other is not None and key in related_keys(other.metadata):
+            batch.append(
+                _with_related(other, [k for k in related_keys(other.metadata) if k != key])
+            )
+    if batch:
+        await backend.store_many(batch)
+    return removed
+
+
 def _with_related(entry: MemoryEntry, related: Sequence[str]) -> NewEntry:
     """`entry` rewritten with other associations, keeping its value, times and expiry."""
     meta = {k: v for k, v in entry.metadata.items() if k != "related"}
@@ -642,10 +667,7 @@ class MemoryManager:
         bound = self.get(name)
         started = time.perf_counter()
         with _errors_named(name):
-            old = await bound.backend.get(key, scope=bound.scope)
-            removed = await bound.backend.delete(key, scope=bound.scope)
-            if removed and old is not None:
-                await self._unlink(bound, key, related_keys(old.metadata))
+            removed = await delete_entry(bound.backend, key, bound.scope)
         self.tracer.emit(
             TraceEventType.MEMORY_DELETE,
             data={
@@ -659,19 +681,6 @@ class MemoryManager:
             duration_ms=_ms(started),
         )
         return removed
-
-    async def _unlink(self, bound: BoundMemory, key: str, others: Sequence[str]) -> None:
-        """Remove `key` from the associations of the entries under `others` (after `key`
-        was deleted; an entry that has gone meanwhile is skipped)."""
-        batch = []
-        for other_key in others:
-            other = await bound.backend.get(other_key, scope=bound.scope)
-            if other is not None and key in related_keys(other.metadata):
-                batch.append(
-                    _with_related(other, [k for k in related_keys(other.metadata) if k != key])
-                )
-        if batch:
-            await bound.backend.store_many(batch)
 
     async def list_matching(
         self, name: str, limit: int | None = None, filters: Mapping[str, Any] | None = None

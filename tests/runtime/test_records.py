@@ -324,6 +324,27 @@ def test_an_expired_association_is_left_out_of_get(session: Session, kit: Sessio
     assert stays is not None and stays.associated == ()
 
 
+def test_axon_memory_forget_removes_the_association_too(tmp_path: Path) -> None:
+    from tests.cli.test_memory_cli import axon as axon_cli
+
+    decl = "memory Notes { store: persistent backend: sqlite retrieval: keyword }"
+    with axon.Session(memory_dir=tmp_path) as session:
+        session.execute(decl)
+        notes = session.memory("Notes")
+        notes.remember("a", key="a")
+        notes.remember("b", key="b", related=["a"], tags=["draft"])
+        notes.remember("c", key="c", related=["a"])
+    done = axon_cli("memory", "forget", "Notes", "b", "--memory-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    done = axon_cli("memory", "forget", "Notes", "--where", "related=a",
+                    "--memory-dir", str(tmp_path))
+    assert done.returncode == 0 and "forgot 1 entry" in done.stdout, done.stdout + done.stderr
+    with axon.Session(memory_dir=tmp_path) as session:
+        session.execute(decl)
+        a = session.memory("Notes").get("a")
+        assert a is not None and "related" not in a.metadata
+
+
 # ---------------------------------------------------------------- export and import
 
 
