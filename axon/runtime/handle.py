@@ -9,8 +9,11 @@ code (`axon.runtime.manager`):
   (`axon.compiler.names.key_for_literal`), so `notes.remember("x")` and
   `remember("x") -> Notes` write one entry. The entry's metadata is that of a
   statement, with `source: "python"` (a statement writes `main`, or its flow or
-  step name); `tags`, `importance` and `metadata` follow the checker's rules
-  (`axon.compiler.check_options`), so the same mistakes are refused.
+  step name); `tags`, `importance`, `metadata` and the record fields (`type`,
+  `expires_in`, `related`; recall's `type` and `min_importance`) follow the
+  checker's rules (`axon.compiler.check_options`), so the same mistakes are
+  refused. `associate(a, b)` links two entries both ways; `get` returns an entry
+  with its associated entries, one level deep.
 - The memory's `store:` lifetime holds: `session` entries belong to this session
   (private, removed by `close()`); each handle call is one "input", like one
   `execute`, so what it writes to an `ephemeral` memory is gone when it returns.

@@ -491,6 +491,7 @@ class MemoryManager:
         old = await bound.backend.get(key, scope=bound.scope)
         kept = related_keys(old.metadata) if old is not None else []
         if not given and not kept:
+            meta.pop("related", None)  # `related: []` on a new entry: nothing to record
             return []
         if key in given:
             raise AxonMemoryError(

@@ -289,6 +289,9 @@ def test_replacing_an_entry_keeps_its_associations(session: Session) -> None:
     assert b is not None and a is not None and c is not None
     assert b.value == "b thrice" and b.metadata["related"] == ["a", "c"]
     assert a.metadata["related"] == ["b"] and c.metadata["related"] == ["b"]
+    notes.remember("d", key="d", related=[])
+    d = notes.get("d")
+    assert d is not None and "related" not in d.metadata
 
 
 def test_a_missing_related_key_is_an_error_naming_memory_and_key_and_writes_nothing(
