@@ -594,15 +594,17 @@ def forget_cmd(
             )
         if not store.exists():
             raise _missing_store(store, memory)
+        from axon.runtime.manager import delete_entry  # also unlinks associations
+
         async with _opened(store) as backend:
             await _require_memory(backend, store, memory)
             if key is not None:
-                if not await backend.delete(key, memory):
+                if not await delete_entry(backend, key, memory):
                     raise _Fail(f"error: no key '{key}' in memory '{memory}'", out.EXIT_CHECK)
                 deleted = 1
             else:
                 doomed = await _matching_keys(backend, memory, filters)
-                deleted = sum([await backend.delete(k, memory) for k in doomed])
+                deleted = sum([await delete_entry(backend, k, memory) for k in doomed])
         if wants_json:
             _print_json({"op": "forget", "memory": memory, "deleted": deleted})
         else:

@@ -4,6 +4,11 @@ The options are a closed set: a misspelt name is an error with a suggestion,
 never a silent metadata filter. Free metadata is written `metadata: { ... }` on
 remember, a metadata filter `where: { field: value }` on recall. Each option is
 checked for the statement it is written on and for the type of its value.
+
+Memory records (seed 002; docs/language.md, Memory records): `type`,
+`expires_in` and `related` on remember, `type` and `min_importance` on recall;
+`importance` and `min_importance` take a number or a level (`IMPORTANCE_LEVELS`).
+`min_importance` becomes a comparison filter on `importance` (`matches_filters`).
 """
 
 from __future__ import annotations
@@ -15,17 +20,29 @@ import attrs
 
 from axon.compiler import ast
 from axon.compiler.check_memory import Reporter, positive_int
+from axon.compiler.durations import DurationError, parse_decay
 from axon.compiler.ir import JSON
 from axon.compiler.lowering import plain, value_span
 from axon.compiler.names import did_you_mean
 from axon.memory.backend import RETRIEVAL_MODES
+from axon.memory.entry import (
+    DEFAULT_IMPORTANCE,
+    IMPORTANCE_LEVELS,
+    RECORD_TYPES,
+    comparison_filter,
+    is_number,
+)
 
-REMEMBER_OPTIONS = ("importance", "key", "metadata", "tags")
+REMEMBER_OPTIONS = ("expires_in", "importance", "key", "metadata", "related", "tags", "type")
 """What `with { ... }` accepts on remember."""
-RECALL_OPTIONS = ("retrieval", "tags", "top_k", "where")
+RECALL_OPTIONS = ("min_importance", "retrieval", "tags", "top_k", "type", "where")
 """What `with { ... }` accepts on recall."""
-PLANNED_OPTIONS = ("expires_in", "min_importance", "related", "tier", "tiers", "type")
-"""Options planned for tiers and memory records that this implementation does not have yet."""
+PLANNED_OPTIONS = ("tier", "tiers")
+"""Options planned for tiers that this implementation does not have yet."""
+RECORD_FIELDS = ("importance", "related", "tags", "type")
+"""Metadata names that are options of their own (records, seed 002): not free metadata."""
+FILTER_OPTIONS = ("importance", "tags", "type")
+"""Metadata fields that recall options filter on (`min_importance` filters `importance`)."""
 RUNTIME_METADATA = ("scope", "source")
 """Metadata the runtime writes itself; a program cannot set it."""
 
@@ -38,6 +55,10 @@ class RememberOptions:
     tags: tuple[str, ...] | None = None
     importance: float | None = None
     metadata: dict[str, JSON] = attrs.field(factory=dict)
+    type: str | None = None
+    expires_in: str | None = None
+    """The entry's own expiry as written (`3d`, `never`), checked by `expires_in_problem`."""
+    related: tuple[str, ...] | None = None
 
 
 @attrs.frozen
@@ -52,6 +73,8 @@ class RecallOptions:
 
 def _fields(op: str, options: ast.MapValue | None, report: Reporter) -> dict[str, ast.Field]:
     """The fields of a `with`, each name once, every name valid for `op`."""
+    valid: tuple[str, ...]
+    other: tuple[str, ...]
     if op == "remember":
         valid, other = REMEMBER_OPTIONS, RECALL_OPTIONS
     else:
@@ -70,7 +93,7 @@ def _fields(op: str, options: ast.MapValue | None, report: Reporter) -> dict[str
             )
         elif f.name in PLANNED_OPTIONS:
             report.error(
-                f"Option '{f.name}' (tiers and memory records) is not implemented yet. "
+                f"Option '{f.name}' (tiers) is not implemented yet. "
                 f"Valid in {op}: {', '.join(valid)}",
                 f.span,
             )
@@ -110,18 +133,66 @@ def tags_problem(value: Any) -> str | None:
     return f'tags must be a list of strings, such as ["finance"], got {_shown(value)}'
 
 
-def importance_problem(value: Any) -> str | None:
-    """Importance is a number from 0 to 1 (not a boolean)."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0:
+def importance_problem(value: Any, name: str = "importance") -> str | None:
+    """Importance is a number from 0 to 1 (not a boolean) or a level: low, normal, high,
+    critical (`IMPORTANCE_LEVELS`: 0.25, 0.5, 0.75, 1.0)."""
+    if is_number(value) and 0.0 <= value <= 1.0:
         return None
-    return f"importance must be a number from 0 to 1, got {_shown(value)}"
+    if isinstance(value, str) and value in IMPORTANCE_LEVELS:
+        return None
+    levels = ", ".join(IMPORTANCE_LEVELS)
+    if isinstance(value, str):
+        return (
+            f"Unknown importance level {_shown(value)}"
+            f"{did_you_mean(value, IMPORTANCE_LEVELS)}. "
+            f"{name} is a number from 0 to 1 or one of {levels}"
+        )
+    return f"{name} must be a number from 0 to 1 or one of {levels}, got {_shown(value)}"
+
+
+def importance_value(value: float | str) -> float:
+    """The number of an importance accepted by `importance_problem` (a level's number)."""
+    return IMPORTANCE_LEVELS[value] if isinstance(value, str) else value
+
+
+def type_problem(value: Any) -> str | None:
+    """A record type is one of seed 002's: long_term, short_term, reflex, dreams."""
+    if isinstance(value, str) and value in RECORD_TYPES:
+        return None
+    valid = ", ".join(RECORD_TYPES)
+    if isinstance(value, str):
+        suggestion = did_you_mean(value, RECORD_TYPES)
+        return f"Unknown memory type {_shown(value)}{suggestion}. Valid: {valid}"
+    return f"type must be one of {valid}, got {_shown(value)}"
+
+
+def expires_in_problem(value: Any) -> str | None:
+    """An entry's expiry: a duration (`3d`, `1h30m`) or never/none."""
+    if isinstance(value, str):
+        try:
+            parse_decay(value)
+        except DurationError as exc:
+            return f"Invalid expires_in {_shown(value)}: {exc}"
+        return None
+    hint = " (add a unit: ms, s, m, h, d, w)" if is_number(value) else ""
+    return (
+        f"expires_in must be a duration such as 30m, 7d or 1h30m, or never, "
+        f"got {_shown(value)}{hint}"
+    )
+
+
+def related_problem(value: Any) -> str | None:
+    """Associations are a list of the keys of other entries (non-empty strings)."""
+    if isinstance(value, list) and all(isinstance(k, str) and k.strip() for k in value):
+        return None
+    return f'related must be a list of entry keys, such as ["q3_summary"], got {_shown(value)}'
 
 
 def metadata_name_problem(name: str) -> str | None:
     """Free metadata may not use the runtime's names nor those of the options."""
     if name in RUNTIME_METADATA:
         return f"'{name}' is set by the runtime and cannot be given in metadata"
-    if name in ("tags", "importance"):
+    if name in RECORD_FIELDS:
         return (
             f"'{name}' is an option of its own: write with {{ {name}: ... }}, "
             "not inside metadata"
@@ -150,7 +221,7 @@ def retrieval_problem(value: Any) -> str | None:
 def filter_problem(name: str, value: Any, filters: dict[str, Any]) -> str | None:
     """A `where` field: not given twice (nor as `tags` too), a scalar or a list of scalars."""
     if name in filters:
-        twice = "as an option and in where" if name == "tags" else "twice in where"
+        twice = "as an option and in where" if name in FILTER_OPTIONS else "twice in where"
         return f"Filter '{name}' given {twice}"
     if not _is_filter_value(value):
         return (
@@ -199,14 +270,28 @@ def remember_options(options: ast.MapValue | None, report: Reporter) -> Remember
             report.error(problem, value_span(fields["key"]))
         elif isinstance(value, str):
             key = value
-    importance = None
-    if "importance" in fields:
-        value = plain(fields["importance"].value)
-        problem = importance_problem(value)
+    importance = _importance(fields.get("importance"), report)
+    record_type = _type(fields.get("type"), report)
+    expires_in = None
+    if "expires_in" in fields:
+        value = plain(fields["expires_in"].value)
+        problem = expires_in_problem(value)
         if problem is not None:
-            report.error(problem, value_span(fields["importance"]))
-        elif isinstance(value, int | float):
-            importance = value
+            report.error(problem, value_span(fields["expires_in"]))
+        elif isinstance(value, str):
+            expires_in = value
+    related = None
+    if "related" in fields:
+        value = plain(fields["related"].value)
+        problem = related_problem(value)
+        if problem is not None:
+            report.error(problem, value_span(fields["related"]))
+        elif isinstance(value, list):
+            related = tuple(dict.fromkeys(k for k in value if isinstance(k, str)))
+        if key is not None and related is not None and key in related:
+            report.error(
+                f"Entry '{key}' cannot be related to itself", value_span(fields["related"])
+            )
     metadata: dict[str, JSON] = {}
     mapping = _map(fields["metadata"], "remember", report) if "metadata" in fields else None
     for f in mapping.fields if mapping else ():
@@ -217,7 +302,41 @@ def remember_options(options: ast.MapValue | None, report: Reporter) -> Remember
             report.error(problem, f.span)
         else:
             metadata[f.name] = plain(f.value)
-    return RememberOptions(key, _tags(fields.get("tags"), report), importance, metadata)
+    return RememberOptions(
+        key, _tags(fields.get("tags"), report), importance, metadata,
+        record_type, expires_in, related,
+    )
+
+
+def _importance(f: ast.Field | None, report: Reporter, name: str = "importance") -> float | None:
+    """A number from 0 to 1 or a level (`high`, as a name or a string) -> its number."""
+    if f is None:
+        return None
+    value = plain(f.value)
+    problem = importance_problem(value, name)
+    if problem is not None:
+        report.error(problem, value_span(f))
+        return None
+    assert isinstance(value, int | float | str)  # importance_problem accepts only these
+    return importance_value(value)
+
+
+def _type(f: ast.Field | None, report: Reporter) -> str | None:
+    """A record type (`short_term`, as a name or a string)."""
+    if f is None:
+        return None
+    value = plain(f.value)
+    problem = type_problem(value)
+    if problem is not None:
+        report.error(problem, value_span(f))
+        return None
+    assert isinstance(value, str)
+    return value
+
+
+def min_importance_filter(bound: float) -> dict[str, JSON]:
+    """The `importance` filter of `min_importance`: at least `bound`; no importance = normal."""
+    return dict(comparison_filter("gte", bound, DEFAULT_IMPORTANCE))
 
 
 def _is_filter_value(value: Any) -> bool:
@@ -247,6 +366,12 @@ def recall_options(options: ast.MapValue | None, report: Reporter) -> RecallOpti
     tags = _tags(fields.get("tags"), report)
     if tags is not None:
         filters["tags"] = list(tags)
+    record_type = _type(fields.get("type"), report)
+    if record_type is not None:
+        filters["type"] = record_type
+    least = _importance(fields.get("min_importance"), report, "min_importance")
+    if least is not None:
+        filters["importance"] = min_importance_filter(least)
     mapping = _map(fields["where"], "recall", report) if "where" in fields else None
     for f in mapping.fields if mapping else ():
         value = plain(f.value)

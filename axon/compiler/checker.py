@@ -476,6 +476,9 @@ class Checker:
             tags=checked.tags,
             importance=checked.importance,
             metadata=checked.metadata,
+            type=checked.type,
+            expires_in=checked.expires_in,
+            related=checked.related,
         )
 
     def _recall(self, stmt: ast.Recall, bound: set[str]) -> ir.IRRecall:

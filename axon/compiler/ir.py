@@ -182,7 +182,9 @@ class IRRemember(_Located):
     `expression` is the argument as text (a name, or a literal's value); `value`
     is what the executor evaluates; `options` holds the `with { ... }` fields as
     written. What becomes the entry's metadata, besides the runtime's `scope`
-    and `source`: `tags` and `importance` when given, and the `metadata:` map.
+    and `source`: `tags` and `importance` when given, and the `metadata:` map; for a
+    record (seed 002), `type` and `related` (keys of associated entries). `expires_in`
+    is the entry's own expiry as written (`3d`, `never`).
     """
 
     expression: str
@@ -195,6 +197,9 @@ class IRRemember(_Located):
     tags: tuple[str, ...] | None = None
     importance: float | None = None
     metadata: dict[str, JSON] = attrs.field(factory=dict)
+    type: str | None = None
+    expires_in: str | None = None
+    related: tuple[str, ...] | None = None
 
 
 @attrs.frozen

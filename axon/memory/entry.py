@@ -205,15 +205,100 @@ def value_text(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
+# ---------------------------------------------------------------- records (seed 002)
+
+DAY = 86400.0
+RECORD_TYPES: dict[str, float] = {
+    "long_term": 365 * DAY,
+    "short_term": 30 * DAY,
+    "reflex": 90 * DAY,
+    "dreams": 180 * DAY,
+}
+"""The memory types of a record (metadata `type`) and the default expiry of each, seconds."""
+
+IMPORTANCE_LEVELS: dict[str, float] = {
+    "low": 0.25,
+    "normal": 0.5,
+    "high": 0.75,
+    "critical": 1.0,
+}
+"""The importance levels and the number each stands for (metadata `importance` is the number)."""
+
+DEFAULT_IMPORTANCE = IMPORTANCE_LEVELS["normal"]
+"""The importance of a record that gives none, and what `min_importance` assumes for an
+entry without `importance` metadata."""
+
+COMPARISONS: dict[str, Callable[[float, float], bool]] = {
+    "gte": lambda have, bound: have >= bound,
+    "gt": lambda have, bound: have > bound,
+    "lte": lambda have, bound: have <= bound,
+    "lt": lambda have, bound: have < bound,
+}
+"""The operators of a comparison filter (see `matches_filters`)."""
+
+
+def is_number(value: Any) -> bool:
+    """An int or float that is not a boolean."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def comparison_filter(op: str, bound: float, default: float | None = None) -> dict[str, Any]:
+    """A comparison filter value: `{"gte": 0.75}`, with the value assumed when a field is absent.
+
+    `min_importance: high` is `{"importance": comparison_filter("gte", 0.75,
+    DEFAULT_IMPORTANCE)}`: entries that never said how important they are count as normal.
+    """
+    if op not in COMPARISONS:
+        raise ValueError(f"unknown comparison '{op}' (one of {', '.join(COMPARISONS)})")
+    wanted: dict[str, Any] = {op: bound}
+    if default is not None:
+        wanted["default"] = default
+    return wanted
+
+
+def _compares(have: Any, wanted: Mapping[str, Any]) -> bool:
+    """A comparison filter against one metadata value: every operator given must hold."""
+    if not is_number(have):
+        return False
+    for op, bound in wanted.items():
+        if op == "default":
+            continue
+        test = COMPARISONS.get(op)
+        if test is None or not is_number(bound) or not test(float(have), float(bound)):
+            return False
+    return True
+
+
 def matches_filters(metadata: Mapping[str, Any], filters: Mapping[str, Any] | None) -> bool:
     """Whether an entry's metadata satisfies recall filters (`with { tags: [...] }`).
 
-    A list filter matches when the metadata value (a list or a scalar) shares at
-    least one element with it; a scalar filter matches by equality.
+    Every backend applies this one function to the entries its index finds, so all
+    of them agree. Three forms of filter value:
+
+    - a list matches when the metadata value (a list or a scalar) shares at least
+      one element with it (`tags: ["finance", "legal"]`);
+    - a scalar matches by equality (`type: "short_term"`);
+    - a comparison, a map of operators `gte`, `gt`, `lte`, `lt` to numbers, matches
+      a numeric metadata value for which every operator holds
+      (`importance: {"gte": 0.75}`); `default` is the value assumed when the entry
+      has no such field (without it, an entry lacking the field does not match).
+      A non-numeric value, or an unknown operator, never matches.
+
+    An entry without the field does not match a list or scalar filter.
     """
     if not filters:
         return True
     for name, wanted in filters.items():
+        if isinstance(wanted, Mapping):
+            if name in metadata:
+                have = metadata[name]
+            elif "default" in wanted:
+                have = wanted["default"]
+            else:
+                return False
+            if not _compares(have, wanted):
+                return False
+            continue
         if name not in metadata:
             return False
         have = metadata[name]

@@ -18,6 +18,7 @@ from axon.errors import AxonError, AxonMemoryError, AxonRuntimeError
 from axon.runtime.manager import (
     MemoryManager,
     entry_metadata,
+    expires_in_seconds,
     forget_record,
     recall_record,
     recall_results,
@@ -121,8 +122,14 @@ class Executor:
             source = frame.source_of(stmt.value.path[0]) or origin
         # The entry's metadata: where it came from, its tags and importance, and the
         # program's own `metadata: { ... }` (the checker keeps their names apart).
-        metadata = entry_metadata(source, stmt.tags, stmt.importance, stmt.metadata)
-        entry = await self.memories.remember(stmt.memory_target, stmt.key, value, metadata)
+        metadata = entry_metadata(
+            source, stmt.tags, stmt.importance, stmt.metadata,
+            record_type=stmt.type, related=stmt.related,
+        )
+        entry = await self.memories.remember(
+            stmt.memory_target, stmt.key, value, metadata,
+            expires_in=expires_in_seconds(stmt.expires_in),
+        )
         self.records.append(
             remember_record(
                 stmt.memory_target, stmt.key, value, entry,

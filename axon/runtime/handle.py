@@ -9,8 +9,11 @@ code (`axon.runtime.manager`):
   (`axon.compiler.names.key_for_literal`), so `notes.remember("x")` and
   `remember("x") -> Notes` write one entry. The entry's metadata is that of a
   statement, with `source: "python"` (a statement writes `main`, or its flow or
-  step name); `tags`, `importance` and `metadata` follow the checker's rules
-  (`axon.compiler.check_options`), so the same mistakes are refused.
+  step name); `tags`, `importance`, `metadata` and the record fields (`type`,
+  `expires_in`, `related`; recall's `type` and `min_importance`) follow the
+  checker's rules (`axon.compiler.check_options`), so the same mistakes are
+  refused. `associate(a, b)` links two entries both ways; `get` returns an entry
+  with its associated entries, one level deep.
 - The memory's `store:` lifetime holds: `session` entries belong to this session
   (private, removed by `close()`); each handle call is one "input", like one
   `execute`, so what it writes to an `ephemeral` memory is gone when it returns.
@@ -28,6 +31,7 @@ memory refuses). Each call takes the session's lock: see `axon.runtime.session`.
 from __future__ import annotations
 
 import copy
+import datetime
 import math
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -35,13 +39,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 
 from axon.compiler.check_options import (
+    expires_in_problem,
     filter_problem,
     importance_problem,
+    importance_value,
     key_problem,
     metadata_name_problem,
+    min_importance_filter,
+    related_problem,
     retrieval_problem,
     tags_problem,
     top_k_problem,
+    type_problem,
 )
 from axon.compiler.names import key_for_literal
 from axon.errors import AxonMemoryError
@@ -49,6 +58,7 @@ from axon.memory.entry import MemoryEntry
 from axon.runtime.manager import (
     MemoryManager,
     entry_metadata,
+    expires_in_seconds,
     forget_record,
     recall_record,
     recall_results,
@@ -69,7 +79,10 @@ class Entry:
     """One stored entry: its key, value (as it was given), metadata and times (Unix s).
 
     `metadata` holds `scope` (the memory's name), `source`, and `tags`,
-    `importance` and free metadata when they were given.
+    `importance`, `type`, `related` and free metadata when they were given.
+    `associated` is filled by `get` only: the entries named by `related` (one
+    level: their own `associated` is empty), in that order, without those that
+    have expired.
     """
 
     key: str
@@ -77,16 +90,30 @@ class Entry:
     metadata: dict[str, Any]
     created_at: float
     expires_at: float | None = None
+    associated: tuple[Entry, ...] = ()
 
     @classmethod
-    def of(cls, entry: MemoryEntry) -> Entry:
+    def of(cls, entry: MemoryEntry, associated: Sequence[MemoryEntry] = ()) -> Entry:
         return cls(
             key=entry.key,
             value=copy.deepcopy(entry.value),
             metadata=copy.deepcopy(entry.metadata),
             created_at=entry.timestamp,
             expires_at=entry.expires_at,
+            associated=tuple(Entry.of(e) for e in associated),
         )
+
+    @property
+    def type(self) -> str | None:
+        """The record's memory type (`long_term`, `short_term`, `reflex`, `dreams`) or None."""
+        kind = self.metadata.get("type")
+        return kind if isinstance(kind, str) else None
+
+    @property
+    def importance(self) -> float | None:
+        """The entry's importance (0 to 1), or None when it was never given one."""
+        value = self.metadata.get("importance")
+        return float(value) if isinstance(value, int | float) else None
 
 
 @attrs.frozen
@@ -154,14 +181,44 @@ def _key(key: Any, op: str, memory: str) -> str:
     return key
 
 
+Importance = float | str
+"""A number from 0 to 1 or a level: "low", "normal", "high", "critical"."""
+
+
+def _importance(value: Any, op: str, memory: str, key: str | None, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        where = f"memory '{memory}'" + (f", key '{key}'" if key else "")
+        raise TypeError(f"{op}: {importance_problem(value, name)} ({where})")
+    _check(importance_problem(value, name), op, memory, key)
+    return importance_value(value)
+
+
+def _type(value: Any, op: str, memory: str, key: str | None = None) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{op}: {type_problem(value)} (memory '{memory}')")
+    _check(type_problem(value), op, memory, key)
+    return value
+
+
 def _filters(
-    tags: Sequence[str] | None, where: Mapping[str, Any] | None, op: str, memory: str
+    tags: Sequence[str] | None,
+    where: Mapping[str, Any] | None,
+    op: str,
+    memory: str,
+    record_type: str | None = None,
+    min_importance: Importance | None = None,
 ) -> dict[str, Any]:
-    """`tags` and `where` as the backend's filters, by the checker's rules."""
+    """`tags`, `type`, `min_importance` and `where` as the backend's filters, by the
+    checker's rules."""
     filters: dict[str, Any] = {}
     checked = _tags(tags, op, memory)
     if checked is not None:
         filters["tags"] = checked
+    if record_type is not None:
+        filters["type"] = _type(record_type, op, memory)
+    if min_importance is not None:
+        least = _importance(min_importance, op, memory, None, "min_importance")
+        filters["importance"] = min_importance_filter(least)
     if where is None:
         return filters
     if not isinstance(where, Mapping):
@@ -193,6 +250,40 @@ class _Remember:
     key: str
     value: Any
     metadata: dict[str, Any]
+    expires_in: float | None = None
+
+
+def _expires_in(value: Any, op: str, memory: str, key: str) -> float:
+    """`expires_in=`: seconds (> 0), a `timedelta`, or a duration text ("3d", "never")."""
+    if isinstance(value, datetime.timedelta):
+        value = value.total_seconds()
+    if isinstance(value, str):
+        _check(expires_in_problem(value), op, memory, key)
+        seconds = expires_in_seconds(value)
+        assert seconds is not None
+        return seconds
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(
+            f"{op}: expires_in must be seconds, a timedelta or a duration such as '3d', "
+            f"not {type(value).__name__} (memory '{memory}', key '{key}')"
+        )
+    if not (value > 0 and math.isfinite(value)):
+        raise AxonMemoryError(
+            f"{op}: expires_in must be more than 0 seconds, got {value!r}",
+            memory=memory, key=key,
+        )
+    return float(value)
+
+
+def _related(value: Any, op: str, memory: str, key: str) -> list[str]:
+    as_list = list(value) if isinstance(value, tuple) else value
+    problem = related_problem(as_list)
+    if problem is not None:
+        raise TypeError(f"{op}: {problem} (memory '{memory}', key '{key}')")
+    assert isinstance(as_list, list)
+    if key in as_list:
+        raise AxonMemoryError(f"{op}: an entry cannot be related to itself", memory=memory, key=key)
+    return [str(k) for k in as_list]
 
 
 def _remember_args(
@@ -200,8 +291,11 @@ def _remember_args(
     value: Any,
     key: str | None,
     tags: Sequence[str] | None,
-    importance: float | None,
+    importance: Importance | None,
     metadata: Mapping[str, Any] | None,
+    record_type: str | None = None,
+    expires_in: float | datetime.timedelta | str | None = None,
+    related: Sequence[str] | None = None,
 ) -> _Remember:
     op = f"{memory}.remember"
     problem = _plain_problem(value, "value")
@@ -211,12 +305,12 @@ def _remember_args(
         raise AxonMemoryError(f"{op}: value is {value!r} (not a finite number)", memory=memory)
     chosen = key_for_literal(value) if key is None else _key(key, op, memory)
     checked_tags = _tags(tags, op, memory)
+    number = None
     if importance is not None:
-        if isinstance(importance, bool) or not isinstance(importance, int | float):
-            raise TypeError(
-                f"{op}: {importance_problem(importance)} (memory '{memory}', key '{chosen}')"
-            )
-        _check(importance_problem(importance), op, memory, chosen)
+        number = _importance(importance, op, memory, chosen, "importance")
+    kind = None if record_type is None else _type(record_type, op, memory, chosen)
+    seconds = None if expires_in is None else _expires_in(expires_in, op, memory, chosen)
+    links = None if related is None else _related(related, op, memory, chosen)
     free: dict[str, Any] = {}
     if metadata is not None:
         if not isinstance(metadata, Mapping):
@@ -232,8 +326,10 @@ def _remember_args(
             if problem is not None:
                 raise TypeError(f"{op}: {problem} (memory '{memory}', key '{chosen}')")
             free[name] = copy.deepcopy(field)
-    meta = entry_metadata(HANDLE_SOURCE, checked_tags, importance, free)
-    return _Remember(chosen, copy.deepcopy(value), meta)
+    meta = entry_metadata(
+        HANDLE_SOURCE, checked_tags, number, free, record_type=kind, related=links
+    )
+    return _Remember(chosen, copy.deepcopy(value), meta, seconds)
 
 
 @attrs.frozen
@@ -251,6 +347,8 @@ def _recall_args(
     retrieval: str | None,
     tags: Sequence[str] | None,
     where: Mapping[str, Any] | None,
+    record_type: str | None = None,
+    min_importance: Importance | None = None,
 ) -> _Recall:
     op = f"{memory}.recall"
     if not isinstance(query, str):
@@ -267,7 +365,8 @@ def _recall_args(
                 f"{op}: retrieval must be a str, not {type(retrieval).__name__}"
             )
         _check(retrieval_problem(retrieval), op, memory)
-    return _Recall(query, top_k, retrieval, _filters(tags, where, op, memory))
+    filters = _filters(tags, where, op, memory, record_type, min_importance)
+    return _Recall(query, top_k, retrieval, filters)
 
 
 # ---------------------------------------------------------------- the operations
@@ -278,7 +377,9 @@ def _recall_args(
 async def _do_remember(
     memories: MemoryManager, records: list[dict[str, Any]], memory: str, args: _Remember
 ) -> str:
-    entry = await memories.remember(memory, args.key, args.value, args.metadata)
+    entry = await memories.remember(
+        memory, args.key, args.value, args.metadata, expires_in=args.expires_in
+    )
     records.append(
         remember_record(memory, args.key, args.value, entry, line=None, column=None, flow=None)
     )
@@ -313,7 +414,13 @@ async def _do_recall(
 
 async def _do_get(memories: MemoryManager, memory: str, key: str) -> Entry | None:
     found = await memories.get_entry(memory, key)
-    return None if found is None else Entry.of(found)
+    if found is None:
+        return None
+    return Entry.of(found, await memories.associated(memory, found))
+
+
+async def _do_associate(memories: MemoryManager, memory: str, a: str, b: str) -> None:
+    await memories.associate(memory, a, b)
 
 
 async def _do_delete(
@@ -352,17 +459,25 @@ class MemoryHandle:
         *,
         key: str | None = None,
         tags: Sequence[str] | None = None,
-        importance: float | None = None,
+        importance: Importance | None = None,
         metadata: Mapping[str, Any] | None = None,
+        type: str | None = None,
+        expires_in: float | datetime.timedelta | str | None = None,
+        related: Sequence[str] | None = None,
     ) -> str:
         """Store `value` (replacing the entry under the same key); returns the key.
 
         Without `key`, the key is derived from the value as for a literal in
-        `remember(...) -> M`. `tags` (list of str), `importance` (0 to 1) and
-        `metadata` (free fields; not `scope`, `source`, `tags`, `importance`)
-        are those of `with { ... }`.
+        `remember(...) -> M`. `tags` (list of str), `importance` (0 to 1, or "low",
+        "normal", "high", "critical"), `metadata` (free fields; not `scope`,
+        `source`, `tags`, `importance`, `type`, `related`), `type` (a record type:
+        "long_term", "short_term", "reflex", "dreams"), `expires_in` (seconds, a
+        `timedelta`, or "3d"/"never") and `related` (keys of stored entries to
+        associate, both ways) are those of `with { ... }`.
         """
-        args = _remember_args(self.name, value, key, tags, importance, metadata)
+        args = _remember_args(
+            self.name, value, key, tags, importance, metadata, type, expires_in, related
+        )
         return self._run(lambda m, r: _do_remember(m, r, self.name, args))
 
     def recall(
@@ -373,19 +488,33 @@ class MemoryHandle:
         retrieval: str | None = None,
         tags: Sequence[str] | None = None,
         where: Mapping[str, Any] | None = None,
+        type: str | None = None,
+        min_importance: Importance | None = None,
     ) -> list[Result]:
         """The best entries for `query`, best first: a recall statement's results.
 
         `top_k` and `retrieval` default to the memory's; `tags` keeps entries with
-        one of the tags, `where` those whose metadata has the given values.
+        one of the tags, `type` the records of that type, `min_importance` (a
+        number or a level) those at least that important (an entry without an
+        importance counts as normal), `where` those whose metadata has the given
+        values.
         """
-        args = _recall_args(self.name, query, top_k, retrieval, tags, where)
+        args = _recall_args(
+            self.name, query, top_k, retrieval, tags, where, type, min_importance
+        )
         return self._run(lambda m, r: _do_recall(m, r, self.name, args))
 
     def get(self, key: str) -> Entry | None:
-        """The unexpired entry stored under `key`, or None."""
+        """The unexpired entry stored under `key`, or None; with its `associated` entries."""
         checked = _key(key, f"{self.name}.get", self.name)
         return self._run(lambda m, r: _do_get(m, self.name, checked))
+
+    def associate(self, a: str, b: str) -> None:
+        """Associate the entries under `a` and `b`, both ways (each one's `related`
+        names the other; `get` returns each with the other). Both must be stored."""
+        op = f"{self.name}.associate"
+        first, second = _key(a, op, self.name), _key(b, op, self.name)
+        self._run(lambda m, r: _do_associate(m, self.name, first, second))
 
     def delete(self, key: str) -> bool:
         """Remove the entry under `key`; True when there was one."""
@@ -398,11 +527,13 @@ class MemoryHandle:
         limit: int | None = None,
         tags: Sequence[str] | None = None,
         where: Mapping[str, Any] | None = None,
+        type: str | None = None,
+        min_importance: Importance | None = None,
     ) -> list[Entry]:
         """Unexpired entries, newest first (at most `limit`), filtered as recall filters."""
         op = f"{self.name}.list"
         checked = _limit(limit, op, self.name)
-        filters = _filters(tags, where, op, self.name)
+        filters = _filters(tags, where, op, self.name, type, min_importance)
         return self._run(lambda m, r: _do_list(m, self.name, checked, filters))
 
     def count(self) -> int:
@@ -434,11 +565,16 @@ class AsyncMemoryHandle:
         *,
         key: str | None = None,
         tags: Sequence[str] | None = None,
-        importance: float | None = None,
+        importance: Importance | None = None,
         metadata: Mapping[str, Any] | None = None,
+        type: str | None = None,
+        expires_in: float | datetime.timedelta | str | None = None,
+        related: Sequence[str] | None = None,
     ) -> str:
         """See `MemoryHandle.remember`."""
-        args = _remember_args(self.name, value, key, tags, importance, metadata)
+        args = _remember_args(
+            self.name, value, key, tags, importance, metadata, type, expires_in, related
+        )
         return await self._run(lambda m, r: _do_remember(m, r, self.name, args))
 
     async def recall(
@@ -449,15 +585,25 @@ class AsyncMemoryHandle:
         retrieval: str | None = None,
         tags: Sequence[str] | None = None,
         where: Mapping[str, Any] | None = None,
+        type: str | None = None,
+        min_importance: Importance | None = None,
     ) -> list[Result]:
         """See `MemoryHandle.recall`."""
-        args = _recall_args(self.name, query, top_k, retrieval, tags, where)
+        args = _recall_args(
+            self.name, query, top_k, retrieval, tags, where, type, min_importance
+        )
         return await self._run(lambda m, r: _do_recall(m, r, self.name, args))
 
     async def get(self, key: str) -> Entry | None:
         """See `MemoryHandle.get`."""
         checked = _key(key, f"{self.name}.get", self.name)
         return await self._run(lambda m, r: _do_get(m, self.name, checked))
+
+    async def associate(self, a: str, b: str) -> None:
+        """See `MemoryHandle.associate`."""
+        op = f"{self.name}.associate"
+        first, second = _key(a, op, self.name), _key(b, op, self.name)
+        await self._run(lambda m, r: _do_associate(m, self.name, first, second))
 
     async def delete(self, key: str) -> bool:
         """See `MemoryHandle.delete`."""
@@ -470,11 +616,13 @@ class AsyncMemoryHandle:
         limit: int | None = None,
         tags: Sequence[str] | None = None,
         where: Mapping[str, Any] | None = None,
+        type: str | None = None,
+        min_importance: Importance | None = None,
     ) -> list[Entry]:
         """See `MemoryHandle.list`."""
         op = f"{self.name}.list"
         checked = _limit(limit, op, self.name)
-        filters = _filters(tags, where, op, self.name)
+        filters = _filters(tags, where, op, self.name, type, min_importance)
         return await self._run(lambda m, r: _do_list(m, self.name, checked, filters))
 
     async def count(self) -> int:

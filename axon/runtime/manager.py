@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -31,12 +32,20 @@ from typing import Any
 
 import attrs
 
+from axon.compiler.durations import parse_decay
 from axon.compiler.ir import IRMemory
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.availability import keyword_fallback_warning
 from axon.memory.embeddings.base import Embedder
-from axon.memory.entry import Clock, MemoryEntry, matches_filters
+from axon.memory.entry import (
+    DEFAULT_IMPORTANCE,
+    RECORD_TYPES,
+    Clock,
+    MemoryEntry,
+    NewEntry,
+    matches_filters,
+)
 from axon.memory.lifetimes import OWNED_MARKER, Owner, is_reserved, parse_owned
 from axon.memory.registry import BackendRegistry
 from axon.runtime.tracer import TraceEventType, Tracer
@@ -64,24 +73,109 @@ def resolve_memory_dir(memory_dir: str | os.PathLike[str] | None) -> Path:
     return Path(os.environ.get(MEMORY_DIR_ENV) or DEFAULT_MEMORY_DIR)
 
 
+NEVER = math.inf
+"""`expires_in` of an entry that never expires (`with { expires_in: never }`)."""
+
+
 def entry_metadata(
     source: str,
     tags: Sequence[str] | None = None,
     importance: float | None = None,
     metadata: Mapping[str, Any] | None = None,
+    *,
+    record_type: str | None = None,
+    related: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The metadata a remember writes: where the value came from, tags, importance, free.
 
     `source` is the statement's origin (`main`, a flow or step name) or `python` for
     the handle. The checker (and the handle) keep the free names apart from these.
+    A record (an entry with a `type`) gets `importance` normal (0.5) when it gives
+    none; an entry that is not a record gets `importance` only when it asks for it.
+    `related` are the keys of associated entries (`MemoryManager.remember` checks them).
     """
     meta: dict[str, Any] = {"source": source}
     if tags is not None:
         meta["tags"] = list(tags)
+    if record_type is not None:
+        meta["type"] = record_type
+        if importance is None:
+            importance = DEFAULT_IMPORTANCE
     if importance is not None:
         meta["importance"] = importance
+    if related is not None:
+        meta["related"] = list(dict.fromkeys(related))
     meta.update(metadata or {})
     return meta
+
+
+def expires_in_seconds(text: str | None) -> float | None:
+    """An `expires_in` as written (`3d`, `never`) -> seconds, `NEVER`, or None if not given."""
+    if text is None:
+        return None
+    seconds = parse_decay(text)
+    return NEVER if seconds is None else seconds
+
+
+def expiry_of(
+    decl: IRMemory, metadata: Mapping[str, Any], now: float, expires_in: float | None
+) -> float | None:
+    """When a new entry expires: the entry's `expires_in`, else the memory's `decay:`, else
+    its record type's default (`RECORD_TYPES`), else never.
+
+    An entry without a type keeps the memory's decay (or none), so programs written
+    before records existed do not start expiring. A memory whose decay is `none`
+    (or not given) leaves a typed entry its type's default.
+    """
+    if expires_in is not None:
+        return None if math.isinf(expires_in) else now + expires_in
+    if decl.decay_seconds is not None:
+        return now + decl.decay_seconds
+    kind = metadata.get("type")
+    if isinstance(kind, str) and kind in RECORD_TYPES:
+        return now + RECORD_TYPES[kind]
+    return None
+
+
+def related_keys(metadata: Mapping[str, Any]) -> list[str]:
+    """The keys an entry is associated with (its `related` metadata)."""
+    related = metadata.get("related")
+    if not isinstance(related, list):
+        return []
+    return [k for k in related if isinstance(k, str)]
+
+
+async def delete_entry(backend: MemoryBackend, key: str, scope: str) -> bool:
+    """Delete one entry and its associations: the entries it was associated with stop
+    naming it. True when there was an entry. Every delete of one entry goes through
+    here (`MemoryManager.delete`, so the handle and the `forget` statement, and
+    `axon memory forget`).
+
+    The entry goes first, then the others are rewritten in one batch: a crash in
+    between leaves a key that names a deleted entry, which `get` skips.
+    """
+    old = await backend.get(key, scope=scope)
+    removed = await backend.delete(key, scope=scope)
+    if not removed or old is None:
+        return removed
+    batch = []
+    for other_key in related_keys(old.metadata):
+        other = await backend.get(other_key, scope=scope)
+        if other is not None and key in related_keys(other.metadata):
+            batch.append(
+                _with_related(other, [k for k in related_keys(other.metadata) if k != key])
+            )
+    if batch:
+        await backend.store_many(batch)
+    return removed
+
+
+def _with_related(entry: MemoryEntry, related: Sequence[str]) -> NewEntry:
+    """`entry` rewritten with other associations, keeping its value, times and expiry."""
+    meta = {k: v for k, v in entry.metadata.items() if k != "related"}
+    if related:
+        meta["related"] = list(related)
+    return NewEntry(entry.key, entry.value, meta, entry.expires_at, entry.timestamp)
 
 
 def remember_record(
@@ -340,17 +434,32 @@ class MemoryManager:
         return mode
 
     async def remember(
-        self, name: str, key: str, value: Any, metadata: Mapping[str, Any]
+        self,
+        name: str,
+        key: str,
+        value: Any,
+        metadata: Mapping[str, Any],
+        *,
+        expires_in: float | None = None,
     ) -> MemoryEntry:
+        """Store one entry; its expiry from `expiry_of` (`expires_in` seconds or `NEVER`).
+
+        With `related` metadata, the entry and the entries it names are written in one
+        batch (every named key must exist: else nothing is written), each side naming
+        the other. Replacing an entry keeps the associations it had.
+        """
         bound = self.get(name)
         decl = bound.decl
         await self._maybe_sweep(bound)
         now = self.clock()
-        expires_at = now + decl.decay_seconds if decl.decay_seconds is not None else None
+        expires_at = expiry_of(decl, metadata, now, expires_in)
         meta = {**metadata, "scope": bound.scope}
         started = time.perf_counter()
         with _errors_named(name):
-            stored = await bound.backend.store(key, value, meta, expires_at=expires_at)
+            batch = await self._associations(bound, key, meta)
+            stored, *_ = await bound.backend.store_many(
+                [NewEntry(key, value, meta, expires_at), *batch]
+            )
         entry = _named(stored, name)
         if decl.store == "ephemeral" and self._lifetimes:
             self._lifetimes[-1].append((name, key))
@@ -363,11 +472,106 @@ class MemoryManager:
                 "backend": bound.backend_key[0],
                 "store": decl.store,
                 "expires_at": expires_at,
+                **({"type": meta["type"]} if "type" in meta else {}),
+                **({"related": meta["related"]} if "related" in meta else {}),
                 "duration_ms": _ms(started),
             },
             duration_ms=_ms(started),
         )
         return entry
+
+    async def _associations(
+        self, bound: BoundMemory, key: str, meta: dict[str, Any]
+    ) -> list[NewEntry]:
+        """Complete `meta["related"]` of the entry about to be stored under `key` and
+        return the other entries to rewrite so that each names it back.
+
+        The associations of the entry being replaced are kept. A named key that is
+        not stored (or expired), or the entry's own key, is an `AxonMemoryError`
+        naming the memory and the key; nothing has been written then.
+        """
+        given = related_keys(meta)
+        old = await bound.backend.get(key, scope=bound.scope)
+        kept = related_keys(old.metadata) if old is not None else []
+        if not given and not kept:
+            meta.pop("related", None)  # `related: []` on a new entry: nothing to record
+            return []
+        if key in given:
+            raise AxonMemoryError(
+                "an entry cannot be related to itself", memory=bound.name, key=key
+            )
+        others: list[NewEntry] = []
+        for other_key in given:
+            if other_key in kept:
+                continue
+            other = await bound.backend.get(other_key, scope=bound.scope)
+            if other is None:
+                raise AxonMemoryError(
+                    f"related entry '{other_key}' is not stored in this memory",
+                    memory=bound.name,
+                    key=key,
+                )
+            back = related_keys(other.metadata)
+            if key not in back:
+                others.append(_with_related(other, [*back, key]))
+        meta["related"] = list(dict.fromkeys([*kept, *given]))
+        return others
+
+    async def associate(self, name: str, a: str, b: str) -> None:
+        """Associate the entries under `a` and `b`, both ways (`related` metadata of each).
+
+        Both must be stored (unexpired) and differ; the two are rewritten in one batch
+        with their values, times and expiry unchanged. One `memory_write` event
+        (`op: associate`). Associating twice changes nothing.
+        """
+        bound = self.get(name)
+        await self._maybe_sweep(bound)
+        if a == b:
+            raise AxonMemoryError("an entry cannot be related to itself", memory=name, key=a)
+        started = time.perf_counter()
+        with _errors_named(name):
+            entries = []
+            for key in (a, b):
+                found = await bound.backend.get(key, scope=bound.scope)
+                if found is None:
+                    raise AxonMemoryError(
+                        "cannot associate: no such entry", memory=name, key=key
+                    )
+                entries.append(found)
+            first, second = entries
+            batch = []
+            if b not in related_keys(first.metadata):
+                batch.append(_with_related(first, [*related_keys(first.metadata), b]))
+            if a not in related_keys(second.metadata):
+                batch.append(_with_related(second, [*related_keys(second.metadata), a]))
+            if batch:
+                await bound.backend.store_many(batch)
+        self.tracer.emit(
+            TraceEventType.MEMORY_WRITE,
+            data={
+                "op": "associate",
+                "key": a,
+                "related": b,
+                "count": len(batch),
+                "memory": name,
+                "backend": bound.backend_key[0],
+                "store": bound.decl.store,
+                "duration_ms": _ms(started),
+            },
+            duration_ms=_ms(started),
+        )
+
+    async def associated(self, name: str, entry: MemoryEntry) -> list[MemoryEntry]:
+        """The stored (unexpired) entries `entry` is associated with, in its `related`
+        order; keys whose entry has gone (expired) are skipped."""
+        bound = self.get(name)
+        found: list[MemoryEntry] = []
+        with _errors_named(name):
+            for key in related_keys(entry.metadata):
+                other = await bound.backend.get(key, scope=bound.scope)
+                if other is not None:
+                    found.append(_named(other, name))
+        return found
 
     async def recall(
         self,
@@ -459,11 +663,15 @@ class MemoryManager:
         return None if found is None else _named(found, name)
 
     async def delete(self, name: str, key: str) -> bool:
-        """Remove the entry under `key`; True when there was one. A `memory_delete` event."""
+        """Remove the entry under `key`; True when there was one. A `memory_delete` event.
+
+        The path of every delete (the handle's `delete`, the `forget` statement): the
+        entries associated with `key` stop naming it (`_unlink`).
+        """
         bound = self.get(name)
         started = time.perf_counter()
         with _errors_named(name):
-            removed = await bound.backend.delete(key, scope=bound.scope)
+            removed = await delete_entry(bound.backend, key, bound.scope)
         self.tracer.emit(
             TraceEventType.MEMORY_DELETE,
             data={
@@ -512,8 +720,8 @@ class MemoryManager:
                 if len(page) < LIST_PAGE:
                     break
                 offset += LIST_PAGE
-            for key in keys:
-                deleted += int(await bound.backend.delete(key, scope=bound.scope))
+            for key in keys:  # one by one through delete_entry: associations go too
+                deleted += int(await delete_entry(bound.backend, key, bound.scope))
         self.tracer.emit(
             TraceEventType.MEMORY_DELETE,
             data={

@@ -507,6 +507,37 @@ async def test_filters_apply_in_every_mode(backend: MemoryBackend) -> None:
         assert sorted(keys(found)) == ["a", "c"], mode
 
 
+async def test_comparison_filters_apply_in_every_mode(backend: MemoryBackend) -> None:
+    """`{"importance": {"gte": x, "default": d}}` (recall's `min_importance`) keeps the
+    same entries on every backend and in every mode, also when most entries fail it
+    (the backend must look past its first `top_k` candidates)."""
+    for i in range(40):
+        meta: dict[str, Any] = {"scope": "S", "importance": i / 100}  # 0.00 .. 0.39
+        await backend.store(f"low{i}", f"quarterly report {i}", meta)
+    await backend.store("high", "quarterly report high", {"scope": "S", "importance": 0.9})
+    await backend.store("edge", "quarterly report edge", {"scope": "S", "importance": 0.75})
+    await backend.store("plain", "quarterly report plain", {"scope": "S"})
+    await backend.store("text", "quarterly report text", {"scope": "S", "importance": "high"})
+    await backend.store("flag", "quarterly report flag", {"scope": "S", "importance": True})
+    cases: list[tuple[dict[str, Any], list[str]]] = [
+        ({"importance": {"gte": 0.75}}, ["edge", "high"]),
+        ({"importance": {"gt": 0.75}}, ["high"]),
+        ({"importance": {"gte": 0.5, "default": 0.5}}, ["edge", "high", "plain"]),
+        ({"importance": {"gte": 0.3, "lt": 0.32}}, ["low30", "low31"]),
+        ({"importance": {"lte": 0.01}}, ["low0", "low1"]),
+        ({"importance": {"gte": 0.75}, "scope": "S"}, ["edge", "high"]),
+        ({"importance": {"near": 0.5}}, []),  # an unknown operator matches nothing
+    ]
+    for mode in sorted(backend.capabilities.retrieval):
+        for filters, wanted in cases:
+            found = await backend.retrieve("quarterly report", 50, "S", mode=mode,
+                                           filters=filters)
+            assert sorted(keys(found)) == wanted, (mode, filters)
+        few = await backend.retrieve("quarterly report", 1, "S", mode=mode,
+                                     filters={"importance": {"gte": 0.75}})
+        assert len(few) == 1 and few[0].key in ("edge", "high"), mode
+
+
 async def test_linked_keyword_reads_each_entry_with_the_one_stored_before(
     backend: MemoryBackend,
 ) -> None:

@@ -48,3 +48,20 @@ def test_filters_match_lists_by_overlap_and_scalars_by_equality() -> None:
     assert matches_filters(meta, {"source": "main", "importance": 0.8})
     assert not matches_filters(meta, {"missing": 1})
     assert matches_filters(meta, None)
+
+
+def test_comparison_filters() -> None:
+    assert matches_filters({"importance": 0.8}, {"importance": {"gte": 0.75}})
+    assert not matches_filters({"importance": 0.7}, {"importance": {"gte": 0.75}})
+    assert matches_filters({"importance": 1}, {"importance": {"gt": 0.5, "lte": 1}})
+    assert not matches_filters({}, {"importance": {"gte": 0.5}})  # absent, no default
+    assert matches_filters({}, {"importance": {"gte": 0.5, "default": 0.5}})
+    assert not matches_filters({}, {"importance": {"gte": 0.75, "default": 0.5}})
+    assert not matches_filters({"importance": "high"}, {"importance": {"gte": 0.0}})
+    assert not matches_filters({"importance": True}, {"importance": {"gte": 0.0}})
+    assert not matches_filters({"importance": 0.9}, {"importance": {"about": 0.9}})
+    assert not matches_filters({"importance": 0.9}, {"importance": {"gte": "0.5"}})
+    assert matches_filters({"type": "reflex", "importance": 0.9},
+                           {"type": "reflex", "importance": {"gte": 0.5}})
+    assert not matches_filters({"type": "dreams", "importance": 0.9},
+                               {"type": "reflex", "importance": {"gte": 0.5}})

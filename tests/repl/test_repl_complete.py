@@ -66,10 +66,10 @@ def test_memory_fields_and_their_values(completer: AxonCompleter) -> None:
 
 def test_with_options(completer: AxonCompleter) -> None:
     assert complete(completer, 'remember("x") -> Notes with { ') == [
-        "importance: ", "key: ", "metadata: ", "tags: ",
+        "expires_in: ", "importance: ", "key: ", "metadata: ", "related: ", "tags: ", "type: ",
     ]
     assert complete(completer, 'recall("x") from Notes with { tags: ["a"], ') == [
-        "retrieval: ", "top_k: ", "where: ",
+        "min_importance: ", "retrieval: ", "top_k: ", "type: ", "where: ",
     ]
     assert complete(completer, 'recall("x") from Notes with { retrieval: k') == ["keyword"]
 

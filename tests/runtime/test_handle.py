@@ -374,7 +374,7 @@ def test_wrong_argument_types_are_type_errors_that_say_what_was_expected(
         (lambda: notes.remember("x", key=3), "key must be a str, not int"),
         (lambda: notes.remember("x", tags="finance"), "tags must be a list of strings"),
         (lambda: notes.remember("x", tags=[1]), "tags must be a list of strings"),
-        (lambda: notes.remember("x", importance="high"), "importance must be a number"),
+        (lambda: notes.remember("x", importance=[1]), "importance must be a number"),
         (lambda: notes.remember("x", importance=True), "importance must be a number"),
         (lambda: notes.remember("x", metadata=["a"]), "metadata must be a dict"),
         (lambda: notes.remember("x", metadata={"at": {1, 2}}), "of type set"),
