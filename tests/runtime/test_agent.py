@@ -189,8 +189,8 @@ async def test_mistakes_raise_clear_errors_and_write_nothing(both: Both) -> None
         await memory.write("x", metadata={"scope": "Other"})
     assert "'scope' is set by the runtime" in str(info.value)
     assert info.value.memory == "Notes" and info.value.key
-    with pytest.raises(TypeError, match="importance must be a number from 0 to 1"):
-        await memory.write("x", metadata={"importance": "high"})
+    with pytest.raises(AxonMemoryError, match='Unknown importance level "urgent"'):
+        await memory.write("x", metadata={"importance": "urgent"})
     with pytest.raises(TypeError, match=r"metadata\['when'\] is of type set"):
         await memory.write("x", metadata={"when": {1, 2}})
     with pytest.raises(TypeError, match="query must be a str, not NoneType"):
