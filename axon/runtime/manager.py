@@ -348,12 +348,26 @@ class MemoryManager:
         owned = decl.store != "persistent"
         scope = self.owner.scope(decl.store, decl.name) if owned else decl.name
         bound = BoundMemory(decl, state.instance, key, scope)
+        previous = self.bound.get(decl.name)
         self.bound[decl.name] = bound
-        if fresh and (
-            state.instance.capabilities.persistent or state.instance.capabilities.shared
-        ):
-            await self._sweep_dead_owners(state.instance, info.name)
-        await self._maybe_sweep(bound, force=state.last_sweep == float("-inf"))
+        try:
+            if fresh and (
+                state.instance.capabilities.persistent or state.instance.capabilities.shared
+            ):
+                await self._sweep_dead_owners(state.instance, info.name)
+            await self._maybe_sweep(bound, force=state.last_sweep == float("-inf"))
+        except BaseException:
+            # The store could not be used (an unreachable server, a newer schema): forget
+            # it, so the memory stays undeclared and closing the session does not try again.
+            if previous is None:
+                self.bound.pop(decl.name, None)
+            else:
+                self.bound[decl.name] = previous
+            if fresh:
+                self._backends.pop(key, None)
+                with contextlib.suppress(Exception):
+                    await state.instance.close()
+            raise
         return bound
 
     async def _sweep_dead_owners(self, backend: MemoryBackend, backend_name: str) -> int:

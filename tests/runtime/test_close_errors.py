@@ -104,3 +104,18 @@ def test_the_repl_reports_a_failed_close_and_exits_nonzero(tmp_path: Path) -> No
         "the store went away while closing"
     )
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+
+
+def test_a_memory_that_failed_to_open_is_not_closed_again(tmp_path: Path) -> None:
+    """A store that could not be used at declaration is dropped: close() reports nothing."""
+    from axon.errors import AxonRuntimeError
+    from axon.runtime.session import Session
+
+    session = Session(memory_dir=tmp_path)
+    with pytest.raises(AxonRuntimeError, match="cannot open memory 'P'"):
+        session.execute(
+            'memory P { store: session backend: pgvector '
+            'location: "postgresql://nobody@127.0.0.1:1/none" }'
+        )
+    assert session.memory_names() == []
+    session.close()  # would raise "closing the session failed" if P's backend were kept
