@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import math
 import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
+from axon.memory.entry import find_unstorable
 from axon.runtime.model import Recalled, render_given
 
 if TYPE_CHECKING:
@@ -339,7 +339,7 @@ class InMemoryMemory:
     async def write(self, content: str, *, metadata: dict[str, Any] | None = None) -> None:
         """Append a new record; see the class docstring."""
         meta = _check_write(content, metadata, "InMemoryMemory.write")
-        problem = _json_problem(meta, "metadata")
+        problem = find_unstorable(meta, "metadata", strict=True)
         if problem is not None:
             raise TypeError(f"InMemoryMemory.write: {problem}")
         self._records.append(MemoryRecord(content, meta, uuid.uuid4().hex))
@@ -410,7 +410,7 @@ def _loaded(item: Any, i: int, seen: dict[str, int]) -> MemoryRecord:
         raise MemoryLoadError(
             f"must be a dict, got {type(metadata).__name__}", index=i, field="metadata"
         )
-    problem = _json_problem(metadata, "metadata")
+    problem = find_unstorable(metadata, "metadata", strict=True)
     if problem is not None:
         raise MemoryLoadError(problem, index=i, field="metadata")
     record_id = item.get("id")
@@ -426,30 +426,3 @@ def _loaded(item: Any, i: int, seen: dict[str, int]) -> MemoryRecord:
             )
         seen[record_id] = i
     return MemoryRecord(content, copy.deepcopy(metadata), record_id)
-
-
-def _json_problem(value: Any, path: str) -> str | None:
-    """Why `value` is not JSON data (what `dump()` must be able to save), or None."""
-    if value is None or isinstance(value, bool | int | str):
-        return None
-    if isinstance(value, float):
-        return None if math.isfinite(value) else f"{path} is {value!r} (not a finite number)"
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            problem = _json_problem(item, f"{path}[{i}]")
-            if problem:
-                return problem
-        return None
-    if isinstance(value, dict):
-        for k, item in value.items():
-            if not isinstance(k, str):
-                return f"{path} has a key of type {type(k).__name__} (keys must be strings)"
-            problem = _json_problem(item, f"{path}[{k!r}]")
-            if problem:
-                return problem
-        return None
-    hint = " (use a list)" if isinstance(value, tuple | set | frozenset) else ""
-    return (
-        f"{path} is of type {type(value).__name__}{hint}: JSON data is str, int, float, "
-        "bool, None, and lists and dicts of them"
-    )

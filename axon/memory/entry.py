@@ -95,15 +95,26 @@ def scope_of(metadata: Mapping[str, Any] | None) -> str | None:
     return scope if isinstance(scope, str) else None
 
 
-def _find_unstorable(value: Any, path: str = "value") -> str | None:
-    """Describe the first part of `value` that JSON cannot represent, or None."""
+def find_unstorable(
+    value: Any, path: str = "value", *, strict: bool = False, finite: bool = True
+) -> str | None:
+    """Describe the first part of `value` that a memory cannot store, or None.
+
+    A memory stores JSON data: str, int, float (finite), bool, None, and lists and
+    dicts (string keys) of them. The backends also take tuples, stored as lists (the
+    seed's API did); `strict` refuses them, and sets, for the Python APIs, where what
+    `get` returns must be what was given. `finite=False` lets NaN and infinities pass
+    (a caller that leaves them to `validate_entry`, which names the memory and key).
+    """
     if value is None or isinstance(value, bool | int | str):
         return None
     if isinstance(value, float):
-        return None if math.isfinite(value) else f"{path} is {value!r} (not a finite number)"
-    if isinstance(value, list | tuple):
+        if not finite or math.isfinite(value):
+            return None
+        return f"{path} is {value!r} (not a finite number)"
+    if isinstance(value, list) or (isinstance(value, tuple) and not strict):
         for i, item in enumerate(value):
-            found = _find_unstorable(item, f"{path}[{i}]")
+            found = find_unstorable(item, f"{path}[{i}]", strict=strict, finite=finite)
             if found:
                 return found
         return None
@@ -111,11 +122,17 @@ def _find_unstorable(value: Any, path: str = "value") -> str | None:
         for k, item in value.items():
             if not isinstance(k, str):
                 return f"{path} has a key of type {type(k).__name__} (keys must be strings)"
-            found = _find_unstorable(item, f"{path}[{k!r}]")
+            found = find_unstorable(item, f"{path}[{k!r}]", strict=strict, finite=finite)
             if found:
                 return found
         return None
-    return f"{path} is of type {type(value).__name__}, which is not JSON-representable"
+    if not strict:
+        return f"{path} is of type {type(value).__name__}, which is not JSON-representable"
+    hint = " (use a list)" if isinstance(value, tuple | set | frozenset) else ""
+    return (
+        f"{path} is of type {type(value).__name__}{hint}: a memory stores str, int, "
+        "float, bool, None, and lists and dicts of them"
+    )
 
 
 _JSON_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -165,11 +182,11 @@ def validate_entry(
         )
     if "\x00" in key:
         raise AxonMemoryError("Memory key must not contain NUL characters", memory=memory, key=key)
-    problem = _find_unstorable(value)
+    problem = find_unstorable(value)
     if problem:
         raise AxonMemoryError(f"Cannot store value: {problem}", memory=memory, key=key)
     if metadata is not None:
-        problem = _find_unstorable(dict(metadata), "metadata")
+        problem = find_unstorable(dict(metadata), "metadata")
         if problem:
             raise AxonMemoryError(f"Cannot store metadata: {problem}", memory=memory, key=key)
     part = "key"

@@ -54,7 +54,7 @@ from axon.compiler.check_options import (
 )
 from axon.compiler.names import key_for_literal
 from axon.errors import AxonMemoryError
-from axon.memory.entry import MemoryEntry
+from axon.memory.entry import MemoryEntry, find_unstorable
 from axon.runtime.manager import (
     MemoryManager,
     entry_metadata,
@@ -132,31 +132,6 @@ class Result:
 
 
 # ---------------------------------------------------------------- argument checks
-
-
-def _plain_problem(value: Any, path: str) -> str | None:
-    """Why `value` is not plain Python data (what a memory stores and returns), or None."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return None
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            problem = _plain_problem(item, f"{path}[{i}]")
-            if problem:
-                return problem
-        return None
-    if isinstance(value, dict):
-        for k, item in value.items():
-            if not isinstance(k, str):
-                return f"{path} has a key of type {type(k).__name__} (keys must be strings)"
-            problem = _plain_problem(item, f"{path}[{k!r}]")
-            if problem:
-                return problem
-        return None
-    hint = " (use a list)" if isinstance(value, tuple | set | frozenset) else ""
-    return (
-        f"{path} is of type {type(value).__name__}{hint}: a memory stores str, int, "
-        "float, bool, None, and lists and dicts of them"
-    )
 
 
 def _check(problem: str | None, op: str, memory: str, key: str | None = None) -> None:
@@ -298,7 +273,7 @@ def _remember_args(
     related: Sequence[str] | None = None,
 ) -> _Remember:
     op = f"{memory}.remember"
-    problem = _plain_problem(value, "value")
+    problem = find_unstorable(value, "value", strict=True, finite=False)
     if problem is not None:
         raise TypeError(f"{op}: {problem} (memory '{memory}')")
     if isinstance(value, float) and not math.isfinite(value):
@@ -322,7 +297,7 @@ def _remember_args(
             if not isinstance(name, str):
                 raise TypeError(f"{op}: metadata keys must be str, not {type(name).__name__}")
             _check(metadata_name_problem(name), op, memory, chosen)
-            problem = _plain_problem(field, f"metadata[{name!r}]")
+            problem = find_unstorable(field, f"metadata[{name!r}]", strict=True, finite=False)
             if problem is not None:
                 raise TypeError(f"{op}: {problem} (memory '{memory}', key '{chosen}')")
             free[name] = copy.deepcopy(field)
