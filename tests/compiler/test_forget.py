@@ -157,7 +157,7 @@ def test_a_key_and_a_filter_together_are_an_error() -> None:
          "'importance' is a remember option, not valid in forget", 26),
         ('forget from Notes with { key: "a" }',
          "'key' is not an option of forget: write the key before from, forget(\"a\") from M", 26),
-        ("forget from Notes with { type: reflex }", "is not implemented yet", 26),
+        ("forget from Notes with { type: reflex }", "not valid in forget", 26),
         ('forget from Notes with { tags: ["a"], tags: ["b"] }',
          "Duplicate option 'tags' in forget", 39),
         ('forget from Notes with { tags: "a" }', "tags must be a list of strings", 32),
