@@ -51,17 +51,26 @@ from axon.memory.backends.postgres_pool import (
 from axon.memory.backends.postgres_schema import (
     DEFAULT_SCHEMA,
     SCHEMA_ENV,
-    TS_CONFIG,
-    TS_WEIGHTS,
     check_schema_name,
     ensure_vector_table,
     find_vector_table,
+    indexed_terms,
     quote_ident,
     resolve_dsn,
+    text_array,
 )
 from axon.memory.entry import MemoryEntry, encode_json, matches_filters, scope_of, value_text
 from axon.memory.retrieval.exact import seed_score
-from axon.memory.retrieval.text import query_terms
+from axon.memory.retrieval.scores import (
+    K1,
+    B,
+    ScopeStats,
+    entry_counts,
+    entry_length,
+    idf,
+    keyword_score,
+)
+from axon.memory.retrieval.text import CONTEXT_WEIGHT, query_terms, stem
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -79,17 +88,23 @@ COPY_THRESHOLD = 64
 _STAGE_TABLE = (
     "CREATE TEMP TABLE IF NOT EXISTS axon_stage (n integer, scope text, key text, "
     "key_lc text, value text, text text, text_lc text, metadata text, ts float8, "
-    "exp float8) ON COMMIT DELETE ROWS"
+    "exp float8, terms text, length integer, context text, context_terms text, "
+    "context_length integer) ON COMMIT DELETE ROWS"
 )
 _STAGE_COPY = (
-    "COPY pg_temp.axon_stage (n, scope, key, key_lc, value, text, text_lc, metadata, ts, exp) "
-    "FROM STDIN"
+    "COPY pg_temp.axon_stage (n, scope, key, key_lc, value, text, text_lc, metadata, ts, exp, "
+    "terms, length, context, context_terms, context_length) FROM STDIN"
 )
 
 PURGE_BATCH = 1000
 PURGE_INTERVAL = 60.0
 
 MAX_QUERY_TERMS = 64
+"""Distinct content words of a keyword query that are searched (the rest are ignored)."""
+
+CANDIDATES_PER_RESULT = 4
+MIN_CANDIDATES = 20
+"""Keyword recall rescores `max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)` candidates."""
 
 _COLUMNS = "e.id, e.scope, e.key, e.value, e.metadata, e.timestamp, e.expires_at"
 _LIVE = "(e.expires_at IS NULL OR e.expires_at > %s)"
@@ -98,23 +113,10 @@ _TEXT_LC = 'coalesce(e.text_lc, lower(e.text COLLATE "C"))'
 
 Row = tuple[Any, ...]
 
-
-def tsquery_text(query: str, *, linked: bool = True) -> str | None:
-    """A `to_tsquery` argument for `query`: its content words, each quoted, joined by `|`.
-
-    `query_terms` keeps only letters and digits, and each term is a quoted lexeme,
-    so no tsquery operator can come from user text; the string is passed as a
-    query parameter, so nothing becomes SQL. None when the query has no words.
-    Unless `linked`, each lexeme is restricted to weight A (`'word':A`, key and
-    text), so the context (weight B in `tsv`) neither matches nor ranks.
-    """
-    terms = query_terms(query)[:MAX_QUERY_TERMS]
-    if not terms:
-        return None
-    label = "" if linked else ":A"
-    return " | ".join(
-        "'" + term.replace("\\", "\\\\").replace("'", "''") + "'" + label for term in terms
-    )
+_LATEST_TEXT = (
+    "(SELECT p.text FROM {entries} AS p WHERE p.scope {op} "
+    "ORDER BY p.timestamp DESC, p.id DESC LIMIT 1)"
+)
 
 
 def _db_text(text: str) -> str:
@@ -223,7 +225,9 @@ class PostgresBackend(MemoryBackend):
         for (scope, key), entry in latest.items():
             if scope is not None and "\x00" in scope:
                 raise AxonMemoryError("a memory scope must not contain NUL characters", key=key)
-            text = _db_text(value_text(entry.value))
+            full_text = value_text(entry.value)
+            text = _db_text(full_text)
+            terms, length = indexed_terms(f"{key} {full_text}")
             rows.append(
                 (
                     scope,
@@ -235,44 +239,63 @@ class PostgresBackend(MemoryBackend):
                     encode_json(entry.metadata),
                     entry.timestamp,
                     entry.expires_at,
+                    text_array(terms),
+                    length,
                 )
             )
-        # A new row's context (text.CONTEXT_WEIGHT) is the text stored just before it
-        # in its scope: the previous row of the batch, else the newest row stored.
-        latest_text = (
-            f"(SELECT p.text FROM {self._entries} AS p WHERE p.scope {{op}} "
-            "ORDER BY p.timestamp DESC, p.id DESC LIMIT 1)"
-        )
+        scopes = list(dict.fromkeys(row[0] for row in rows))
+        # The newest text stored in each scope of the batch, one statement.
+        latest_sql = (
+            "SELECT s.n, CASE WHEN s.scope IS NULL THEN "
+            + _LATEST_TEXT.replace("{op}", "IS NULL")
+            + " ELSE "
+            + _LATEST_TEXT.replace("{op}", "= s.scope")
+            + " END FROM unnest(%s::text[]) WITH ORDINALITY AS s(scope, n)"
+        ).replace("{entries}", self._entries)
+
+        def with_contexts(conn: Connection[Any]) -> list[tuple[Any, ...]]:
+            """The rows with their contexts (text.CONTEXT_WEIGHT): each is the text
+            stored just before it in its scope, the previous row of the batch, else
+            the newest row stored. Kept by a new row only (an update keeps its own)."""
+            found = conn.execute(latest_sql, (scopes,)).fetchall()
+            previous = {scopes[int(n) - 1]: text or "" for n, text in found}
+            complete = []
+            for row in rows:
+                context = previous[row[0]]
+                context_terms, context_length = indexed_terms(context)
+                complete.append((*row, context, text_array(context_terms), context_length))
+                previous[row[0]] = row[4]
+            return complete
+
         upsert = (
             f"INSERT INTO {self._entries} AS e (scope, key, key_lc, value, text, text_lc, "
-            "metadata, timestamp, expires_at, context) "
+            "metadata, timestamp, expires_at, terms, length, context, context_terms, "
+            "context_length) "
             "SELECT u.scope, u.key, u.key_lc, u.value::json, u.text, u.text_lc, "
-            "u.metadata::json, u.ts, u.exp, coalesce("
-            "lag(u.text) OVER (PARTITION BY u.scope ORDER BY u.n), "
-            "CASE WHEN u.scope IS NULL THEN "
-            + latest_text.replace("{op}", "IS NULL")
-            + " ELSE "
-            + latest_text.replace("{op}", "= u.scope")
-            + " END, '') FROM {source} ORDER BY u.n "
+            "u.metadata::json, u.ts, u.exp, u.terms::text[], u.length, u.context, "
+            "u.context_terms::text[], u.context_length FROM {source} ORDER BY u.n "
             "ON CONFLICT (scope, key) DO UPDATE SET key_lc = excluded.key_lc, "
             "value = excluded.value, text = excluded.text, text_lc = excluded.text_lc, "
             "metadata = excluded.metadata, timestamp = excluded.timestamp, "
-            "expires_at = excluded.expires_at, "
+            "expires_at = excluded.expires_at, terms = excluded.terms, "
+            "length = excluded.length, "
             f"vgen = nextval('{self._s}.vgen_seq'), "
             "wxid = pg_current_xact_id()::text::bigint"
         )
         if len(rows) < COPY_THRESHOLD:
-            # One statement (atomic by itself): the rows travel as arrays.
+            # One write statement (atomic by itself): the rows travel as arrays.
             statement = upsert.replace(
                 "{source}",
                 "unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
-                "%s::text[], %s::text[], %s::float8[], %s::float8[]) WITH ORDINALITY "
-                "AS u(scope, key, key_lc, value, text, text_lc, metadata, ts, exp, n)",
+                "%s::text[], %s::text[], %s::float8[], %s::float8[], %s::text[], %s::int[], "
+                "%s::text[], %s::text[], %s::int[]) WITH ORDINALITY "
+                "AS u(scope, key, key_lc, value, text, text_lc, metadata, ts, exp, terms, "
+                "length, context, context_terms, context_length, n)",
             )
-            columns = [list(column) for column in zip(*rows, strict=True)]
 
             def body(conn: Connection[Any]) -> None:
-                conn.execute(statement, columns)
+                complete = with_contexts(conn)
+                conn.execute(statement, [list(column) for column in zip(*complete, strict=True)])
 
             atomic = False
         else:
@@ -280,9 +303,10 @@ class PostgresBackend(MemoryBackend):
             statement = upsert.replace("{source}", "pg_temp.axon_stage AS u")
 
             def body(conn: Connection[Any]) -> None:
+                complete = with_contexts(conn)
                 conn.execute(_STAGE_TABLE)
                 with conn.cursor().copy(_STAGE_COPY) as copy:
-                    for n, row in enumerate(rows):
+                    for n, row in enumerate(complete):
                         copy.write_row((n, *row))
                 conn.execute(statement)
 
@@ -500,26 +524,128 @@ class PostgresBackend(MemoryBackend):
         now: float,
         linked: bool = False,
     ) -> list[MemoryEntry]:
-        """Full-text match on key and text (and context when `linked`), ranked by `ts_rank`."""
-        tsquery = tsquery_text(query, linked=linked)
-        if tsquery is None:
+        """Per-scope BM25 over key and text (and the context when `linked`), in [0, 1].
+
+        The candidates are the live rows of `scope` holding a query term (`terms`,
+        and `context_terms` when linked: GIN), best first by BM25 counting each
+        matched term once, and at most `max(top_k * CANDIDATES_PER_RESULT,
+        MIN_CANDIDATES)` of them (more when filters reject some). Each is then
+        scored by `scores.keyword_score` from its key, text and context, with the
+        statistics of its scope (`scope_stats`, and each query term's document
+        count in that scope), so score and order are those of every other backend;
+        ties go newest first.
+        """
+        terms = list(dict.fromkeys(stem(word) for word in query_terms(query)[:MAX_QUERY_TERMS]))
+        if not terms:
             return []
         where, params = self._scope_sql(scope or None)
-        sql = (
-            f"SELECT {_COLUMNS}, ts_rank('{TS_WEIGHTS}', e.tsv, q) AS rank "
-            f"FROM {self._entries} AS e, to_tsquery('{TS_CONFIG}', %s) AS q "
-            f"WHERE e.tsv @@ q AND {_LIVE}{where} "
-            "ORDER BY rank DESC, e.timestamp DESC, e.id LIMIT %s"
+        match = (
+            "(e.terms && %s::text[] OR e.context_terms && %s::text[])"
+            if linked
+            else ("e.terms && %s::text[]")
         )
+        match_params: tuple[Any, ...] = (terms, terms) if linked else (terms,)
+        length = f"(e.length + {CONTEXT_WEIGHT} * e.context_length)" if linked else "e.length"
+        context = "e.context" if linked else "NULL"
 
-        def fetch(conn: Connection[Any], want: int) -> list[Row]:
-            return conn.execute(sql, (tsquery, now, *params, want)).fetchall()
+        def body(conn: Connection[Any]) -> list[MemoryEntry]:
+            stats: dict[str | None, ScopeStats] = {}
+            if scope:
+                stats[scope] = self._scope_stats(conn, scope, terms, linked)
+                ranking, rank_params = self._rank_sql(terms, stats[scope], linked, length)
+            else:  # every scope: order by the number of matched terms alone
+                ranking, rank_params = (
+                    "(SELECT count(*) FROM unnest(%s::text[]) AS q(t) WHERE q.t = ANY(e.terms))",
+                    (terms,),
+                )
+            want = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
+            while True:
+                limit = "" if want < 0 else " LIMIT %s"
+                rows = conn.execute(
+                    f"SELECT {_COLUMNS}, e.text, {context} FROM {self._entries} AS e "
+                    f"WHERE {match} AND {_LIVE}{where} "
+                    f"ORDER BY {ranking} DESC, e.timestamp DESC, e.id{limit}",
+                    (*match_params, now, *params, *rank_params, *(() if want < 0 else (want,))),
+                ).fetchall()
+                kept = [row for row in rows if not filters or matches_filters(row[4], filters)]
+                if len(kept) >= top_k or want < 0 or len(rows) < want:
+                    break
+                want = want * 16 if want < 100_000 else -1  # -1: no limit
+            for name in {row[1] for row in kept} - set(stats):
+                stats[name] = self._scope_stats(conn, name, terms, linked)
+            scored = []
+            for row in kept:
+                text_context = row[8] if linked else None
+                score = keyword_score(
+                    terms,
+                    entry_counts(row[2], row[7], text_context),
+                    entry_length(row[2], row[7], text_context),
+                    stats[row[1]],
+                )
+                scored.append((-score, -float(row[5]), int(row[0]), row, score))
+            scored.sort(key=lambda item: item[:3])
+            return [self._entry(item[3], item[4]) for item in scored[:top_k]]
 
-        def keep(row: Row) -> MemoryEntry | None:
-            entry = self._entry(row, float(row[7]))
-            return entry if matches_filters(entry.metadata, filters) else None
+        return self._run(body, atomic=False)
 
-        return self._grow(fetch, keep, top_k, top_k if not filters else max(top_k * 4, 32))
+    def _scope_stats(
+        self, conn: Connection[Any], scope: str | None, terms: Sequence[str], linked: bool
+    ) -> ScopeStats:
+        """BM25 statistics of `scope` for the query `terms` (stemmed): one statement.
+
+        Entries and lengths come from `scope_stats`; a term's document count is
+        counted among the scope's rows (GIN), expired rows included, as the other
+        backends count them until the rows are purged.
+        """
+        where, params = self._identity_sql(scope)
+        where = where.replace(" AND key = %s", "")
+        holds = (
+            "(terms @> ARRAY[%s]::text[] OR context_terms @> ARRAY[%s]::text[])"
+            if linked
+            else "terms @> ARRAY[%s]::text[]"
+        )
+        counts = "".join(
+            f", (SELECT count(*) FROM {self._entries} WHERE {where} AND {holds})" for _ in terms
+        )
+        count_params: list[Any] = []
+        for term in terms:
+            count_params.extend((*params, term, term) if linked else (*params, term))
+        row = conn.execute(
+            f"SELECT (SELECT array[docs, length, context_length] FROM {self._s}.scope_stats "
+            f"WHERE {where}){counts}",
+            (*params, *count_params),
+        ).fetchone()
+        assert row is not None
+        if row[0] is None:
+            return ScopeStats(0, 0.0)
+        docs, length, context_length = (int(value) for value in row[0])
+        total = float(length) + (CONTEXT_WEIGHT * context_length if linked else 0.0)
+        df = {term: int(count) for term, count in zip(terms, row[1:], strict=True) if count}
+        return ScopeStats(docs, total, df)
+
+    @staticmethod
+    def _rank_sql(
+        terms: Sequence[str], stats: ScopeStats, linked: bool, length: str
+    ) -> tuple[str, tuple[Any, ...]]:
+        """An SQL expression ordering candidates: BM25 with every matched term counted once.
+
+        Only the candidates' order comes from it (`keyword_score` gives the score),
+        so it needs no term frequencies: the rows it ranks first are the best by the
+        exact score but for entries repeating a word, as FTS5's rank is for SQLite.
+        """
+        weights = [idf(stats.df.get(term, 0), stats.docs) for term in terms]
+        pairs = "unnest(%s::text[], %s::float8[]) AS q(t, w)"
+        held = "q.t = ANY(e.terms)"
+        if linked:
+            weight = (
+                f"CASE WHEN {held} THEN 1 WHEN q.t = ANY(e.context_terms) THEN {CONTEXT_WEIGHT} END"
+            )
+            matched = f"(SELECT coalesce(sum(q.w * {weight}), 0) FROM {pairs})"
+        else:
+            matched = f"(SELECT coalesce(sum(q.w), 0) FROM {pairs} WHERE {held})"
+        average = stats.average_length
+        norm = f"(1 + {K1} * (1 - {B} + {B} * {length} / %s::float8))"
+        return f"({matched} / {norm})", (list(terms), weights, average)
 
     # ------------------------------------------------------------------ semantic
 
