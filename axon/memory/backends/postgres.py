@@ -55,6 +55,7 @@ from axon.memory.backends.postgres_schema import (
     ensure_vector_table,
     find_vector_table,
     indexed_terms,
+    int_array,
     quote_ident,
     resolve_dsn,
     text_array,
@@ -88,12 +89,13 @@ COPY_THRESHOLD = 64
 _STAGE_TABLE = (
     "CREATE TEMP TABLE IF NOT EXISTS axon_stage (n integer, scope text, key text, "
     "key_lc text, value text, text text, text_lc text, metadata text, ts float8, "
-    "exp float8, terms text, length integer, context text, context_terms text, "
-    "context_length integer) ON COMMIT DELETE ROWS"
+    "exp float8, terms text, term_counts text, length integer, context text, "
+    "context_terms text, context_counts text, context_length integer) ON COMMIT DELETE ROWS"
 )
 _STAGE_COPY = (
     "COPY pg_temp.axon_stage (n, scope, key, key_lc, value, text, text_lc, metadata, ts, exp, "
-    "terms, length, context, context_terms, context_length) FROM STDIN"
+    "terms, term_counts, length, context, context_terms, context_counts, context_length) "
+    "FROM STDIN"
 )
 
 PURGE_BATCH = 1000
@@ -227,7 +229,7 @@ class PostgresBackend(MemoryBackend):
                 raise AxonMemoryError("a memory scope must not contain NUL characters", key=key)
             full_text = value_text(entry.value)
             text = _db_text(full_text)
-            terms, length = indexed_terms(f"{key} {full_text}")
+            terms, counts, length = indexed_terms(f"{key} {full_text}")
             rows.append(
                 (
                     scope,
@@ -240,6 +242,7 @@ class PostgresBackend(MemoryBackend):
                     entry.timestamp,
                     entry.expires_at,
                     text_array(terms),
+                    int_array(counts),
                     length,
                 )
             )
@@ -262,23 +265,32 @@ class PostgresBackend(MemoryBackend):
             complete = []
             for row in rows:
                 context = previous[row[0]]
-                context_terms, context_length = indexed_terms(context)
-                complete.append((*row, context, text_array(context_terms), context_length))
+                context_terms, context_counts, context_length = indexed_terms(context)
+                complete.append(
+                    (
+                        *row,
+                        context,
+                        text_array(context_terms),
+                        int_array(context_counts),
+                        context_length,
+                    )
+                )
                 previous[row[0]] = row[4]
             return complete
 
         upsert = (
             f"INSERT INTO {self._entries} AS e (scope, key, key_lc, value, text, text_lc, "
-            "metadata, timestamp, expires_at, terms, length, context, context_terms, "
-            "context_length) "
+            "metadata, timestamp, expires_at, terms, term_counts, length, context, "
+            "context_terms, context_counts, context_length) "
             "SELECT u.scope, u.key, u.key_lc, u.value::json, u.text, u.text_lc, "
-            "u.metadata::json, u.ts, u.exp, u.terms::text[], u.length, u.context, "
-            "u.context_terms::text[], u.context_length FROM {source} ORDER BY u.n "
+            "u.metadata::json, u.ts, u.exp, u.terms::text[], u.term_counts::int[], u.length, "
+            "u.context, u.context_terms::text[], u.context_counts::int[], u.context_length "
+            "FROM {source} ORDER BY u.n "
             "ON CONFLICT (scope, key) DO UPDATE SET key_lc = excluded.key_lc, "
             "value = excluded.value, text = excluded.text, text_lc = excluded.text_lc, "
             "metadata = excluded.metadata, timestamp = excluded.timestamp, "
             "expires_at = excluded.expires_at, terms = excluded.terms, "
-            "length = excluded.length, "
+            "term_counts = excluded.term_counts, length = excluded.length, "
             f"vgen = nextval('{self._s}.vgen_seq'), "
             "wxid = pg_current_xact_id()::text::bigint"
         )
@@ -287,10 +299,10 @@ class PostgresBackend(MemoryBackend):
             statement = upsert.replace(
                 "{source}",
                 "unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
-                "%s::text[], %s::text[], %s::float8[], %s::float8[], %s::text[], %s::int[], "
-                "%s::text[], %s::text[], %s::int[]) WITH ORDINALITY "
+                "%s::text[], %s::text[], %s::float8[], %s::float8[], %s::text[], %s::text[], "
+                "%s::int[], %s::text[], %s::text[], %s::text[], %s::int[]) WITH ORDINALITY "
                 "AS u(scope, key, key_lc, value, text, text_lc, metadata, ts, exp, terms, "
-                "length, context, context_terms, context_length, n)",
+                "term_counts, length, context, context_terms, context_counts, context_length, n)",
             )
 
             def body(conn: Connection[Any]) -> None:
@@ -527,9 +539,11 @@ class PostgresBackend(MemoryBackend):
         """Per-scope BM25 over key and text (and the context when `linked`), in [0, 1].
 
         The candidates are the live rows of `scope` holding a query term (`terms`,
-        and `context_terms` when linked: GIN), best first by BM25 counting each
-        matched term once, and at most `max(top_k * CANDIDATES_PER_RESULT,
-        MIN_CANDIDATES)` of them (more when filters reject some). Each is then
+        and `context_terms` when linked: GIN), best first by their BM25 computed
+        in SQL (`_rank_sql`; for every scope at once, with the statistics of the
+        whole store, as FTS5 ranks SQLite's candidates), and at most
+        `max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)` of them (more when
+        filters reject some). Each is then
         scored by `scores.keyword_score` from its key, text and context, with the
         statistics of its scope (`scope_stats`, and each query term's document
         count in that scope), so score and order are those of every other backend;
@@ -542,7 +556,7 @@ class PostgresBackend(MemoryBackend):
         match = (
             "(e.terms && %s::text[] OR e.context_terms && %s::text[])"
             if linked
-            else ("e.terms && %s::text[]")
+            else "e.terms && %s::text[]"
         )
         match_params: tuple[Any, ...] = (terms, terms) if linked else (terms,)
         length = f"(e.length + {CONTEXT_WEIGHT} * e.context_length)" if linked else "e.length"
@@ -552,12 +566,10 @@ class PostgresBackend(MemoryBackend):
             stats: dict[str | None, ScopeStats] = {}
             if scope:
                 stats[scope] = self._scope_stats(conn, scope, terms, linked)
-                ranking, rank_params = self._rank_sql(terms, stats[scope], linked, length)
-            else:  # every scope: order by the number of matched terms alone
-                ranking, rank_params = (
-                    "(SELECT count(*) FROM unnest(%s::text[]) AS q(t) WHERE q.t = ANY(e.terms))",
-                    (terms,),
-                )
+                order = stats[scope]
+            else:  # every scope: candidates by the statistics of the whole store
+                order = self._scope_stats(conn, None, terms, linked, every=True)
+            ranking, rank_params = self._rank_sql(terms, order, linked, length)
             want = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
             while True:
                 limit = "" if want < 0 else " LIMIT %s"
@@ -589,16 +601,25 @@ class PostgresBackend(MemoryBackend):
         return self._run(body, atomic=False)
 
     def _scope_stats(
-        self, conn: Connection[Any], scope: str | None, terms: Sequence[str], linked: bool
+        self,
+        conn: Connection[Any],
+        scope: str | None,
+        terms: Sequence[str],
+        linked: bool,
+        *,
+        every: bool = False,
     ) -> ScopeStats:
-        """BM25 statistics of `scope` for the query `terms` (stemmed): one statement.
+        """BM25 statistics of `scope` (of the whole store if `every`) for the query `terms`.
 
-        Entries and lengths come from `scope_stats`; a term's document count is
-        counted among the scope's rows (GIN), expired rows included, as the other
-        backends count them until the rows are purged.
+        One statement. Entries and lengths come from `scope_stats`; a term's
+        document count is counted among the scope's rows (GIN), expired rows
+        included, as the other backends count them until the rows are purged.
         """
-        where, params = self._identity_sql(scope)
-        where = where.replace(" AND key = %s", "")
+        if every:
+            where, params = "true", ()
+        else:
+            where, params = self._identity_sql(scope)
+            where = where.replace(" AND key = %s", "")
         holds = (
             "(terms @> ARRAY[%s]::text[] OR context_terms @> ARRAY[%s]::text[])"
             if linked
@@ -611,41 +632,43 @@ class PostgresBackend(MemoryBackend):
         for term in terms:
             count_params.extend((*params, term, term) if linked else (*params, term))
         row = conn.execute(
-            f"SELECT (SELECT array[docs, length, context_length] FROM {self._s}.scope_stats "
-            f"WHERE {where}){counts}",
+            "SELECT (SELECT array[count(*), sum(docs), sum(length), sum(context_length)] "
+            f"FROM {self._s}.scope_stats WHERE {where}){counts}",
             (*params, *count_params),
         ).fetchone()
         assert row is not None
-        if row[0] is None:
+        found, docs, length, context_length = row[0]
+        if not found:
             return ScopeStats(0, 0.0)
-        docs, length, context_length = (int(value) for value in row[0])
-        total = float(length) + (CONTEXT_WEIGHT * context_length if linked else 0.0)
+        total = float(length) + (CONTEXT_WEIGHT * float(context_length) if linked else 0.0)
         df = {term: int(count) for term, count in zip(terms, row[1:], strict=True) if count}
-        return ScopeStats(docs, total, df)
+        return ScopeStats(int(docs), total, df)
 
     @staticmethod
     def _rank_sql(
         terms: Sequence[str], stats: ScopeStats, linked: bool, length: str
     ) -> tuple[str, tuple[Any, ...]]:
-        """An SQL expression ordering candidates: BM25 with every matched term counted once.
+        """An SQL expression ordering candidates: their BM25 in the scope of `stats`.
 
-        Only the candidates' order comes from it (`keyword_score` gives the score),
-        so it needs no term frequencies: the rows it ranks first are the best by the
-        exact score but for entries repeating a word, as FTS5's rank is for SQLite.
+        It computes what `scores.keyword_score` does (from `term_counts`, and
+        `context_counts` when linked) up to the division by the query's bound, so
+        the rows it ranks first are the best; only the order is taken from it, the
+        scores themselves come from `keyword_score`.
         """
         weights = [idf(stats.df.get(term, 0), stats.docs) for term in terms]
-        pairs = "unnest(%s::text[], %s::float8[]) AS q(t, w)"
-        held = "q.t = ANY(e.terms)"
+        tf = "coalesce(e.term_counts[array_position(e.terms, q.t)], 0)"
         if linked:
-            weight = (
-                f"CASE WHEN {held} THEN 1 WHEN q.t = ANY(e.context_terms) THEN {CONTEXT_WEIGHT} END"
+            tf = (
+                f"({tf} + {CONTEXT_WEIGHT} * "
+                "coalesce(e.context_counts[array_position(e.context_terms, q.t)], 0))"
             )
-            matched = f"(SELECT coalesce(sum(q.w * {weight}), 0) FROM {pairs})"
-        else:
-            matched = f"(SELECT coalesce(sum(q.w), 0) FROM {pairs} WHERE {held})"
-        average = stats.average_length
-        norm = f"(1 + {K1} * (1 - {B} + {B} * {length} / %s::float8))"
-        return f"({matched} / {norm})", (list(terms), weights, average)
+        norm = f"{K1} * (1 - {B} + {B} * {length} / %s::float8)"
+        matched = (
+            f"(SELECT coalesce(sum(q.w * f.tf * {K1 + 1.0} / (f.tf + {norm})), 0) "
+            "FROM unnest(%s::text[], %s::float8[]) AS q(t, w), "
+            f"LATERAL (SELECT {tf}::float8 AS tf) AS f WHERE f.tf > 0)"
+        )
+        return matched, (stats.average_length, list(terms), weights)
 
     # ------------------------------------------------------------------ semantic
 

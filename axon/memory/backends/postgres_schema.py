@@ -13,8 +13,9 @@ Everything AXON keeps lives in one PostgreSQL schema (default `axon`, or
   `exact` matches exactly as the in-memory backend does on any database locale.
   `context` is the text of the entry stored just before it in its scope (fixed
   when the key is first stored). `terms` holds the distinct Porter stems of key
-  and text (`text.index_terms`, computed in Python at write, GIN-indexed) and
-  `length` their token count (`scores.text_length`); `context_terms` and
+  and text (`text.index_terms`, computed in Python at write, GIN-indexed),
+  `term_counts` how often each occurs and `length` the token count
+  (`scores.text_length`); `context_terms`, `context_counts` and
   `context_length` are the same for the context (GIN-indexed too, searched by a
   linked recall). These are what keyword recall matches and scores with
   (`retrieval.scores`), so PostgreSQL's scores are those of every backend.
@@ -41,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -205,15 +207,16 @@ def _v2(s: str) -> list[str]:
     ]
 
 
-def indexed_terms(text: str) -> tuple[list[str], int]:
-    """The `terms` (distinct stems, first occurrence first) and `length` of a text.
+def indexed_terms(text: str) -> tuple[list[str], list[int], int]:
+    """The `terms` (distinct stems, first occurrence first), their counts and the `length`.
 
     `text` is `key + " " + text` for an entry's own columns, or its context: the
     same tokens as `scores.entry_counts` and `scores.entry_length` count, so
     the statistics kept in SQL are those the in-memory index keeps.
     """
-    terms = [term for term in dict.fromkeys(index_terms(text)) if len(term) <= MAX_TERM_CHARS]
-    return terms, text_length(text)
+    counts = Counter(index_terms(text))
+    terms = [term for term in counts if len(term) <= MAX_TERM_CHARS]
+    return terms, [counts[term] for term in terms], text_length(text)
 
 
 def _backfill_terms(s: str) -> Callable[[Connection[Any]], None]:
@@ -229,32 +232,41 @@ def _backfill_terms(s: str) -> Callable[[Connection[Any]], None]:
             ).fetchall()
             if not rows:
                 return
-            columns: list[list[Any]] = [[], [], [], [], []]
+            columns: list[list[Any]] = [[] for _ in range(7)]
             for ident, key, text, context in rows:
-                terms, length = indexed_terms(f"{key} {text}")
-                context_terms, context_length = indexed_terms(context)
-                for column, value in zip(
-                    columns, (ident, terms, length, context_terms, context_length), strict=True
-                ):
+                terms, counts, length = indexed_terms(f"{key} {text}")
+                context_terms, context_counts, context_length = indexed_terms(context)
+                values = (
+                    ident,
+                    text_array(terms),
+                    int_array(counts),
+                    length,
+                    text_array(context_terms),
+                    int_array(context_counts),
+                    context_length,
+                )
+                for column, value in zip(columns, values, strict=True):
                     column.append(value)
-            # Arrays of arrays cannot be unnested row by row: the terms go as text
+            # Arrays of arrays of different lengths cannot be sent: the terms go as
             # array literals, one per row, cast back by PostgreSQL.
             conn.execute(
-                f"UPDATE {s}.entries AS e SET terms = u.terms::text[], length = u.length, "
-                "context_terms = u.context_terms::text[], context_length = u.context_length "
-                "FROM unnest(%s::bigint[], %s::text[], %s::int[], %s::text[], %s::int[]) "
-                "AS u(id, terms, length, context_terms, context_length) WHERE e.id = u.id",
-                [
-                    columns[0],
-                    [text_array(terms) for terms in columns[1]],
-                    columns[2],
-                    [text_array(terms) for terms in columns[3]],
-                    columns[4],
-                ],
+                f"UPDATE {s}.entries AS e SET terms = u.terms::text[], "
+                "term_counts = u.term_counts::int[], length = u.length, "
+                "context_terms = u.context_terms::text[], "
+                "context_counts = u.context_counts::int[], context_length = u.context_length "
+                "FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::int[], %s::text[], "
+                "%s::text[], %s::int[]) AS u(id, terms, term_counts, length, context_terms, "
+                "context_counts, context_length) WHERE e.id = u.id",
+                columns,
             )
             last = int(rows[-1][0])
 
     return step
+
+
+def int_array(items: list[int]) -> str:
+    """The PostgreSQL literal of an `int[]` holding `items`."""
+    return "{" + ",".join(str(int(item)) for item in items) + "}"
 
 
 def text_array(items: list[str]) -> str:
@@ -318,13 +330,16 @@ def _v3(s: str) -> list[Any]:
     ]
     return [
         f"ALTER TABLE {s}.entries ADD COLUMN terms text[] NOT NULL DEFAULT '{{}}', "
+        "ADD COLUMN term_counts integer[] NOT NULL DEFAULT '{}', "
         "ADD COLUMN length integer NOT NULL DEFAULT 0, "
         "ADD COLUMN context_terms text[] NOT NULL DEFAULT '{}', "
+        "ADD COLUMN context_counts integer[] NOT NULL DEFAULT '{}', "
         "ADD COLUMN context_length integer NOT NULL DEFAULT 0",
         _backfill_terms(s),
         # Every writer gives them: a forgotten one is an error, not a wrong score.
         f"ALTER TABLE {s}.entries ALTER COLUMN terms DROP DEFAULT, "
-        "ALTER COLUMN length DROP DEFAULT, ALTER COLUMN context_terms DROP DEFAULT, "
+        "ALTER COLUMN term_counts DROP DEFAULT, ALTER COLUMN length DROP DEFAULT, "
+        "ALTER COLUMN context_terms DROP DEFAULT, ALTER COLUMN context_counts DROP DEFAULT, "
         "ALTER COLUMN context_length DROP DEFAULT",
         f"ALTER TABLE {s}.entries DROP COLUMN tsv",
         f"CREATE INDEX entries_terms ON {s}.entries USING gin (terms)",
