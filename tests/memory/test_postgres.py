@@ -252,8 +252,9 @@ async def test_keyword_matches_porter_stems_and_is_not_sql(pg: PostgresBackend) 
 
 
 async def test_a_word_too_long_for_the_index_is_stored_and_counted(pg: PostgresBackend) -> None:
-    """A GIN key must fit in a third of a page: longer tokens are left out of `terms`."""
-    blob = "é" * 3000  # 6,000 bytes of UTF-8: "index row size exceeds maximum" if indexed
+    """A GIN index row must fit in a page: longer tokens are left out of `terms`."""
+    rng = np.random.default_rng(5)  # incompressible: 18 kB of UTF-8 in one word
+    blob = "".join(chr(int(c)) for c in rng.integers(0x4E00, 0x9FFF, size=6000))
     await pg.store("blob", f"attachment {blob}")
     [found] = await pg.retrieve("attachment", 5, mode="keyword")
     assert found.key == "blob"

@@ -64,9 +64,10 @@ KEYWORD_TEXT_CHARS = 100_000
 """Characters of key + text that went into schema 1 and 2's `tsv` (a tsvector is at most 1 MB)."""
 
 MAX_TERM_CHARS = 512
-"""Longer tokens are counted in an entry's length but not indexed: a GIN key must fit
-in about a third of a page (2,712 bytes), and a 512-character word of 4-byte UTF-8
-characters still does. Nobody searches for such a word."""
+"""Longer tokens are counted in an entry's length but not indexed (nor matched): a GIN
+index row must fit in a page ("index row requires 18016 bytes, maximum size is 8191"
+for a 6,000-character word), and 512 characters of 4-byte UTF-8 always do. Nobody
+searches for such a word."""
 
 BACKFILL_BATCH = 1000
 """Rows whose terms migration 2 -> 3 computes per round trip."""
