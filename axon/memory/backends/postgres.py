@@ -16,9 +16,10 @@
   raises `AxonMemoryError`. Deadlocks between concurrent batch upserts are
   retried too.
 - Recall: `exact` prefilters in SQL (substring of the lower-cased key or text) and
-  scores in Python with the seed's 1.0/0.7/0.4; `keyword` is PostgreSQL full-text
-  search over key and text (GIN), the query turned into an OR of quoted content
-  words passed as a parameter, ranked by `ts_rank`; `semantic` is pgvector cosine
+  scores in Python with the seed's 1.0/0.7/0.4; `keyword` matches the query's
+  Porter stems against each row's `terms` (GIN), ranks the matches by BM25 in SQL
+  with the memory's own statistics (`scope_stats`) and scores the best of them
+  with `scores.keyword_score`, as every backend does; `semantic` is pgvector cosine
   distance on an HNSW index per embedding model (score = 1 - distance) with
   iterative index scans, so scope and expiry conditions do not starve the result;
   `hybrid` is fused by the base class.
