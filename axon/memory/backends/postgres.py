@@ -616,11 +616,13 @@ class PostgresBackend(MemoryBackend):
         document count is counted among the scope's rows (GIN), expired rows
         included, as the other backends count them until the rows are purged.
         """
-        if every:
-            where, params = "true", ()
-        else:
-            where, params = self._identity_sql(scope)
-            where = where.replace(" AND key = %s", "")
+        where, params = (
+            ("true", ())
+            if every
+            else ("scope IS NULL", ())
+            if scope is None
+            else ("scope = %s", (scope,))
+        )
         holds = (
             "(terms @> ARRAY[%s]::text[] OR context_terms @> ARRAY[%s]::text[])"
             if linked
@@ -656,20 +658,23 @@ class PostgresBackend(MemoryBackend):
         the rows it ranks first are the best; only the order is taken from it, the
         scores themselves come from `keyword_score`.
         """
-        weights = [idf(stats.df.get(term, 0), stats.docs) for term in terms]
-        tf = "coalesce(e.term_counts[array_position(e.terms, q.t)], 0)"
-        if linked:
-            tf = (
-                f"({tf} + {CONTEXT_WEIGHT} * "
-                "coalesce(e.context_counts[array_position(e.context_terms, q.t)], 0))"
-            )
-        norm = f"{K1} * (1 - {B} + {B} * {length} / %s::float8)"
-        matched = (
-            f"(SELECT coalesce(sum(q.w * f.tf * {K1 + 1.0} / (f.tf + {norm})), 0) "
-            "FROM unnest(%s::text[], %s::float8[]) AS q(t, w), "
-            f"LATERAL (SELECT {tf}::float8 AS tf) AS f WHERE f.tf > 0)"
-        )
-        return matched, (stats.average_length, list(terms), weights)
+        norm = f"{K1} * (1 - {B} + {B} * {length} / {stats.average_length:.17g})"
+        parts: list[str] = []
+        params: list[Any] = []
+        for term in terms:
+            # Inline arithmetic, no subquery: it runs once per matching row.
+            tf = "coalesce(e.term_counts[array_position(e.terms, %s::text)], 0)"
+            uses = [term]
+            if linked:
+                tf = (
+                    f"({tf} + {CONTEXT_WEIGHT} * "
+                    "coalesce(e.context_counts[array_position(e.context_terms, %s::text)], 0))"
+                )
+                uses.append(term)
+            weight = idf(stats.df.get(term, 0), stats.docs) * (K1 + 1.0)
+            parts.append(f"{weight:.17g} * {tf} / ({tf} + {norm})")
+            params.extend(uses * 2)
+        return "(" + " + ".join(parts) + ")", tuple(params)
 
     # ------------------------------------------------------------------ semantic
 
