@@ -217,6 +217,26 @@ def _stats_agree(pg_dsn: str, schema: str) -> dict[str | None, tuple[int, int, i
     return got
 
 
+@pytest.mark.parametrize("name", ["postgres_v1.sql", "postgres_v2.sql"])
+async def test_old_schemas_get_terms_and_scope_stats_when_migrated(
+    name: str, pg_dsn: str, tmp_path: Path
+) -> None:
+    from tests.memory.test_migrations import _load_dump
+
+    schema = pg_test_schema(tmp_path)
+    _load_dump(name, pg_dsn, schema)
+    backend = PostgresBackend(location=pg_dsn, schema=schema, pool_size=1)
+    try:
+        await backend.count()  # migrates
+        stats = _stats_agree(pg_dsn, schema)
+        [(rows,)] = raw(pg_dsn, f'SELECT count(*) FROM "{schema}".entries')
+        assert rows > 0 and sum(docs for docs, _, _ in stats.values()) == rows
+        await backend.store("new", "after the migration", {"scope": "Notes"})
+        _stats_agree(pg_dsn, schema)  # the triggers keep it from then on
+    finally:
+        await backend.close()
+
+
 async def test_scope_stats_follow_every_write_delete_clear_and_purge(
     pg: PostgresBackend, pg_dsn: str, clock: FakeClock
 ) -> None:
