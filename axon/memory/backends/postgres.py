@@ -544,11 +544,10 @@ class PostgresBackend(MemoryBackend):
         in SQL (`_rank_sql`; for every scope at once, with the statistics of the
         whole store, as FTS5 ranks SQLite's candidates), and at most
         `max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)` of them (more when
-        filters reject some). Each is then
-        scored by `scores.keyword_score` from its key, text and context, with the
-        statistics of its scope (`scope_stats`, and each query term's document
-        count in that scope), so score and order are those of every other backend;
-        ties go newest first.
+        filters reject some). Each is then scored by `scores.keyword_score` from
+        its key, text and context, with the statistics of its scope (`scope_stats`,
+        and each query term's document count in that scope), so score and order
+        are those of every other backend; ties go newest first.
         """
         terms = list(dict.fromkeys(stem(word) for word in query_terms(query)[:MAX_QUERY_TERMS]))
         if not terms:
