@@ -559,7 +559,9 @@ class PostgresBackend(MemoryBackend):
             else "e.terms && %s::text[]"
         )
         match_params: tuple[Any, ...] = (terms, terms) if linked else (terms,)
-        length = f"(e.length + {CONTEXT_WEIGHT} * e.context_length)" if linked else "e.length"
+        length = (
+            f"(e.length + {CONTEXT_WEIGHT}::float8 * e.context_length)" if linked else "e.length"
+        )
         context = "e.context" if linked else "NULL"
 
         def body(conn: Connection[Any]) -> list[MemoryEntry]:
@@ -657,21 +659,22 @@ class PostgresBackend(MemoryBackend):
         the rows it ranks first are the best; only the order is taken from it, the
         scores themselves come from `keyword_score`.
         """
-        norm = f"{K1} * (1 - {B} + {B} * {length} / {stats.average_length:.17g})"
+        # float8 constants throughout: untyped literals would make it `numeric` (slow).
+        norm = f"{K1 * (1 - B)!r}::float8 + {K1 * B / stats.average_length:.17g}::float8 * {length}"
         parts: list[str] = []
         params: list[Any] = []
         for term in terms:
             # Inline arithmetic, no subquery: it runs once per matching row.
-            tf = "coalesce(e.term_counts[array_position(e.terms, %s::text)], 0)"
+            tf = "coalesce(e.term_counts[array_position(e.terms, %s::text)], 0)::float8"
             uses = [term]
             if linked:
                 tf = (
-                    f"({tf} + {CONTEXT_WEIGHT} * "
+                    f"({tf} + {CONTEXT_WEIGHT}::float8 * "
                     "coalesce(e.context_counts[array_position(e.context_terms, %s::text)], 0))"
                 )
                 uses.append(term)
             weight = idf(stats.df.get(term, 0), stats.docs) * (K1 + 1.0)
-            parts.append(f"{weight:.17g} * {tf} / ({tf} + {norm})")
+            parts.append(f"{weight:.17g}::float8 * {tf} / ({tf} + {norm})")
             params.extend(uses * 2)
         return "(" + " + ".join(parts) + ")", tuple(params)
 
