@@ -6,7 +6,8 @@ Measures, on the server in `AXON_PG_DSN` (`eval "$(scripts/pg env)"` after
 - remember throughput: `store_many` in batches, and single `store` calls;
 - vector loading through the backend's save path, then the HNSW index build;
 - `keyword` and `semantic` recall medians (top 10, one scope holding 90% of the
-  entries) next to the equivalent hand-written SQL run on a plain psycopg
+  entries) next to the equivalent hand-written SQL (for keyword: the same GIN match
+  on `terms` ranked by the number of query terms held) run on a plain psycopg
   connection in the same process, interleaved query by query; the ratio is
   backend / raw (target <= 1.3). Semantic recall@10 against exact numpy cosine is
   reported too.
@@ -32,10 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from axon.memory.backends.postgres import PostgresBackend, tsquery_text
+from axon.memory.backends.postgres import PostgresBackend
 from axon.memory.backends.postgres_pool import VectorParam, configure_connection
-from axon.memory.backends.postgres_schema import TS_WEIGHTS
 from axon.memory.entry import NewEntry
+from axon.memory.retrieval.text import search_terms
 
 SCOPE = "bench"
 OTHER = "other"
@@ -173,11 +174,11 @@ async def run(args: argparse.Namespace) -> None:
     configure_connection(raw)
     now = time.time()
     e = f'"{schema}".entries'
-    raw_keyword_sql = (
+    raw_keyword_sql = (  # the same GIN match, ranked by the number of query terms held
         "SELECT e.id, e.scope, e.key, e.value, e.metadata, e.timestamp, e.expires_at, "
-        f"ts_rank('{TS_WEIGHTS}', e.tsv, q) AS r "
-        f"FROM {e} AS e, to_tsquery('english', %s) AS q "
-        "WHERE e.tsv @@ q AND e.scope = %s AND (e.expires_at IS NULL OR e.expires_at > %s) "
+        "(SELECT count(*) FROM unnest(%s::text[]) AS q(t) WHERE q.t = ANY(e.terms)) AS r "
+        f"FROM {e} AS e WHERE e.terms && %s::text[] AND e.scope = %s "
+        "AND (e.expires_at IS NULL OR e.expires_at > %s) "
         "ORDER BY r DESC, e.timestamp DESC, e.id LIMIT %s"
     )
     raw_semantic_sql = (
@@ -222,7 +223,9 @@ async def run(args: argparse.Namespace) -> None:
         "keyword",
         keyword_queries,
         lambda q: backend.retrieve(q, TOP_K, SCOPE, mode="keyword"),
-        lambda q: raw.execute(raw_keyword_sql, (tsquery_text(q), SCOPE, now, TOP_K)).fetchall(),
+        lambda q: raw.execute(
+            raw_keyword_sql, (search_terms(q), search_terms(q), SCOPE, now, TOP_K)
+        ).fetchall(),
     )
 
     def semantic(vector: np.ndarray) -> Any:

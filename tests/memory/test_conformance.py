@@ -408,18 +408,10 @@ async def test_odd_queries_are_plain_text(backend: MemoryBackend, clock: FakeClo
 
 
 async def test_a_query_of_stop_words_only_matches_those_words(
-    backend: MemoryBackend, request: pytest.FixtureRequest
+    backend: MemoryBackend,
 ) -> None:
     """Stop words are dropped from a query unless nothing else is left: then they are
     the query (`retrieval.text.query_terms`), on every backend."""
-    if backend.name == "pgvector":
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="known bug: PostgreSQL's english text search drops stop words "
-                "itself, so a query of stop words only finds nothing",
-            )
-        )
     await backend.store_many(
         [NewEntry("hat", "the cat and the hat"), NewEntry("report", "quarterly revenue grew")]
     )
@@ -631,8 +623,6 @@ SCORE_QUERIES = (
 def _needs(backend: MemoryBackend, mode: str) -> None:
     if mode not in backend.capabilities.retrieval:
         pytest.skip(f"{backend.name} has no {mode} retrieval")
-    if backend.name == "pgvector" and mode in ("keyword", "hybrid"):
-        pytest.skip("PostgreSQL still ranks keyword by ts_rank (issue 10 item 4, not done)")
 
 
 async def _fill(backend: MemoryBackend, clock: FakeClock) -> None:

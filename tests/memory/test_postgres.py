@@ -1,7 +1,8 @@
 """The PostgreSQL + pgvector backend beyond the conformance suite, on a real server.
 
 Settings and error messages (no server needed), schema versions, exact on
-non-ASCII text, full-text and vector search against raw SQL and numpy, atomic
+non-ASCII text, keyword statistics (`scope_stats`) against the rows and scores against
+the in-memory backend's, vector search against raw SQL and numpy, atomic
 batches, the expiry sweep, two processes sharing a database and eight
 concurrent writers. The server is the one `scripts/pg` starts (`AXON_PG_DSN`);
 without it these tests skip, except in CI where they fail.
@@ -14,6 +15,7 @@ import json
 import subprocess
 import sys
 import threading
+from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,16 +25,21 @@ import pytest
 
 from axon.errors import AxonMemoryError
 from axon.memory.backends import postgres as pgmod
-from axon.memory.backends.postgres import PostgresBackend, tsquery_text
+from axon.memory.backends.in_memory import InMemoryBackend
+from axon.memory.backends.postgres import PostgresBackend
 from axon.memory.backends.postgres_schema import (
+    MAX_TERM_CHARS,
     SCHEMA_VERSION,
-    TS_WEIGHTS,
     describe_dsn,
+    indexed_terms,
     parse_dsn,
+    text_array,
 )
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.memory.entry import NewEntry
 from axon.memory.retrieval.exact import seed_score
+from axon.memory.retrieval.scores import text_length
+from axon.memory.retrieval.text import index_terms
 from tests.memory.conftest import FakeClock, pg_test_schema
 
 REPO = Path(__file__).resolve().parents[2]
@@ -104,9 +111,15 @@ def test_bad_schema_name_is_refused() -> None:
         PostgresBackend(location="postgresql://u@h/d", schema='x"; DROP TABLE y; --')
 
 
-def test_tsquery_text_is_quoted_words_only() -> None:
-    assert tsquery_text("the cats' NEAR(dogs) & !x | y:*") == "'cats' | 'near' | 'dogs' | 'x' | 'y'"
-    assert tsquery_text("!!! &&& ???") is None
+def test_indexed_terms_are_the_distinct_porter_stems_and_the_token_count() -> None:
+    assert indexed_terms("Painting paints, PAINTED the cats' NEAR(dogs)") == (
+        ["paint", "the", "cat", "near", "dog"],
+        [3, 1, 1, 1, 1],
+        7,
+    )
+    long_word = "x" * (MAX_TERM_CHARS + 1)
+    assert indexed_terms(f"short {long_word}") == (["short"], [1], 2)  # counted, not indexed
+    assert text_array(["a", 'q"uote', "back\\slash"]) == '{"a","q\\"uote","back\\\\slash"}'
 
 
 # ---------------------------------------------------------------------- schema
@@ -120,12 +133,13 @@ async def test_schema_is_created_and_versioned(pg: PostgresBackend, pg_dsn: str)
         r[0]
         for r in raw(pg_dsn, "SELECT tablename FROM pg_tables WHERE schemaname = %s", (pg.schema,))
     }
-    assert {"meta", "entries", "models"} <= tables
+    assert {"meta", "entries", "models", "scope_stats"} <= tables
     indexes = {
         r[0]
         for r in raw(pg_dsn, "SELECT indexname FROM pg_indexes WHERE schemaname = %s", (pg.schema,))
     }
-    assert {"entries_tsv", "entries_expires", "entries_scope_time"} <= indexes
+    assert {"entries_terms", "entries_context_terms", "entries_expires"} <= indexes
+    assert "entries_tsv" not in indexes  # schema 3 dropped ts_rank's tsvector
 
 
 async def test_newer_schema_version_is_refused(pg: PostgresBackend, pg_dsn: str) -> None:
@@ -175,22 +189,132 @@ async def test_exact_matches_seed_on_non_ascii_text(pg: PostgresBackend, clock: 
         assert [(e.key, e.score) for e in got] == [(k, s) for s, _, k in want], query
 
 
-async def test_keyword_is_postgres_full_text_search(pg: PostgresBackend, pg_dsn: str) -> None:
+def _stats_agree(pg_dsn: str, schema: str) -> dict[str | None, tuple[int, int, int]]:
+    """`scope_stats` checked against the rows themselves, recomputed in Python."""
+    rows = raw(
+        pg_dsn,
+        "SELECT scope, key, text, context, terms, term_counts, length, context_terms, "
+        f'context_counts FROM "{schema}".entries',
+    )
+    want: dict[str | None, list[int]] = {}
+    for scope, key, text, context, terms, counts, length, context_terms, context_counts in rows:
+        own = Counter(index_terms(f"{key} {text}"))
+        assert (terms, counts) == (list(own), list(own.values()))
+        assert length == text_length(f"{key} {text}")
+        around = Counter(index_terms(context))
+        assert (context_terms, context_counts) == (list(around), list(around.values()))
+        totals = want.setdefault(scope, [0, 0, 0])
+        totals[0] += 1
+        totals[1] += length
+        totals[2] += text_length(context)
+    got = {
+        scope: (int(docs), int(length), int(context_length))
+        for scope, docs, length, context_length in raw(
+            pg_dsn, f'SELECT scope, docs, length, context_length FROM "{schema}".scope_stats'
+        )
+    }
+    assert got == {scope: tuple(totals) for scope, totals in want.items()}
+    return got
+
+
+@pytest.mark.parametrize("name", ["postgres_v1.sql", "postgres_v2.sql"])
+async def test_old_schemas_get_terms_and_scope_stats_when_migrated(
+    name: str, pg_dsn: str, tmp_path: Path
+) -> None:
+    from tests.memory.test_migrations import _load_dump
+
+    schema = pg_test_schema(tmp_path)
+    _load_dump(name, pg_dsn, schema)
+    backend = PostgresBackend(location=pg_dsn, schema=schema, pool_size=1)
+    try:
+        await backend.count()  # migrates
+        stats = _stats_agree(pg_dsn, schema)
+        [(rows,)] = raw(pg_dsn, f'SELECT count(*) FROM "{schema}".entries')
+        assert rows > 0 and sum(docs for docs, _, _ in stats.values()) == rows
+        await backend.store("new", "after the migration", {"scope": "Notes"})
+        _stats_agree(pg_dsn, schema)  # the triggers keep it from then on
+    finally:
+        await backend.close()
+
+
+async def test_scope_stats_follow_every_write_delete_clear_and_purge(
+    pg: PostgresBackend, pg_dsn: str, clock: FakeClock
+) -> None:
+    await pg.store("a", "Running cats chase mice", {"scope": "S"})
+    await pg.store("b", "A dog runs home", {"scope": "S"})
+    await pg.store("c", "Mice are small")
+    assert _stats_agree(pg_dsn, pg.schema) == {"S": (2, 10, 4), None: (1, 4, 0)}
+    await pg.store("a", "cats", {"scope": "S"})  # an update: the length changes, not the count
+    await pg.store_many(  # COPY path, with overwrites inside the batch
+        [NewEntry(f"k{i % 50}", f"word{i} and more {i}", {"scope": "T"}) for i in range(100)]
+    )
+    await pg.store_many(
+        [NewEntry(f"e{i}", "soon gone", expires_at=clock.now + 1) for i in range(9)]
+    )
+    _stats_agree(pg_dsn, pg.schema)
+    assert await pg.delete("b", "S")
+    await pg.clear("T")
+    clock.advance(2)
+    assert await pg.purge_expired() == 9
+    assert _stats_agree(pg_dsn, pg.schema) == {"S": (1, 2, 0), None: (1, 4, 0)}
+    await pg.clear()
+    assert _stats_agree(pg_dsn, pg.schema) == {}
+
+
+async def test_keyword_matches_porter_stems_and_is_not_sql(pg: PostgresBackend) -> None:
     await pg.store("a", "Running cats chase mice", {"scope": "S"})
     await pg.store("b", "A dog runs home", {"scope": "S"})
     await pg.store("c", "Mice are small", {"scope": "T"})
     found = await pg.retrieve("run", 10, "S", mode="keyword")
     assert sorted(e.key for e in found) == ["a", "b"]  # stemmed: running, runs
-    rows = raw(
-        pg_dsn,
-        f'SELECT key, ts_rank(\'{TS_WEIGHTS}\', tsv, q) FROM "{pg.schema}".entries, '
-        "to_tsquery('english', %s) q WHERE tsv @@ q AND scope = 'S' ORDER BY 2 DESC, key",
-        ("'cats':A | 'mice':A",),
-    )
-    found = await pg.retrieve("cats mice", 10, "S", mode="keyword")
-    assert [(e.key, pytest.approx(e.score)) for e in found] == [(k, r) for k, r in rows]
     await pg.retrieve("x') || to_tsvector('y'); DROP TABLE entries; --", 5, mode="keyword")
     assert await pg.count() == 3
+
+
+async def test_a_word_too_long_for_the_index_is_stored_and_counted(pg: PostgresBackend) -> None:
+    """A GIN index row must fit in a page: longer tokens are left out of `terms`."""
+    rng = np.random.default_rng(5)  # incompressible: 18 kB of UTF-8 in one word
+    blob = "".join(chr(int(c)) for c in rng.integers(0x4E00, 0x9FFF, size=6000))
+    await pg.store("blob", f"attachment {blob}")
+    [found] = await pg.retrieve("attachment", 5, mode="keyword")
+    assert found.key == "blob"
+    assert await pg.retrieve(blob, 5, mode="keyword") == []
+
+
+async def test_keyword_top_k_of_many_candidates_is_the_in_memory_one(
+    pg: PostgresBackend, clock: FakeClock
+) -> None:
+    """More matches than candidates rescored: the best `top_k` are still the exact ones."""
+    rng = np.random.default_rng(3)
+    words = ["paint", "painting", "red", "apple", "meeting", "invoice", "zebra", "blue"]
+    reference_clock = FakeClock(clock.now)
+    reference = InMemoryBackend(clock=reference_clock)
+    batch = [
+        NewEntry(
+            f"k{i}",
+            " ".join(rng.choice(words, size=int(rng.integers(1, 12)))),
+            {"scope": "S" if i % 3 else "T"},
+        )
+        for i in range(400)
+    ]
+    for start in range(0, len(batch), 40):
+        for store in (pg, reference):
+            await store.store_many(batch[start : start + 40])
+        clock.advance(1)
+        reference_clock.advance(1)
+    try:
+        for scope in ("S", "T", None):
+            for query in ("paint", "red apple", "invoice zebra meeting", "blue painting"):
+                for linked in (False, True):
+                    got, want = [
+                        await store.retrieve(query, 5, scope, mode="keyword", linked=linked)
+                        for store in (pg, reference)
+                    ]
+                    assert [(e.key, e.score) for e in got] == [
+                        (e.key, pytest.approx(e.score, abs=1e-9)) for e in want
+                    ], (scope, query, linked)
+    finally:
+        await reference.close()
 
 
 async def test_semantic_agrees_with_exact_cosine(pg: PostgresBackend, pg_dsn: str) -> None:
@@ -358,6 +482,7 @@ def test_eight_concurrent_writers_lose_nothing(pg_dsn: str, tmp_path: Path) -> N
     rows = raw(pg_dsn, f'SELECT key, value::text FROM "{schema}".entries')
     stored = dict(rows)
     assert len(stored) == writers * per_writer + 5
+    assert _stats_agree(pg_dsn, schema)["S"][0] == writers * per_writer + 5
     for n in range(writers):
         for i in range(per_writer):
             assert stored[f"w{n}-{i}"] == json.dumps(n)

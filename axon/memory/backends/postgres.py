@@ -16,9 +16,10 @@
   raises `AxonMemoryError`. Deadlocks between concurrent batch upserts are
   retried too.
 - Recall: `exact` prefilters in SQL (substring of the lower-cased key or text) and
-  scores in Python with the seed's 1.0/0.7/0.4; `keyword` is PostgreSQL full-text
-  search over key and text (GIN), the query turned into an OR of quoted content
-  words passed as a parameter, ranked by `ts_rank`; `semantic` is pgvector cosine
+  scores in Python with the seed's 1.0/0.7/0.4; `keyword` matches the query's
+  Porter stems against each row's `terms` (GIN), ranks the matches by BM25 in SQL
+  with the memory's own statistics (`scope_stats`) and scores the best of them
+  with `scores.keyword_score`, as every backend does; `semantic` is pgvector cosine
   distance on an HNSW index per embedding model (score = 1 - distance) with
   iterative index scans, so scope and expiry conditions do not starve the result;
   `hybrid` is fused by the base class.
@@ -51,17 +52,27 @@ from axon.memory.backends.postgres_pool import (
 from axon.memory.backends.postgres_schema import (
     DEFAULT_SCHEMA,
     SCHEMA_ENV,
-    TS_CONFIG,
-    TS_WEIGHTS,
     check_schema_name,
     ensure_vector_table,
     find_vector_table,
+    indexed_terms,
+    int_array,
     quote_ident,
     resolve_dsn,
+    text_array,
 )
 from axon.memory.entry import MemoryEntry, encode_json, matches_filters, scope_of, value_text
 from axon.memory.retrieval.exact import seed_score
-from axon.memory.retrieval.text import query_terms
+from axon.memory.retrieval.scores import (
+    K1,
+    B,
+    ScopeStats,
+    entry_counts,
+    entry_length,
+    idf,
+    keyword_score,
+)
+from axon.memory.retrieval.text import CONTEXT_WEIGHT, query_terms, stem
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -79,10 +90,12 @@ COPY_THRESHOLD = 64
 _STAGE_TABLE = (
     "CREATE TEMP TABLE IF NOT EXISTS axon_stage (n integer, scope text, key text, "
     "key_lc text, value text, text text, text_lc text, metadata text, ts float8, "
-    "exp float8) ON COMMIT DELETE ROWS"
+    "exp float8, terms text, term_counts text, length integer, context text, "
+    "context_terms text, context_counts text, context_length integer) ON COMMIT DELETE ROWS"
 )
 _STAGE_COPY = (
-    "COPY pg_temp.axon_stage (n, scope, key, key_lc, value, text, text_lc, metadata, ts, exp) "
+    "COPY pg_temp.axon_stage (n, scope, key, key_lc, value, text, text_lc, metadata, ts, exp, "
+    "terms, term_counts, length, context, context_terms, context_counts, context_length) "
     "FROM STDIN"
 )
 
@@ -90,6 +103,11 @@ PURGE_BATCH = 1000
 PURGE_INTERVAL = 60.0
 
 MAX_QUERY_TERMS = 64
+"""Distinct content words of a keyword query that are searched (the rest are ignored)."""
+
+CANDIDATES_PER_RESULT = 4
+MIN_CANDIDATES = 20
+"""Keyword recall rescores `max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)` candidates."""
 
 _COLUMNS = "e.id, e.scope, e.key, e.value, e.metadata, e.timestamp, e.expires_at"
 _LIVE = "(e.expires_at IS NULL OR e.expires_at > %s)"
@@ -98,23 +116,10 @@ _TEXT_LC = 'coalesce(e.text_lc, lower(e.text COLLATE "C"))'
 
 Row = tuple[Any, ...]
 
-
-def tsquery_text(query: str, *, linked: bool = True) -> str | None:
-    """A `to_tsquery` argument for `query`: its content words, each quoted, joined by `|`.
-
-    `query_terms` keeps only letters and digits, and each term is a quoted lexeme,
-    so no tsquery operator can come from user text; the string is passed as a
-    query parameter, so nothing becomes SQL. None when the query has no words.
-    Unless `linked`, each lexeme is restricted to weight A (`'word':A`, key and
-    text), so the context (weight B in `tsv`) neither matches nor ranks.
-    """
-    terms = query_terms(query)[:MAX_QUERY_TERMS]
-    if not terms:
-        return None
-    label = "" if linked else ":A"
-    return " | ".join(
-        "'" + term.replace("\\", "\\\\").replace("'", "''") + "'" + label for term in terms
-    )
+_LATEST_TEXT = (
+    "(SELECT p.text FROM {entries} AS p WHERE p.scope {op} "
+    "ORDER BY p.timestamp DESC, p.id DESC LIMIT 1)"
+)
 
 
 def _db_text(text: str) -> str:
@@ -223,7 +228,9 @@ class PostgresBackend(MemoryBackend):
         for (scope, key), entry in latest.items():
             if scope is not None and "\x00" in scope:
                 raise AxonMemoryError("a memory scope must not contain NUL characters", key=key)
-            text = _db_text(value_text(entry.value))
+            full_text = value_text(entry.value)
+            text = _db_text(full_text)
+            terms, counts, length = indexed_terms(f"{key} {full_text}")
             rows.append(
                 (
                     scope,
@@ -235,44 +242,73 @@ class PostgresBackend(MemoryBackend):
                     encode_json(entry.metadata),
                     entry.timestamp,
                     entry.expires_at,
+                    text_array(terms),
+                    int_array(counts),
+                    length,
                 )
             )
-        # A new row's context (text.CONTEXT_WEIGHT) is the text stored just before it
-        # in its scope: the previous row of the batch, else the newest row stored.
-        latest_text = (
-            f"(SELECT p.text FROM {self._entries} AS p WHERE p.scope {{op}} "
-            "ORDER BY p.timestamp DESC, p.id DESC LIMIT 1)"
-        )
+        scopes = list(dict.fromkeys(row[0] for row in rows))
+        # The newest text stored in each scope of the batch, one statement.
+        latest_sql = (
+            "SELECT s.n, CASE WHEN s.scope IS NULL THEN "
+            + _LATEST_TEXT.replace("{op}", "IS NULL")
+            + " ELSE "
+            + _LATEST_TEXT.replace("{op}", "= s.scope")
+            + " END FROM unnest(%s::text[]) WITH ORDINALITY AS s(scope, n)"
+        ).replace("{entries}", self._entries)
+
+        def with_contexts(conn: Connection[Any]) -> list[tuple[Any, ...]]:
+            """The rows with their contexts (text.CONTEXT_WEIGHT): each is the text
+            stored just before it in its scope, the previous row of the batch, else
+            the newest row stored. Kept by a new row only (an update keeps its own)."""
+            found = conn.execute(latest_sql, (scopes,)).fetchall()
+            previous = {scopes[int(n) - 1]: text or "" for n, text in found}
+            complete = []
+            for row in rows:
+                context = previous[row[0]]
+                context_terms, context_counts, context_length = indexed_terms(context)
+                complete.append(
+                    (
+                        *row,
+                        context,
+                        text_array(context_terms),
+                        int_array(context_counts),
+                        context_length,
+                    )
+                )
+                previous[row[0]] = row[4]
+            return complete
+
         upsert = (
             f"INSERT INTO {self._entries} AS e (scope, key, key_lc, value, text, text_lc, "
-            "metadata, timestamp, expires_at, context) "
+            "metadata, timestamp, expires_at, terms, term_counts, length, context, "
+            "context_terms, context_counts, context_length) "
             "SELECT u.scope, u.key, u.key_lc, u.value::json, u.text, u.text_lc, "
-            "u.metadata::json, u.ts, u.exp, coalesce("
-            "lag(u.text) OVER (PARTITION BY u.scope ORDER BY u.n), "
-            "CASE WHEN u.scope IS NULL THEN "
-            + latest_text.replace("{op}", "IS NULL")
-            + " ELSE "
-            + latest_text.replace("{op}", "= u.scope")
-            + " END, '') FROM {source} ORDER BY u.n "
+            "u.metadata::json, u.ts, u.exp, u.terms::text[], u.term_counts::int[], u.length, "
+            "u.context, u.context_terms::text[], u.context_counts::int[], u.context_length "
+            "FROM {source} ORDER BY u.n "
             "ON CONFLICT (scope, key) DO UPDATE SET key_lc = excluded.key_lc, "
             "value = excluded.value, text = excluded.text, text_lc = excluded.text_lc, "
             "metadata = excluded.metadata, timestamp = excluded.timestamp, "
-            "expires_at = excluded.expires_at, "
+            "expires_at = excluded.expires_at, terms = excluded.terms, "
+            "term_counts = excluded.term_counts, length = excluded.length, "
             f"vgen = nextval('{self._s}.vgen_seq'), "
             "wxid = pg_current_xact_id()::text::bigint"
         )
         if len(rows) < COPY_THRESHOLD:
-            # One statement (atomic by itself): the rows travel as arrays.
+            # One write statement (atomic by itself): the rows travel as arrays.
             statement = upsert.replace(
                 "{source}",
                 "unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
-                "%s::text[], %s::text[], %s::float8[], %s::float8[]) WITH ORDINALITY "
-                "AS u(scope, key, key_lc, value, text, text_lc, metadata, ts, exp, n)",
+                "%s::text[], %s::text[], %s::float8[], %s::float8[], %s::text[], %s::text[], "
+                "%s::int[], %s::text[], %s::text[], %s::text[], %s::int[]) WITH ORDINALITY "
+                "AS u(scope, key, key_lc, value, text, text_lc, metadata, ts, exp, terms, "
+                "term_counts, length, context, context_terms, context_counts, context_length, n)",
             )
-            columns = [list(column) for column in zip(*rows, strict=True)]
 
             def body(conn: Connection[Any]) -> None:
-                conn.execute(statement, columns)
+                complete = with_contexts(conn)
+                conn.execute(statement, [list(column) for column in zip(*complete, strict=True)])
 
             atomic = False
         else:
@@ -280,9 +316,10 @@ class PostgresBackend(MemoryBackend):
             statement = upsert.replace("{source}", "pg_temp.axon_stage AS u")
 
             def body(conn: Connection[Any]) -> None:
+                complete = with_contexts(conn)
                 conn.execute(_STAGE_TABLE)
                 with conn.cursor().copy(_STAGE_COPY) as copy:
-                    for n, row in enumerate(rows):
+                    for n, row in enumerate(complete):
                         copy.write_row((n, *row))
                 conn.execute(statement)
 
@@ -500,26 +537,146 @@ class PostgresBackend(MemoryBackend):
         now: float,
         linked: bool = False,
     ) -> list[MemoryEntry]:
-        """Full-text match on key and text (and context when `linked`), ranked by `ts_rank`."""
-        tsquery = tsquery_text(query, linked=linked)
-        if tsquery is None:
+        """Per-scope BM25 over key and text (and the context when `linked`), in [0, 1].
+
+        The candidates are the live rows of `scope` holding a query term (`terms`,
+        and `context_terms` when linked: GIN), best first by their BM25 computed
+        in SQL (`_rank_sql`; for every scope at once, with the statistics of the
+        whole store, as FTS5 ranks SQLite's candidates), and at most
+        `max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)` of them (more when
+        filters reject some). Each is then scored by `scores.keyword_score` from
+        its key, text and context, with the statistics of its scope (`scope_stats`,
+        and each query term's document count in that scope), so score and order
+        are those of every other backend; ties go newest first.
+        """
+        terms = list(dict.fromkeys(stem(word) for word in query_terms(query)[:MAX_QUERY_TERMS]))
+        if not terms:
             return []
         where, params = self._scope_sql(scope or None)
-        sql = (
-            f"SELECT {_COLUMNS}, ts_rank('{TS_WEIGHTS}', e.tsv, q) AS rank "
-            f"FROM {self._entries} AS e, to_tsquery('{TS_CONFIG}', %s) AS q "
-            f"WHERE e.tsv @@ q AND {_LIVE}{where} "
-            "ORDER BY rank DESC, e.timestamp DESC, e.id LIMIT %s"
+        match = (
+            "(e.terms && %s::text[] OR e.context_terms && %s::text[])"
+            if linked
+            else "e.terms && %s::text[]"
         )
+        match_params: tuple[Any, ...] = (terms, terms) if linked else (terms,)
+        length = (
+            f"(e.length + {CONTEXT_WEIGHT}::float8 * e.context_length)" if linked else "e.length"
+        )
+        context = "e.context" if linked else "NULL"
 
-        def fetch(conn: Connection[Any], want: int) -> list[Row]:
-            return conn.execute(sql, (tsquery, now, *params, want)).fetchall()
+        def body(conn: Connection[Any]) -> list[MemoryEntry]:
+            stats: dict[str | None, ScopeStats] = {}
+            if scope:
+                stats[scope] = self._scope_stats(conn, scope, terms, linked)
+                order = stats[scope]
+            else:  # every scope: candidates by the statistics of the whole store
+                order = self._scope_stats(conn, None, terms, linked, every=True)
+            ranking, rank_params = self._rank_sql(terms, order, linked, length)
+            want = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
+            while True:
+                limit = "" if want < 0 else " LIMIT %s"
+                rows = conn.execute(
+                    f"SELECT {_COLUMNS}, e.text, {context} FROM {self._entries} AS e "
+                    f"WHERE {match} AND {_LIVE}{where} "
+                    f"ORDER BY {ranking} DESC, e.timestamp DESC, e.id{limit}",
+                    (*match_params, now, *params, *rank_params, *(() if want < 0 else (want,))),
+                ).fetchall()
+                kept = [row for row in rows if not filters or matches_filters(row[4], filters)]
+                if len(kept) >= top_k or want < 0 or len(rows) < want:
+                    break
+                want = want * 16 if want < 100_000 else -1  # -1: no limit
+            for name in {row[1] for row in kept} - set(stats):
+                stats[name] = self._scope_stats(conn, name, terms, linked)
+            scored = []
+            for row in kept:
+                text_context = row[8] if linked else None
+                score = keyword_score(
+                    terms,
+                    entry_counts(row[2], row[7], text_context),
+                    entry_length(row[2], row[7], text_context),
+                    stats[row[1]],
+                )
+                scored.append((-score, -float(row[5]), int(row[0]), row, score))
+            scored.sort(key=lambda item: item[:3])
+            return [self._entry(item[3], item[4]) for item in scored[:top_k]]
 
-        def keep(row: Row) -> MemoryEntry | None:
-            entry = self._entry(row, float(row[7]))
-            return entry if matches_filters(entry.metadata, filters) else None
+        return self._run(body, atomic=False)
 
-        return self._grow(fetch, keep, top_k, top_k if not filters else max(top_k * 4, 32))
+    def _scope_stats(
+        self,
+        conn: Connection[Any],
+        scope: str | None,
+        terms: Sequence[str],
+        linked: bool,
+        *,
+        every: bool = False,
+    ) -> ScopeStats:
+        """BM25 statistics of `scope` (of the whole store if `every`) for the query `terms`.
+
+        One statement. Entries and lengths come from `scope_stats`; a term's
+        document count is counted among the scope's rows (GIN), expired rows
+        included, as the other backends count them until the rows are purged.
+        """
+        where, params = (
+            ("true", ())
+            if every
+            else ("scope IS NULL", ())
+            if scope is None
+            else ("scope = %s", (scope,))
+        )
+        holds = (
+            "(terms @> ARRAY[%s]::text[] OR context_terms @> ARRAY[%s]::text[])"
+            if linked
+            else "terms @> ARRAY[%s]::text[]"
+        )
+        counts = "".join(
+            f", (SELECT count(*) FROM {self._entries} WHERE {where} AND {holds})" for _ in terms
+        )
+        count_params: list[Any] = []
+        for term in terms:
+            count_params.extend((*params, term, term) if linked else (*params, term))
+        row = conn.execute(
+            "SELECT (SELECT array[count(*), sum(docs), sum(length), sum(context_length)] "
+            f"FROM {self._s}.scope_stats WHERE {where}){counts}",
+            (*params, *count_params),
+        ).fetchone()
+        assert row is not None
+        found, docs, length, context_length = row[0]
+        if not found:
+            return ScopeStats(0, 0.0)
+        total = float(length) + (CONTEXT_WEIGHT * float(context_length) if linked else 0.0)
+        df = {term: int(count) for term, count in zip(terms, row[1:], strict=True) if count}
+        return ScopeStats(int(docs), total, df)
+
+    @staticmethod
+    def _rank_sql(
+        terms: Sequence[str], stats: ScopeStats, linked: bool, length: str
+    ) -> tuple[str, tuple[Any, ...]]:
+        """An SQL expression ordering candidates: their BM25 in the scope of `stats`.
+
+        It computes what `scores.keyword_score` does (from `term_counts`, and
+        `context_counts` when linked) up to the division by the query's bound, so
+        the rows it ranks first are the best; only the order is taken from it, the
+        scores themselves come from `keyword_score`.
+        """
+        # float8 constants throughout: untyped literals would make it `numeric` (slow).
+        norm = f"{K1 * (1 - B)!r}::float8 + {K1 * B / stats.average_length:.17g}::float8 * {length}"
+        parts: list[str] = []
+        params: list[Any] = []
+        for term in terms:
+            # Inline arithmetic, no subquery: it runs once per matching row.
+            tf = "coalesce(e.term_counts[array_position(e.terms, %s::text)], 0)::float8"
+            uses = [term]
+            if linked:
+                tf = (
+                    f"({tf} + {CONTEXT_WEIGHT}::float8 * "
+                    "coalesce(e.context_counts[array_position(e.context_terms, %s::text)], 0))"
+                )
+                uses.append(term)
+            weight = idf(stats.df.get(term, 0), stats.docs) * (K1 + 1.0)
+            parts.append(f"{weight:.17g}::float8 * {tf} / ({tf} + {norm})")
+            params.extend(uses * 2)
+        return "(" + " + ".join(parts) + ")", tuple(params)
 
     # ------------------------------------------------------------------ semantic
 

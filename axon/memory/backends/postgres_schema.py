@@ -11,10 +11,22 @@ Everything AXON keeps lives in one PostgreSQL schema (default `axon`, or
   what recall matches (`value_text`, NUL characters dropped); `key_lc`/`text_lc`
   hold Python's `str.lower()` only where it differs from ASCII lower-casing, so
   `exact` matches exactly as the in-memory backend does on any database locale.
-  `tsv` is a generated `tsvector` (`english` configuration, GIN-indexed) over key
-  and text. `vgen` changes on every write of the row (it versions the text a
-  vector was computed from); `wxid` is the writing transaction's id, so entries
-  written since a point in time are found through an index.
+  `context` is the text of the entry stored just before it in its scope (fixed
+  when the key is first stored). `terms` holds the distinct Porter stems of key
+  and text (`text.index_terms`, computed in Python at write, GIN-indexed),
+  `term_counts` how often each occurs and `length` the token count
+  (`scores.text_length`); `context_terms`, `context_counts` and
+  `context_length` are the same for the context (GIN-indexed too, searched by a
+  linked recall). These are what keyword recall matches and scores with
+  (`retrieval.scores`), so PostgreSQL's scores are those of every backend.
+  `vgen` changes on every write of the row (it versions the text a vector was
+  computed from); `wxid` is the writing transaction's id, so entries written
+  since a point in time are found through an index.
+- `scope_stats (scope, docs, length, context_length)`: per scope, its rows and
+  the sum of their `length` and `context_length`, the BM25 statistics of a
+  memory. Statement-level triggers on `entries` (transition tables) keep it in
+  the transaction of every insert, update and delete, whichever statement does it
+  (writes, deletes, clears, purges).
 - `models (model, dim, tbl)`: one vector table per embedding model,
   `vec_<hash of the model id>` with `embedding vector(dim)` and an HNSW index
   (`vector_cosine_ops`). HNSW needs a fixed dimension; a table per model gives each
@@ -30,10 +42,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from axon.errors import AxonMemoryError
 from axon.memory.backend import expand_location
+from axon.memory.retrieval.scores import text_length
+from axon.memory.retrieval.text import index_terms
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -42,9 +58,19 @@ DSN_ENV = "AXON_PG_DSN"
 SCHEMA_ENV = "AXON_PG_SCHEMA"
 DEFAULT_SCHEMA = "axon"
 TS_CONFIG = "english"
+"""The text search configuration of the schema 1 and 2 `tsv` column (dropped in 3)."""
 
 KEYWORD_TEXT_CHARS = 100_000
-"""Characters of key + text that go into the full-text index (a tsvector is at most 1 MB)."""
+"""Characters of key + text that went into schema 1 and 2's `tsv` (a tsvector is at most 1 MB)."""
+
+MAX_TERM_CHARS = 512
+"""Longer tokens are counted in an entry's length but not indexed (nor matched): a GIN
+index row must fit in a page ("index row requires 18016 bytes, maximum size is 8191"
+for a 6,000-character word), and 512 characters of 4-byte UTF-8 always do. Nobody
+searches for such a word."""
+
+BACKFILL_BATCH = 1000
+"""Rows whose terms migration 2 -> 3 computes per round trip."""
 
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 64
@@ -182,8 +208,157 @@ def _v2(s: str) -> list[str]:
     ]
 
 
-MIGRATIONS: tuple[Any, ...] = (_v1, _v2)
-"""`MIGRATIONS[i](quoted_schema)` lists the statements taking version i to i + 1."""
+def indexed_terms(text: str) -> tuple[list[str], list[int], int]:
+    """The `terms` (distinct stems, first occurrence first), their counts and the `length`.
+
+    `text` is `key + " " + text` for an entry's own columns, or its context: the
+    same tokens as `scores.entry_counts` and `scores.entry_length` count, so
+    the statistics kept in SQL are those the in-memory index keeps.
+    """
+    counts = Counter(index_terms(text))
+    terms = [term for term in counts if len(term) <= MAX_TERM_CHARS]
+    return terms, [counts[term] for term in terms], text_length(text)
+
+
+def _backfill_terms(s: str) -> Callable[[Connection[Any]], None]:
+    """Compute `terms`, `length` and their context twins of the rows already stored."""
+
+    def step(conn: Connection[Any]) -> None:
+        last = 0
+        while True:
+            rows = conn.execute(
+                f"SELECT id, key, text, context FROM {s}.entries WHERE id > %s "
+                "ORDER BY id LIMIT %s",
+                (last, BACKFILL_BATCH),
+            ).fetchall()
+            if not rows:
+                return
+            columns: list[list[Any]] = [[] for _ in range(7)]
+            for ident, key, text, context in rows:
+                terms, counts, length = indexed_terms(f"{key} {text}")
+                context_terms, context_counts, context_length = indexed_terms(context)
+                values = (
+                    ident,
+                    text_array(terms),
+                    int_array(counts),
+                    length,
+                    text_array(context_terms),
+                    int_array(context_counts),
+                    context_length,
+                )
+                for column, value in zip(columns, values, strict=True):
+                    column.append(value)
+            # Arrays of arrays of different lengths cannot be sent: the terms go as
+            # array literals, one per row, cast back by PostgreSQL.
+            conn.execute(
+                f"UPDATE {s}.entries AS e SET terms = u.terms::text[], "
+                "term_counts = u.term_counts::int[], length = u.length, "
+                "context_terms = u.context_terms::text[], "
+                "context_counts = u.context_counts::int[], context_length = u.context_length "
+                "FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::int[], %s::text[], "
+                "%s::text[], %s::int[]) AS u(id, terms, term_counts, length, context_terms, "
+                "context_counts, context_length) WHERE e.id = u.id",
+                columns,
+            )
+            last = int(rows[-1][0])
+
+    return step
+
+
+def int_array(items: list[int]) -> str:
+    """The PostgreSQL literal of an `int[]` holding `items`."""
+    return "{" + ",".join(str(int(item)) for item in items) + "}"
+
+
+def text_array(items: list[str]) -> str:
+    """The PostgreSQL literal of a `text[]` holding `items` (every element quoted)."""
+    return (
+        "{"
+        + ",".join('"' + item.replace("\\", "\\\\").replace('"', '\\"') + '"' for item in items)
+        + "}"
+    )
+
+
+_STATS_FUNCTION = """
+CREATE FUNCTION {s}.entries_scope_stats() RETURNS trigger LANGUAGE plpgsql AS $body$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO {s}.scope_stats AS t (scope, docs, length, context_length)
+        SELECT scope, count(*), sum(length), sum(context_length) FROM new_rows
+        GROUP BY scope ORDER BY scope
+        ON CONFLICT (scope) DO UPDATE SET docs = t.docs + excluded.docs,
+            length = t.length + excluded.length,
+            context_length = t.context_length + excluded.context_length;
+    ELSIF TG_OP = 'UPDATE' THEN
+        UPDATE {s}.scope_stats AS t SET length = t.length + d.length,
+            context_length = t.context_length + d.context_length
+        FROM (SELECT scope, sum(length) AS length, sum(context_length) AS context_length
+              FROM (SELECT scope, length, context_length FROM new_rows
+                    UNION ALL
+                    SELECT scope, -length, -context_length FROM old_rows) AS c
+              GROUP BY scope) AS d
+        WHERE t.scope IS NOT DISTINCT FROM d.scope
+          AND (d.length <> 0 OR d.context_length <> 0);
+    ELSE
+        UPDATE {s}.scope_stats AS t SET docs = t.docs - d.docs, length = t.length - d.length,
+            context_length = t.context_length - d.context_length
+        FROM (SELECT scope, count(*) AS docs, sum(length) AS length,
+                     sum(context_length) AS context_length
+              FROM old_rows GROUP BY scope) AS d
+        WHERE t.scope IS NOT DISTINCT FROM d.scope;
+        DELETE FROM {s}.scope_stats WHERE docs <= 0;
+    END IF;
+    RETURN NULL;
+END
+$body$
+"""
+
+
+def _v3(s: str) -> list[Any]:
+    """Keyword scores of every backend: Porter terms and lengths per row, `scope_stats`.
+
+    The `tsv` column (PostgreSQL's `english` stemmer, ranked by `ts_rank`) goes:
+    recall matches `terms` and scores in Python (`retrieval.scores`).
+    """
+    triggers = [
+        f"CREATE TRIGGER entries_stats_{event.lower()} AFTER {event} ON {s}.entries "
+        f"REFERENCING {tables} FOR EACH STATEMENT EXECUTE FUNCTION {s}.entries_scope_stats()"
+        for event, tables in (
+            ("INSERT", "NEW TABLE AS new_rows"),
+            ("UPDATE", "OLD TABLE AS old_rows NEW TABLE AS new_rows"),
+            ("DELETE", "OLD TABLE AS old_rows"),
+        )
+    ]
+    return [
+        f"ALTER TABLE {s}.entries ADD COLUMN terms text[] NOT NULL DEFAULT '{{}}', "
+        "ADD COLUMN term_counts integer[] NOT NULL DEFAULT '{}', "
+        "ADD COLUMN length integer NOT NULL DEFAULT 0, "
+        "ADD COLUMN context_terms text[] NOT NULL DEFAULT '{}', "
+        "ADD COLUMN context_counts integer[] NOT NULL DEFAULT '{}', "
+        "ADD COLUMN context_length integer NOT NULL DEFAULT 0",
+        _backfill_terms(s),
+        # Every writer gives them: a forgotten one is an error, not a wrong score.
+        f"ALTER TABLE {s}.entries ALTER COLUMN terms DROP DEFAULT, "
+        "ALTER COLUMN term_counts DROP DEFAULT, ALTER COLUMN length DROP DEFAULT, "
+        "ALTER COLUMN context_terms DROP DEFAULT, ALTER COLUMN context_counts DROP DEFAULT, "
+        "ALTER COLUMN context_length DROP DEFAULT",
+        f"ALTER TABLE {s}.entries DROP COLUMN tsv",
+        f"CREATE INDEX entries_terms ON {s}.entries USING gin (terms)",
+        f"CREATE INDEX entries_context_terms ON {s}.entries USING gin (context_terms)",
+        f"CREATE TABLE {s}.scope_stats (scope text, docs bigint NOT NULL, "
+        "length bigint NOT NULL, context_length bigint NOT NULL, "
+        "CONSTRAINT scope_stats_scope UNIQUE NULLS NOT DISTINCT (scope))",
+        f"INSERT INTO {s}.scope_stats (scope, docs, length, context_length) "
+        f"SELECT scope, count(*), sum(length), sum(context_length) FROM {s}.entries "
+        "GROUP BY scope",
+        _STATS_FUNCTION.replace("{s}", s),
+        *triggers,
+    ]
+
+
+MIGRATIONS: tuple[Callable[[str], list[Any]], ...] = (_v1, _v2, _v3)
+"""`MIGRATIONS[i](quoted_schema)` lists the steps taking version i to i + 1: SQL
+statements, or functions of the connection (run in the same transaction)."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -217,8 +392,11 @@ def migrate(conn: Connection[Any], schema: str) -> int:
         if found == 0:
             conn.execute(f"CREATE SEQUENCE IF NOT EXISTS {s}.vgen_seq")
         for version in range(found, SCHEMA_VERSION):
-            for statement in MIGRATIONS[version](s):
-                conn.execute(statement)
+            for step in MIGRATIONS[version](s):
+                if callable(step):
+                    step(conn)
+                else:
+                    conn.execute(step)
         if found != SCHEMA_VERSION:
             conn.execute(
                 f"INSERT INTO {s}.meta (name, value) VALUES ('schema_version', %s) "
