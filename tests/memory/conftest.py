@@ -1,7 +1,8 @@
-"""Fixtures for the memory engine: one backend factory per registered backend.
+"""Fixtures for the memory engine: one backend factory per built-in backend.
 
-`backend` is parametrized over every name in the registry, so a backend that is
-registered is automatically put through the whole conformance suite. Each factory
+`backend` is parametrized over every built-in backend, so each is put through the
+whole conformance suite (a plugin runs the same suite from its own package with
+`axon.testing`). Each factory
 receives a `BackendEnv` (a temporary directory, a controllable clock, a small
 deterministic embedder) and returns a fresh, empty backend. `FakeClock` and
 `BackendEnv` live in `axon.testing`, the kit backend packages test with.
@@ -25,7 +26,7 @@ from axon.testing import BackendEnv, BackendFactory, FakeClock
 __all__ = ["BackendEnv", "BackendFactory", "FakeClock"]  # re-exported for other tests
 
 BACKEND_FACTORIES: dict[str, BackendFactory] = {}
-"""Filled below, one entry per registered backend; a test fails if one is missing."""
+"""Filled below, one entry per built-in backend; a test fails if one is missing."""
 
 
 def _in_memory(env: BackendEnv) -> MemoryBackend:
