@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from axon.cli import app
-from axon.memory.registry import registry
+from axon.memory.registry import BUILTIN_BACKENDS, registry
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -20,7 +20,7 @@ def test_every_cli_command_is_documented() -> None:
 
 def test_every_registered_backend_and_alias_is_documented() -> None:
     text = (DOCS / "backends.md").read_text()
-    for name in registry.names():
+    for name in [info.name for info in BUILTIN_BACKENDS]:  # a plugin documents itself
         info = registry.lookup(name)
         assert info is not None
         for label in (info.name, *info.aliases):

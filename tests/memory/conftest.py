@@ -1,9 +1,11 @@
-"""Fixtures for the memory engine: one backend factory per registered backend.
+"""Fixtures for the memory engine: one backend factory per built-in backend.
 
-`backend` is parametrized over every name in the registry, so a backend that is
-registered is automatically put through the whole conformance suite. Each factory
+`backend` is parametrized over every built-in backend, so each is put through the
+whole conformance suite (a plugin runs the same suite from its own package with
+`axon.testing`). Each factory
 receives a `BackendEnv` (a temporary directory, a controllable clock, a small
-deterministic embedder) and returns a fresh, empty backend.
+deterministic embedder) and returns a fresh, empty backend. `FakeClock` and
+`BackendEnv` live in `axon.testing`, the kit backend packages test with.
 """
 
 from __future__ import annotations
@@ -11,41 +13,20 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import attrs
 import pytest
 
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.memory.registry import registry
+from axon.testing import BackendEnv, BackendFactory, FakeClock
 
-
-class FakeClock:
-    """A clock tests move by hand: `clock.advance(seconds)`."""
-
-    def __init__(self, start: float = 1_700_000_000.0) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
-@attrs.define
-class BackendEnv:
-    tmp_path: Path
-    clock: FakeClock
-    embedder: HashingEmbedder
-
-
-BackendFactory = Callable[[BackendEnv], MemoryBackend]
+__all__ = ["BackendEnv", "BackendFactory", "FakeClock"]  # re-exported for other tests
 
 BACKEND_FACTORIES: dict[str, BackendFactory] = {}
-"""Filled below, one entry per registered backend; a test fails if one is missing."""
+"""Filled below, one entry per built-in backend; a test fails if one is missing."""
 
 
 def _in_memory(env: BackendEnv) -> MemoryBackend:
