@@ -7,6 +7,7 @@ and pytest runs it in a subprocess, as the package's own CI would.
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import re
 import subprocess
@@ -75,10 +76,16 @@ def run_package(tmp_path: Path, backend_source: str) -> subprocess.CompletedProc
         "PYTHONPATH": os.pathsep.join([str(package), str(ROOT)]),
         "AXON_TESTING_MAX_EXAMPLES": "5",
     }
+    # The installed `pytest11` entry point loads the plugin; name it by hand only where
+    # this checkout is not installed (loading it twice is an error).
+    installed = any(
+        ep.value == "axon.testing.plugin"
+        for ep in importlib.metadata.entry_points(group="pytest11")
+    )
+    plugin = [] if installed else ["-p", "axon.testing.plugin"]
     return subprocess.run(
-        # `-p axon.testing.plugin`: what the installed pytest11 entry point loads
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
-         "axon.testing.plugin", str(package / "tests")],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin,
+         str(package / "tests")],
         cwd=package,
         env=env,
         capture_output=True,
