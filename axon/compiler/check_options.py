@@ -415,7 +415,12 @@ def _forget_fields(options: ast.MapValue | None, report: Reporter) -> dict[str, 
                 f.span,
             )
         elif f.name in REMEMBER_OPTIONS or f.name in RECALL_OPTIONS:
-            kind = "a remember" if f.name in REMEMBER_OPTIONS else "a recall"
+            kind = " and ".join(
+                op
+                for op, names in (("remember", REMEMBER_OPTIONS), ("recall", RECALL_OPTIONS))
+                if f.name in names
+            )
+            kind = f"a {kind}"
             report.error(
                 f"'{f.name}' is {kind} option, not valid in forget. Valid: {valid}", f.span
             )
