@@ -605,8 +605,9 @@ def forget_cmd(
             else:
                 doomed = await _matching_keys(backend, memory, filters)
                 deleted = sum([await delete_entry(backend, k, memory) for k in doomed])
-        if wants_json:
-            _print_json({"op": "forget", "memory": memory, "deleted": deleted})
+        if wants_json:  # the shape of the forget statement's record (docs/language.md)
+            what: dict[str, Any] = {"key": key} if key is not None else {"filter": filters}
+            _print_json({"op": "forget", "memory": memory, **what, "deleted": deleted})
         else:
             _print(f"forgot {deleted} entr{'y' if deleted == 1 else 'ies'} from {memory}")
 

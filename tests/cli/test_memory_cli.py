@@ -107,8 +107,10 @@ def test_every_command_with_json(store: Store, tmp_path: Path) -> None:
     assert stdout_export.stdout.splitlines() == [lines[0], *lines[2:]]
 
     forgot = as_json(store("forget", "Notes", "report", "--json"))
-    assert forgot == {"op": "forget", "memory": "Notes", "deleted": 1}
-    assert as_json(store("forget", "Notes", "--tag", "home", "--json"))["deleted"] == 1
+    assert forgot == {"op": "forget", "memory": "Notes", "key": "report", "deleted": 1}
+    assert as_json(store("forget", "Notes", "--tag", "home", "--json")) == {
+        "op": "forget", "memory": "Notes", "filter": {"tags": ["home"]}, "deleted": 1
+    }
     assert as_json(store("ls", "--json"))["memories"] == [{"memory": "Diary", "entries": 1}]
 
     imported = as_json(store("import", str(export), "--json"))
