@@ -32,7 +32,7 @@ import typer
 
 from axon import cli_output as out
 from axon.errors import AxonError
-from axon.memory.backend import RETRIEVAL_MODES, MemoryBackend
+from axon.memory.backend import RETRIEVAL_MODES, MemoryBackend, resolve_memory_dir
 from axon.memory.entry import MemoryEntry, encode_json, matches_filters
 from axon.memory.lifetimes import OWNED_MARKER, parse_owned
 from axon.redaction import redact_secrets
@@ -103,8 +103,6 @@ class Store:
         self.pg_dsn = pg_dsn
         self.pg_schema = pg_schema
         if pg_dsn is None:
-            from axon.runtime.manager import resolve_memory_dir
-
             self.memory_dir: Path | None = resolve_memory_dir(memory_dir)
         else:
             self.memory_dir = None

@@ -468,6 +468,27 @@ class MemoryBackend(MinimalMemoryBackend):
         )
 
 
+DEFAULT_MEMORY_DIR = ".axon"
+"""Where embedded persistent stores live when nothing says otherwise (`./.axon`)."""
+
+MEMORY_DIR_ENV = "AXON_MEMORY_DIR"
+"""The environment variable naming the memory directory (after `--memory-dir`)."""
+
+
+def configured_memory_dir(memory_dir: str | os.PathLike[str] | None) -> Path | None:
+    """The memory directory given as an argument, else by `AXON_MEMORY_DIR`, `~` expanded;
+    None when neither says."""
+    if memory_dir is not None:
+        return Path(memory_dir).expanduser()
+    from_env = os.environ.get(MEMORY_DIR_ENV)
+    return Path(from_env).expanduser() if from_env else None
+
+
+def resolve_memory_dir(memory_dir: str | os.PathLike[str] | None) -> Path:
+    """The directory of embedded persistent stores: argument, `AXON_MEMORY_DIR`, `./.axon`."""
+    return configured_memory_dir(memory_dir) or Path(DEFAULT_MEMORY_DIR)
+
+
 def expand_location(location: str, what: str) -> str:
     """`location` as written, or the value of `VAR` for `env:VAR` (which must be set).
 

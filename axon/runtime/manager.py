@@ -27,7 +27,6 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -35,7 +34,7 @@ import attrs
 from axon.compiler.durations import parse_decay
 from axon.compiler.ir import IRMemory
 from axon.errors import AxonMemoryError
-from axon.memory.backend import MemoryBackend
+from axon.memory.backend import MemoryBackend, resolve_memory_dir
 from axon.memory.embeddings.availability import keyword_fallback_warning
 from axon.memory.embeddings.base import Embedder
 from axon.memory.entry import (
@@ -50,8 +49,6 @@ from axon.memory.lifetimes import OWNED_MARKER, Owner, is_reserved, parse_owned
 from axon.memory.registry import BackendRegistry
 from axon.runtime.tracer import TraceEventType, Tracer
 
-DEFAULT_MEMORY_DIR = ".axon"
-MEMORY_DIR_ENV = "AXON_MEMORY_DIR"
 SWEEP_INTERVAL = 60.0
 """Seconds (of the session clock) between expiry sweeps of a backend while in use."""
 LIST_PAGE = 500
@@ -64,13 +61,6 @@ semantic or hybrid memory is first bound."""
 
 Record = dict[str, Any]
 """An output record (LANGUAGE.md §4): what a remember, recall or delete reports."""
-
-
-def resolve_memory_dir(memory_dir: str | os.PathLike[str] | None) -> Path:
-    """The directory of embedded persistent stores: argument, `AXON_MEMORY_DIR`, `./.axon`."""
-    if memory_dir is not None:
-        return Path(memory_dir)
-    return Path(os.environ.get(MEMORY_DIR_ENV) or DEFAULT_MEMORY_DIR)
 
 
 NEVER = math.inf

@@ -547,3 +547,21 @@ async def test_vector_db_defaults_to_semantic_and_filters(tmp_path: Path) -> Non
         assert -1.0 <= found[0].score <= 1.0001
     finally:
         await backend.close()
+
+
+def test_the_memory_directory_is_resolved_once_with_tilde_expanded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runtime and the SQLite backend agree on the directory, `~` expanded in both."""
+    from axon.memory.backend import resolve_memory_dir
+    from axon.runtime.session import Session
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("AXON_MEMORY_DIR", raising=False)
+    assert resolve_memory_dir("~/m") == tmp_path / "m"
+    monkeypatch.setenv("AXON_MEMORY_DIR", "~/from_env")
+    assert resolve_memory_dir(None) == tmp_path / "from_env"
+    with Session() as session:
+        assert session.memories.memory_dir == tmp_path / "from_env"
+        session.execute('memory N { store: persistent }\nremember("x") -> N')
+    assert (tmp_path / "from_env" / "memory.db").exists()

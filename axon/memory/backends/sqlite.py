@@ -48,7 +48,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from axon.errors import AxonMemoryError
-from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend, expand_location
+from axon.memory.backend import (
+    RETRIEVAL_MODES,
+    Capabilities,
+    MemoryBackend,
+    configured_memory_dir,
+    expand_location,
+    resolve_memory_dir,
+)
 from axon.memory.backends.sqlite_schema import (
     KEY_LC,
     LIVE,
@@ -77,8 +84,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 DB_FILENAME = "memory.db"
-DEFAULT_MEMORY_DIR = ".axon"
-MEMORY_DIR_ENV = "AXON_MEMORY_DIR"
 SYNCHRONOUS_ENV = "AXON_SQLITE_SYNCHRONOUS"
 
 BUSY_TIMEOUT = 5.0
@@ -115,18 +120,14 @@ def resolve_path(location: str | None, memory_dir: str | Path | None) -> tuple[P
     location the file is `<memory_dir>/memory.db`, `memory_dir` defaulting to
     `./.axon`.
     """
-    directory: Path | None = None
-    if memory_dir is not None:
-        directory = Path(memory_dir).expanduser()
-    elif os.environ.get(MEMORY_DIR_ENV):
-        directory = Path(os.environ[MEMORY_DIR_ENV]).expanduser()
+    directory = configured_memory_dir(memory_dir)
     if location is not None:
         location = expand_location(location, "the path of a SQLite file")
         path = Path(location).expanduser()
         if not path.is_absolute() and directory is not None:
             path = directory / path
         return path, directory
-    directory = directory if directory is not None else Path(DEFAULT_MEMORY_DIR)
+    directory = resolve_memory_dir(directory)
     return directory / DB_FILENAME, directory
 
 
