@@ -372,14 +372,7 @@ def recall_options(options: ast.MapValue | None, report: Reporter) -> RecallOpti
     least = _importance(fields.get("min_importance"), report, "min_importance")
     if least is not None:
         filters["importance"] = min_importance_filter(least)
-    mapping = _map(fields["where"], "recall", report) if "where" in fields else None
-    for f in mapping.fields if mapping else ():
-        value = plain(f.value)
-        problem = filter_problem(f.name, value, filters)
-        if problem is None:
-            filters[f.name] = value
-        else:
-            report.error(problem, f.span if f.name in filters else value_span(f))
+    _add_where(fields, "recall", report, filters)
     return RecallOptions(top_k, retrieval, filters, fields.get("retrieval"))
 
 
@@ -451,7 +444,16 @@ def forget_options(options: ast.MapValue | None, report: Reporter) -> ForgetOpti
     tags = _tags(fields.get("tags"), report)
     if tags is not None:
         filters["tags"] = list(tags)
-    mapping = _map(fields["where"], "forget", report) if "where" in fields else None
+    _add_where(fields, "forget", report, filters)
+    return ForgetOptions(filters)
+
+
+def _add_where(
+    fields: dict[str, ast.Field], op: str, report: Reporter, filters: dict[str, JSON]
+) -> None:
+    """Add the fields of `where: { ... }` to `filters`, each checked by `filter_problem`
+    (recall's rules, which forget shares: a forget deletes what that recall returns)."""
+    mapping = _map(fields["where"], op, report) if "where" in fields else None
     for f in mapping.fields if mapping else ():
         value = plain(f.value)
         problem = filter_problem(f.name, value, filters)
@@ -459,4 +461,3 @@ def forget_options(options: ast.MapValue | None, report: Reporter) -> ForgetOpti
             filters[f.name] = value
         else:
             report.error(problem, f.span if f.name in filters else value_span(f))
-    return ForgetOptions(filters)
