@@ -27,7 +27,7 @@ HEAVY = (
     "typer",
     "prompt_toolkit",
 )
-"""What `import axon` must not load (the brief of issue 15, item 8)."""
+"""What `import axon` must not load (issue 15, item 8)."""
 
 REPORT = (
     "\nimport json as _json, sys as _sys\n"
