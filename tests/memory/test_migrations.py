@@ -1,7 +1,7 @@
 """Stores written by older AXON versions, opened by today's code: nothing lost, nothing stale.
 
 The fixtures in `fixtures/` were written by the AXON releases that used each old
-schema (SQLite 3, 4 and 5, PostgreSQL 1 and 2; `fixtures/make_fixtures.py` says how),
+schema (SQLite 3, 4, 5 and 6, PostgreSQL 1, 2 and 3; `fixtures/make_fixtures.py` says how),
 with rows chosen so that every later migration has work to do on them. Opening an
 old store must migrate it to the current schema so that it holds exactly what a
 store written by the newest fixture's code holds after the same migration: the
@@ -28,8 +28,8 @@ from tests.memory.conftest import FakeClock, pg_test_schema
 from tests.memory.fixtures.make_fixtures import ROWS, T0
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SQLITE_FIXTURES = ["sqlite_v3.db", "sqlite_v4.db", "sqlite_v5.db"]
-POSTGRES_FIXTURES = ["postgres_v1.sql", "postgres_v2.sql"]
+SQLITE_FIXTURES = ["sqlite_v3.db", "sqlite_v4.db", "sqlite_v5.db", "sqlite_v6.db"]
+POSTGRES_FIXTURES = ["postgres_v1.sql", "postgres_v2.sql", "postgres_v3.sql"]
 
 QUERIES = [
     "Kaffeemaschine",
@@ -245,9 +245,10 @@ async def test_postgres_fixture_opens_with_every_row(
 
 
 @pytest.mark.postgres
+@pytest.mark.parametrize("name", POSTGRES_FIXTURES[:-1])
 async def test_postgres_old_fixture_migrates_to_what_newer_code_wrote(
-    pg_dsn: str, tmp_path: Path
+    name: str, pg_dsn: str, tmp_path: Path
 ) -> None:
-    old = await _migrated_postgres(POSTGRES_FIXTURES[0], pg_dsn, tmp_path / "old", T0 + 100)
+    old = await _migrated_postgres(name, pg_dsn, tmp_path / "old", T0 + 100)
     new = await _migrated_postgres(POSTGRES_FIXTURES[-1], pg_dsn, tmp_path / "new", T0 + 100)
     assert old == new
