@@ -189,6 +189,11 @@ class MemoryBackend(MinimalMemoryBackend):
     ) -> list[MemoryEntry]:
         """The best `top_k` unexpired entries for `query`, best first, from `scope` (or all).
 
+        As in the seed, a falsy `scope` (None or "") searches every scope: it is
+        normalised to None here, so the retrieval primitives (`_retrieve_exact`,
+        `_retrieve_keyword`, `_semantic_search`, `_pending_texts`) only ever see a
+        scope name or None. Ties in score go newest first (`best_first`).
+
         `mode` is one of `capabilities.retrieval` (default: `default_mode`, which is
         the seed's `exact` scoring on the in-memory backend). `filters` restricts to
         entries whose metadata matches (see `matches_filters`). `linked` says the
@@ -210,6 +215,7 @@ class MemoryBackend(MinimalMemoryBackend):
                 f"(it supports: {', '.join(sorted(self.capabilities.retrieval))})",
                 memory=scope,
             )
+        scope = scope or None  # the seed's `if scope`: an empty scope means every scope
         now = self.clock()
         if mode == "exact":
             results = await self._retrieve_exact(query, top_k, scope, filters, now)
@@ -421,6 +427,7 @@ class MemoryBackend(MinimalMemoryBackend):
         id, so a model change re-embeds instead of mixing vectors. Returns the count.
         `progress` is told how many are done after each batch (`axon memory`'s bar).
         """
+        scope = scope or None  # as in `retrieve`: an empty scope means every scope
         embedder = self._require_embedder(scope)
         pending = await self._pending_texts(scope, embedder.model_id)
         for start in range(0, len(pending), EMBED_BATCH):
@@ -505,6 +512,13 @@ def expand_location(location: str, what: str) -> str:
             f"(it should hold {what})"
         )
     return value
+
+
+def best_first(score: float, timestamp: float, seq: int = 0) -> tuple[float, float, int]:
+    """The order of recall results, as a sort key: best score first, then newest first
+    (timestamp descending), then first stored first (`seq`: the in-memory backend's
+    store position, the SQL backends' row id; 0 when a stable sort keeps SQL's order)."""
+    return (-score, -timestamp, seq)
 
 
 def _finite_time(value: Any) -> bool:

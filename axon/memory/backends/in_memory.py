@@ -25,8 +25,8 @@ the seed's dict would if it were keyed by `(scope, key)`: by timestamp (newest
 first), then by the position at which the identity was first stored (`seq`;
 overwriting keeps the position, deleting or clearing forgets it). For one scope
 this is exactly the seed's behaviour. As in the seed, a falsy `scope` in
-`retrieve` (None or "") searches every scope; `clear`, `list_entries`, `count`,
-`get` and `delete` treat only None as "every scope".
+`retrieve` (None or "") searches every scope (the base class makes it None);
+`clear`, `list_entries`, `count`, `get` and `delete` treat only None as "every scope".
 
 Expiry. An entry with `expires_at` is invisible from that instant on, to every
 operation (recall, get, list, count, delete, and the counts clear returns); a heap
@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend
+from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend, best_first
 from axon.memory.entry import Clock, MemoryEntry, matches_filters, value_text
 from axon.memory.retrieval.bm25 import BM25Index
 from axon.memory.retrieval.exact import SubstringIndex
@@ -158,15 +158,9 @@ class InMemoryBackend(MemoryBackend):
 
     # ------------------------------------------------------------------ helpers
 
-    def _selected(self, scope: str | None) -> list[_Scope]:
-        """The scopes a retrieval looks at: all for a falsy scope (the seed's `if scope`)."""
-        if not scope:
-            return list(self._scopes.values())
-        state = self._scopes.get(scope)
-        return [state] if state is not None else []
-
     def _named(self, scope: str | None) -> list[_Scope]:
-        """The scopes a management call looks at: all only for None."""
+        """The scopes a call looks at: all only for None (retrieval's empty scope is
+        None by then: the base class normalises it)."""
         if scope is None:
             return list(self._scopes.values())
         state = self._scopes.get(scope)
@@ -191,7 +185,7 @@ class InMemoryBackend(MemoryBackend):
 
         def order(hit: tuple[float, _Scope, str]) -> tuple[float, float, int]:
             score, state, key = hit
-            return (-score, -state.entries[key].timestamp, state.seq[key])
+            return best_first(score, state.entries[key].timestamp, state.seq[key])
 
         found.sort(key=order)
         return [state.entries[key].with_score(score) for score, state, key in found[:top_k]]
@@ -317,7 +311,7 @@ class InMemoryBackend(MemoryBackend):
         now: float,
     ) -> list[MemoryEntry]:
         query_lower = query.lower()
-        states = self._selected(scope)
+        states = self._named(scope)
         if len(states) == 1:
             state = states[0]
             hits = state.exact.search(query_lower, top_k, state.acceptor(filters, now))
@@ -342,7 +336,7 @@ class InMemoryBackend(MemoryBackend):
         if not terms:
             return []
         found: list[tuple[float, _Scope, str]] = []
-        for state in self._selected(scope):
+        for state in self._named(scope):
             index = state.linked_index() if linked else state.keyword
             bound = upper_bound(terms, index.stats(terms))
             for key, raw in index.search(terms, top_k, state.acceptor(filters, now)):
@@ -354,7 +348,7 @@ class InMemoryBackend(MemoryBackend):
     async def _pending_texts(self, scope: str | None, model_id: str) -> list[tuple[Any, str]]:
         now = self.clock()
         pending: list[tuple[Any, str]] = []
-        for state in self._selected(scope):
+        for state in self._named(scope):
             if state.vector_model != model_id:
                 state.vectors = None
                 state.vector_model = model_id
@@ -388,7 +382,7 @@ class InMemoryBackend(MemoryBackend):
         now: float,
     ) -> list[MemoryEntry]:
         found: list[tuple[float, _Scope, str]] = []
-        for state in self._selected(scope):
+        for state in self._named(scope):
             if state.vectors is None:
                 continue
             accept = state.acceptor(filters, now)

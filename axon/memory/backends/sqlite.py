@@ -52,10 +52,23 @@ from axon.memory.backend import (
     RETRIEVAL_MODES,
     Capabilities,
     MemoryBackend,
+    best_first,
     configured_memory_dir,
     expand_location,
     resolve_memory_dir,
 )
+from axon.memory.backends.sql_common import (
+    MAX_QUERY_TERMS,
+    WriteRow,
+    candidate_count,
+    purge_in_batches,
+    quiet_sweep,
+    quoted_terms,
+    row_entry,
+    write_row,
+)
+from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
+from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
 from axon.memory.backends.sqlite_schema import (
     KEY_LC,
     LIVE,
@@ -68,10 +81,9 @@ from axon.memory.backends.sqlite_schema import (
     schema_version,
     upsert_rows,
 )
-from axon.memory.backends.sqlite_schema import Row as WriteRow
 from axon.memory.backends.sqlite_vectors import VectorCaches
-from axon.memory.entry import MemoryEntry, encode_json, matches_filters, scope_of, value_text
-from axon.memory.retrieval.exact import seed_score
+from axon.memory.entry import MemoryEntry, matches_filters, value_text
+from axon.memory.retrieval.exact import SCORE_EQUAL, SCORE_KEY, SCORE_VALUE, seed_score
 from axon.memory.retrieval.scores import ScopeStats, entry_counts, entry_length, keyword_score
 from axon.memory.retrieval.text import CONTEXT_WEIGHT, query_terms, stem
 
@@ -92,18 +104,8 @@ BUSY_TIMEOUT = 5.0
 BUSY_DEADLINE = 120.0
 """Seconds of retrying a busy file before giving up with an `AxonMemoryError`."""
 
-PURGE_BATCH = 500
-"""Expired rows deleted per transaction, so a purge never holds the write lock long."""
-
 PURGE_EVERY_WRITES = 1000
-PURGE_INTERVAL = 60.0
-
-MAX_QUERY_TERMS = 64
-"""Distinct content words of a keyword query that are searched (the rest are ignored)."""
-
-CANDIDATES_PER_RESULT = 4
-MIN_CANDIDATES = 20
-"""FTS5 proposes `max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)` candidates to rescore."""
+"""Writes after which the next operation sweeps expired rows (besides `PURGE_INTERVAL`)."""
 
 _SELECT = "SELECT id, scope, key, value_json, metadata_json, timestamp, expires_at FROM entries"
 _COLUMNS = "e.id, e.scope, e.key, e.value_json, e.metadata_json, e.timestamp, e.expires_at"
@@ -157,11 +159,6 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
     raise AssertionError("unreachable")
 
 
-def _lower_if_not_ascii(text: str) -> str | None:
-    """Python's lower-case form of `text` when SQLite's ASCII-only `lower()` would differ."""
-    return None if text.isascii() else text.lower()
-
-
 def fts_match_expression(query: str) -> str | None:
     """An FTS5 MATCH expression for `query`: its content words, quoted, joined by OR.
 
@@ -172,7 +169,7 @@ def fts_match_expression(query: str) -> str | None:
     terms = query_terms(query)[:MAX_QUERY_TERMS]
     if not terms:
         return None
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    return " OR ".join(quoted_terms(terms))
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -333,29 +330,24 @@ class SQLiteBackend(MemoryBackend):
     # ------------------------------------------------------------------ decay
 
     def _purge(self, now: float) -> int:
-        """Delete expired rows, `PURGE_BATCH` per transaction; returns how many.
-
-        A read-only file is never purged (its expired rows stay invisible): 0.
+        """Delete expired rows, `PURGE_BATCH` per transaction (`sql_common.purge_in_batches`);
+        returns how many. A read-only file is never purged (its expired rows stay
+        invisible): 0. The write lock is only taken when a read saw an expired row.
         """
         if self.read_only:
             return 0
-        total = 0
-        by_scope: dict[str | None, int] = {}
-        while True:
 
-            def batch(conn: sqlite3.Connection) -> int:
+        def batch(size: int) -> list[str | None]:
+            def delete(conn: sqlite3.Connection) -> list[str | None]:
                 doomed = conn.execute(
                     "SELECT id, scope FROM entries WHERE expires_at IS NOT NULL "
                     "AND expires_at <= ? LIMIT ?",
-                    (now, PURGE_BATCH),
+                    (now, size),
                 ).fetchall()
-                if not doomed:
-                    return 0
-                marks = ",".join("?" * len(doomed))
-                removed, _ = delete_rows(conn, f"id IN ({marks})", [row[0] for row in doomed], now)
-                for _, scope in doomed:
-                    by_scope[scope] = by_scope.get(scope, 0) + 1
-                return removed
+                if doomed:
+                    marks = ",".join("?" * len(doomed))
+                    delete_rows(conn, f"id IN ({marks})", [row[0] for row in doomed], now)
+                return [scope for _, scope in doomed]
 
             def any_expired() -> bool:
                 row = self._conn.execute(
@@ -365,36 +357,28 @@ class SQLiteBackend(MemoryBackend):
                 ).fetchone()
                 return row is not None
 
-            if not self._retry(any_expired):
-                break
-            removed = self._write(batch)
-            total += removed
-            if removed < PURGE_BATCH:
-                break
+            return self._write(delete) if self._retry(any_expired) else []
+
+        total, by_scope = purge_in_batches(batch, PURGE_BATCH)
         self._last_purge = now
         self._writes_since_purge = 0
         self._purged(total, by_scope)
         return total
 
     def _maybe_purge(self, now: float) -> None:
+        """Sweep after `PURGE_EVERY_WRITES` writes or `PURGE_INTERVAL` seconds of the clock;
+        a failed sweep does not fail the operation (`sql_common.quiet_sweep`)."""
         if (
             self._writes_since_purge >= PURGE_EVERY_WRITES
             or now - self._last_purge >= PURGE_INTERVAL
         ):
-            self._purge(now)
+            quiet_sweep(self._purge, now)
 
     # ------------------------------------------------------------------ rows
 
     @staticmethod
     def _entry(row: Row, score: float = 0.0) -> MemoryEntry:
-        return MemoryEntry(
-            key=row[2],
-            value=json.loads(row[3]),
-            metadata=json.loads(row[4]),
-            score=score,
-            timestamp=row[5],
-            expires_at=row[6],
-        )
+        return row_entry(row, score, json.loads)
 
     @staticmethod
     def _scope_sql(scope: str | None, column: str = "scope") -> tuple[str, tuple[Any, ...]]:
@@ -404,23 +388,7 @@ class SQLiteBackend(MemoryBackend):
         return f" AND {column} = ?", (scope,)
 
     async def _put(self, entries: Sequence[MemoryEntry]) -> None:
-        rows: list[WriteRow] = []
-        for entry in entries:
-            text = value_text(entry.value)
-            rows.append(
-                (
-                    scope_of(entry.metadata),
-                    entry.key,
-                    _lower_if_not_ascii(entry.key),
-                    encode_json(entry.value),
-                    text,
-                    _lower_if_not_ascii(text),
-                    encode_json(entry.metadata),
-                    entry.timestamp,
-                    entry.expires_at,
-                )
-            )
-
+        rows: list[WriteRow] = [write_row(entry, value_text(entry.value)) for entry in entries]
         self._write(lambda conn: upsert_rows(conn, rows))
         self._writes_since_purge += len(rows)
         self._maybe_purge(self.clock())
@@ -533,14 +501,14 @@ class SQLiteBackend(MemoryBackend):
         self._maybe_purge(now)
         q = query.lower()
         pattern = like_pattern(q)
-        where, params = self._scope_sql(scope or None)
+        where, params = self._scope_sql(scope)
         tiers: tuple[tuple[str, tuple[Any, ...], float], ...] = (
-            (f"{KEY_LC} = ?", (q,), 1.0),
-            (contains("key", pattern), (pattern, q), 0.7),  # key-equal rows: skipped below
+            (f"{KEY_LC} = ?", (q,), SCORE_EQUAL),
+            (contains("key", pattern), (pattern, q), SCORE_KEY),  # key-equal rows: skipped below
             (
                 f"NOT {contains('key', pattern)} AND {contains('text', pattern)}",
                 (pattern, q, pattern, q),
-                0.4,
+                SCORE_VALUE,
             ),
         )
 
@@ -550,11 +518,11 @@ class SQLiteBackend(MemoryBackend):
                 if len(found) >= top_k:
                     break
                 sql = f"{_SELECT} WHERE {condition} AND {LIVE}{where} ORDER BY timestamp DESC, id"
-                if tier_score == 0.7:  # ids from the covering index, then the rows
+                if tier_score == SCORE_KEY:  # ids from the covering index, then the rows
                     sql = f"SELECT id FROM entries WHERE {condition} AND {LIVE}{where} "
                     sql += "ORDER BY timestamp DESC, id"
                 for row in conn.execute(sql, (*args, now, *params)):
-                    if tier_score == 0.7:
+                    if tier_score == SCORE_KEY:
                         row = conn.execute(f"{_SELECT} WHERE id = ?", (row[0],)).fetchone()
                     entry = self._entry(row)
                     score = seed_score(q, entry.key, entry.value)
@@ -596,10 +564,10 @@ class SQLiteBackend(MemoryBackend):
         terms = list(dict.fromkeys(stem(word) for word in words))
         fts = "entries_fts_linked" if linked else "entries_fts"
         context_column = "e.context" if linked else "NULL"
-        where, params = self._scope_sql(scope or None, "e.scope")
+        where, params = self._scope_sql(scope, "e.scope")
 
         def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
-            want = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
+            want = candidate_count(top_k)
             while True:
                 rows = conn.execute(
                     f"SELECT {_COLUMNS}, e.text, {context_column} FROM (SELECT rowid, rank "
@@ -629,7 +597,7 @@ class SQLiteBackend(MemoryBackend):
                     stats[row[1]],
                 )
                 if score > 0.0:  # FTS5 folds diacritics: a match it sees, the shared terms not
-                    scored.append((-score, -row[5], row[0], row, score))
+                    scored.append((*best_first(score, row[5], row[0]), row, score))
             scored.sort(key=lambda item: item[:3])
             return [self._entry(item[3], item[4]) for item in scored[:top_k]]
 
@@ -671,7 +639,7 @@ class SQLiteBackend(MemoryBackend):
                 count = conn.execute(
                     f"SELECT count(*) FROM {fts} AS f CROSS JOIN entries AS e ON e.id = f.rowid "
                     f"WHERE {fts} MATCH ? AND e.scope IS ?",
-                    ('"' + word.replace('"', '""') + '"', scope),
+                    (next(quoted_terms([word])), scope),
                 ).fetchone()[0]
                 df[term] = int(count)
         return ScopeStats(docs, length, df)
@@ -695,13 +663,13 @@ class SQLiteBackend(MemoryBackend):
         the answer is still "none": the scan is skipped.
         """
         now = self.clock()
-        key = (scope or None, model_id)
+        key = (scope, model_id)
 
         def body(conn: sqlite3.Connection) -> list[tuple[Any, str]]:
             mark = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
             if self._nothing_pending.get(key) == mark:
                 return []
-            pending = self._vectors.pending(conn, scope or None, model_id, now)
+            pending = self._vectors.pending(conn, scope, model_id, now)
             if not pending:
                 self._nothing_pending[key] = mark
             return pending
@@ -751,7 +719,7 @@ class SQLiteBackend(MemoryBackend):
                 model_id,
                 query_vector,
                 top_k,
-                scope or None,
+                scope,
                 now,
                 _COLUMNS,
                 lambda row: matches_filters(json.loads(row[4]), filters),

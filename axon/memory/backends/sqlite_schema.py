@@ -46,6 +46,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from axon.errors import AxonMemoryError
+from axon.memory.backends.sql_common import WriteRow
 from axon.memory.retrieval.scores import text_length
 from axon.memory.retrieval.text import CONTEXT_WEIGHT
 
@@ -223,9 +224,8 @@ FTS_TABLES = ("entries_fts", "entries_fts_linked")
 SCHEMA_VERSION = len(MIGRATIONS)
 """The version this code writes and understands."""
 
-Row = tuple[str | None, str, str | None, str, str, str | None, str, float, float | None]
-"""A row to write: scope, key, key_lc, value_json, text, text_lc, metadata_json,
-timestamp, expires_at (the column order of `entries` after `id`)."""
+Row = WriteRow
+"""A row to write (`sql_common.WriteRow`: the column order of `entries` after `id`)."""
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
