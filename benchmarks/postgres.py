@@ -140,7 +140,8 @@ async def run(args: argparse.Namespace) -> None:
         keys = dict(admin.execute(f'SELECT id, key FROM "{schema}".entries').fetchall())
     items = [(ident, vectors[index_of[keys[ident[0]]]]) for ident, _ in pending]
     await backend._save_vectors(embedder.model_id, items[:1])
-    table = backend._vector_tables[embedder.model_id]
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        table = backend._vector_tables[embedder.model_id].as_string(admin)
     index = table[:-1] + '_hnsw"'
     with psycopg.connect(dsn, autocommit=True) as admin:
         admin.execute(f"DROP INDEX {index}")

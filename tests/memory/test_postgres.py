@@ -25,6 +25,7 @@ import pytest
 
 from axon.errors import AxonMemoryError
 from axon.memory.backends import postgres as pgmod
+from axon.memory.backends import sqlite as sqlite_backend
 from axon.memory.backends.in_memory import InMemoryBackend
 from axon.memory.backends.postgres import PostgresBackend
 from axon.memory.backends.postgres_schema import (
@@ -401,6 +402,29 @@ async def test_expired_rows_are_swept_in_batches(
     await pg.store_many([NewEntry(f"j{i}", i, expires_at=clock.now + 1) for i in range(15)])
     clock.advance(2)
     assert await pg.purge_expired() == 15
+
+
+async def test_a_failing_automatic_sweep_does_not_fail_the_write(
+    pg: PostgresBackend, pg_dsn: str, clock: FakeClock
+) -> None:
+    """The purge policy shared with SQLite (`sql_common`): the sweep a write starts never
+    fails it; `purge_expired` raises what went wrong."""
+    s = f'"{pg.schema}"'
+    await pg.store_many([NewEntry(f"k{i}", i, expires_at=clock.now + 5) for i in range(3)])
+    raw(
+        pg_dsn,
+        f"CREATE FUNCTION {s}.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "RAISE EXCEPTION 'refused by trigger'; END $$; CREATE TRIGGER refuse BEFORE DELETE "
+        f"ON {s}.entries FOR EACH ROW EXECUTE FUNCTION {s}.refuse()",
+    )
+    clock.advance(pgmod.PURGE_INTERVAL + 1)
+    await pg.store("later", "kept")
+    assert [e.key for e in await pg.list_entries()] == ["later"]
+    with pytest.raises(AxonMemoryError, match="refused by trigger"):
+        await pg.purge_expired()
+    raw(pg_dsn, f"DROP TRIGGER refuse ON {s}.entries")
+    assert await pg.purge_expired() == 3
+    assert pgmod.PURGE_BATCH == sqlite_backend.PURGE_BATCH  # one policy
 
 
 # ---------------------------------------------------------------------- sharing

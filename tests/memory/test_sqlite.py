@@ -14,6 +14,7 @@ from axon.errors import AxonMemoryError
 from axon.memory.backends.in_memory import InMemoryBackend
 from axon.memory.backends.sqlite import (
     PURGE_BATCH,
+    PURGE_INTERVAL,
     SQLiteBackend,
     VectorDBBackend,
     fts_match_expression,
@@ -488,6 +489,33 @@ async def test_purge_on_open_and_while_in_use_in_batches(tmp_path: Path) -> None
         conn = _raw(tmp_path)
         conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('integrity-check')")
         conn.close()
+    finally:
+        await backend.close()
+
+
+async def test_a_failing_automatic_sweep_does_not_fail_the_operation(tmp_path: Path) -> None:
+    """The purge policy shared with PostgreSQL (`sql_common`): a sweep the backend starts
+    by itself never fails the write or read that started it; `purge_expired` raises."""
+    clock = FakeClock()
+    backend = _open(tmp_path, clock)
+    try:
+        await backend.store_many([NewEntry(f"k{i}", i, A, clock.now + 5) for i in range(3)])
+        conn = _raw(tmp_path)
+        conn.execute(
+            "CREATE TRIGGER refuse BEFORE DELETE ON entries "
+            "BEGIN SELECT RAISE(ABORT, 'refused by trigger'); END"
+        )
+        conn.commit()
+        clock.advance(PURGE_INTERVAL + 1)
+        await backend.store("later", "kept", A)  # sweeps, fails, and still stores
+        assert await backend.count("A") == 1
+        assert [e.key for e in await backend.list_entries("A")] == ["later"]
+        with pytest.raises(AxonMemoryError, match="refused by trigger"):
+            await backend.purge_expired()
+        conn.execute("DROP TRIGGER refuse")
+        conn.commit()
+        conn.close()
+        assert await backend.purge_expired() == 3
     finally:
         await backend.close()
 

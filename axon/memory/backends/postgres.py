@@ -33,7 +33,6 @@ query holds the event loop for its round trip.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -42,7 +41,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from axon.errors import AxonMemoryError
-from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend
+from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend, best_first
 from axon.memory.backends.postgres_pool import (
     HNSW_EF_SEARCH,
     Connector,
@@ -57,11 +56,20 @@ from axon.memory.backends.postgres_schema import (
     find_vector_table,
     indexed_terms,
     int_array,
-    quote_ident,
     resolve_dsn,
     text_array,
 )
-from axon.memory.entry import MemoryEntry, encode_json, matches_filters, scope_of, value_text
+from axon.memory.backends.sql_common import (
+    MAX_QUERY_TERMS,
+    candidate_count,
+    purge_in_batches,
+    quiet_sweep,
+    row_entry,
+    write_row,
+)
+from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
+from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
+from axon.memory.entry import MemoryEntry, matches_filters, scope_of, value_text
 from axon.memory.retrieval.exact import seed_score
 from axon.memory.retrieval.scores import (
     K1,
@@ -76,6 +84,7 @@ from axon.memory.retrieval.text import CONTEXT_WEIGHT, query_terms, stem
 
 if TYPE_CHECKING:
     from psycopg import Connection
+    from psycopg.sql import SQL, Composable, Composed, Identifier
 
     from axon.memory.embeddings.base import Embedder
     from axon.trace import TraceSink
@@ -99,37 +108,53 @@ _STAGE_COPY = (
     "FROM STDIN"
 )
 
-PURGE_BATCH = 1000
-PURGE_INTERVAL = 60.0
-
-MAX_QUERY_TERMS = 64
-"""Distinct content words of a keyword query that are searched (the rest are ignored)."""
-
-CANDIDATES_PER_RESULT = 4
-MIN_CANDIDATES = 20
-"""Keyword recall rescores `max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)` candidates."""
-
-_COLUMNS = "e.id, e.scope, e.key, e.value, e.metadata, e.timestamp, e.expires_at"
-_LIVE = "(e.expires_at IS NULL OR e.expires_at > %s)"
-_KEY_LC = 'coalesce(e.key_lc, lower(e.key COLLATE "C"))'
-_TEXT_LC = 'coalesce(e.text_lc, lower(e.text COLLATE "C"))'
-
 Row = tuple[Any, ...]
 
-_LATEST_TEXT = (
-    "(SELECT p.text FROM {entries} AS p WHERE p.scope {op} "
-    "ORDER BY p.timestamp DESC, p.id DESC LIMIT 1)"
-)
+
+class _Fragments:
+    """The SQL pieces every statement of one schema is composed from (`psycopg.sql`).
+
+    Built when a backend is made (psycopg is imported only then, after
+    `import_driver` has checked it is installed); `entries` is the schema's table,
+    quoted by `sql.Identifier`. Parameters are `%s` placeholders throughout.
+    """
+
+    def __init__(self, schema: str) -> None:
+        from psycopg import sql
+
+        self.sql = sql
+        self.schema = sql.Identifier(schema)
+        self.entries = sql.Identifier(schema, "entries")
+        self.scope_stats = sql.Identifier(schema, "scope_stats")
+        self.vgen_seq = sql.Literal(f'"{schema}".vgen_seq')
+        self.columns = sql.SQL(
+            "e.id, e.scope, e.key, e.value, e.metadata, e.timestamp, e.expires_at"
+        )
+        self.live = sql.SQL("(e.expires_at IS NULL OR e.expires_at > %s)")
+        self.key_lc = sql.SQL('coalesce(e.key_lc, lower(e.key COLLATE "C"))')
+        self.text_lc = sql.SQL('coalesce(e.text_lc, lower(e.text COLLATE "C"))')
+        self.nothing = sql.SQL("")
+
+    def query(self, template: str, **parts: Composable) -> Composed:
+        """`template` with `{entries}`, `{columns}`, `{live}`, `{key_lc}`, `{text_lc}`
+        and the given `parts` filled in."""
+        return self.sql.SQL(template).format(
+            entries=self.entries,
+            columns=self.columns,
+            live=self.live,
+            key_lc=self.key_lc,
+            text_lc=self.text_lc,
+            **parts,
+        )
+
+    def float8(self, value: float) -> Composed:
+        """A float8 constant (an untyped literal would make the arithmetic `numeric`: slow)."""
+        return self.sql.SQL("{}::float8").format(self.sql.Literal(float(value)))
 
 
 def _db_text(text: str) -> str:
     """PostgreSQL text cannot hold NUL characters: they are left out of matched text."""
     return text.replace("\x00", "") if "\x00" in text else text
-
-
-def _lower_if_not_ascii(text: str) -> str | None:
-    """Python's lower-case form of `text` when ASCII-only lower-casing would differ."""
-    return None if text.isascii() else text.lower()
 
 
 class PostgresBackend(MemoryBackend):
@@ -166,8 +191,7 @@ class PostgresBackend(MemoryBackend):
         import_driver()
         dsn = resolve_dsn(location)
         self.schema = check_schema_name(schema or os.environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA)
-        self._s = quote_ident(self.schema)
-        self._entries = f"{self._s}.entries"
+        self._q = _Fragments(self.schema)
         size = pool_size or _env_pool_size()
         if size < 1:
             raise AxonMemoryError(f"pool_size must be at least 1, got {size}")
@@ -181,7 +205,7 @@ class PostgresBackend(MemoryBackend):
         self.target = self._db.target
         self._run = self._db.run
         self._last_purge: float | None = None
-        self._vector_tables: dict[str, str] = {}
+        self._vector_tables: dict[str, Identifier] = {}
         # Per (model, scope): transactions older than this id were all seen by a
         # complete pending-vector check, so later checks only look at newer rows.
         self._embedded_since: dict[tuple[str, str | None], int] = {}
@@ -193,28 +217,21 @@ class PostgresBackend(MemoryBackend):
 
     @staticmethod
     def _entry(row: Row, score: float = 0.0) -> MemoryEntry:
-        return MemoryEntry(
-            key=row[2],
-            value=row[3],
-            metadata=row[4],
-            score=score,
-            timestamp=float(row[5]),
-            expires_at=None if row[6] is None else float(row[6]),
-        )
+        return row_entry(row, score)  # psycopg has decoded the json columns
 
-    @staticmethod
-    def _scope_sql(scope: str | None, column: str = "e.scope") -> tuple[str, tuple[Any, ...]]:
+    def _scope_sql(self, scope: str | None, column: str = "e.scope") -> tuple[SQL, tuple[Any, ...]]:
         """A condition restricting to `scope` (nothing when None: every scope)."""
+        sql = self._q.sql
         if scope is None:
-            return "", ()
-        return f" AND {column} = %s", (scope,)
+            return sql.SQL(""), ()
+        return sql.SQL(" AND {} = %s").format(sql.SQL(column)), (scope,)
 
-    @staticmethod
-    def _identity_sql(scope: str | None) -> tuple[str, tuple[Any, ...]]:
+    def _identity_sql(self, scope: str | None) -> tuple[SQL, tuple[Any, ...]]:
         """The condition selecting one `(scope, key)`: None is the scope-less entries."""
+        sql = self._q.sql
         if scope is None:
-            return "scope IS NULL AND key = %s", ()
-        return "scope = %s AND key = %s", (scope,)
+            return sql.SQL("scope IS NULL AND key = %s"), ()
+        return sql.SQL("scope = %s AND key = %s"), (scope,)
 
     # ------------------------------------------------------------------ writes
 
@@ -229,33 +246,22 @@ class PostgresBackend(MemoryBackend):
             if scope is not None and "\x00" in scope:
                 raise AxonMemoryError("a memory scope must not contain NUL characters", key=key)
             full_text = value_text(entry.value)
-            text = _db_text(full_text)
             terms, counts, length = indexed_terms(f"{key} {full_text}")
-            rows.append(
-                (
-                    scope,
-                    key,
-                    _lower_if_not_ascii(key),
-                    encode_json(entry.value),
-                    text,
-                    _lower_if_not_ascii(text),
-                    encode_json(entry.metadata),
-                    entry.timestamp,
-                    entry.expires_at,
-                    text_array(terms),
-                    int_array(counts),
-                    length,
-                )
-            )
+            row = write_row(entry, _db_text(full_text))
+            rows.append((*row, text_array(terms), int_array(counts), length))
         scopes = list(dict.fromkeys(row[0] for row in rows))
+        q = self._q
         # The newest text stored in each scope of the batch, one statement.
-        latest_sql = (
-            "SELECT s.n, CASE WHEN s.scope IS NULL THEN "
-            + _LATEST_TEXT.replace("{op}", "IS NULL")
-            + " ELSE "
-            + _LATEST_TEXT.replace("{op}", "= s.scope")
-            + " END FROM unnest(%s::text[]) WITH ORDINALITY AS s(scope, n)"
-        ).replace("{entries}", self._entries)
+        latest_text = (
+            "(SELECT p.text FROM {entries} AS p WHERE p.scope {op} "
+            "ORDER BY p.timestamp DESC, p.id DESC LIMIT 1)"
+        )
+        latest_sql = q.query(
+            "SELECT s.n, CASE WHEN s.scope IS NULL THEN {unscoped} ELSE {scoped} END "
+            "FROM unnest(%s::text[]) WITH ORDINALITY AS s(scope, n)",
+            unscoped=q.query(latest_text, op=q.sql.SQL("IS NULL")),
+            scoped=q.query(latest_text, op=q.sql.SQL("= s.scope")),
+        )
 
         def with_contexts(conn: Connection[Any]) -> list[tuple[Any, ...]]:
             """The rows with their contexts (text.CONTEXT_WEIGHT): each is the text
@@ -280,7 +286,7 @@ class PostgresBackend(MemoryBackend):
             return complete
 
         upsert = (
-            f"INSERT INTO {self._entries} AS e (scope, key, key_lc, value, text, text_lc, "
+            "INSERT INTO {entries} AS e (scope, key, key_lc, value, text, text_lc, "
             "metadata, timestamp, expires_at, terms, term_counts, length, context, "
             "context_terms, context_counts, context_length) "
             "SELECT u.scope, u.key, u.key_lc, u.value::json, u.text, u.text_lc, "
@@ -292,18 +298,22 @@ class PostgresBackend(MemoryBackend):
             "metadata = excluded.metadata, timestamp = excluded.timestamp, "
             "expires_at = excluded.expires_at, terms = excluded.terms, "
             "term_counts = excluded.term_counts, length = excluded.length, "
-            f"vgen = nextval('{self._s}.vgen_seq'), "
+            "vgen = nextval({vgen_seq}), "
             "wxid = pg_current_xact_id()::text::bigint"
         )
         if len(rows) < COPY_THRESHOLD:
             # One write statement (atomic by itself): the rows travel as arrays.
-            statement = upsert.replace(
-                "{source}",
-                "unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
-                "%s::text[], %s::text[], %s::float8[], %s::float8[], %s::text[], %s::text[], "
-                "%s::int[], %s::text[], %s::text[], %s::text[], %s::int[]) WITH ORDINALITY "
-                "AS u(scope, key, key_lc, value, text, text_lc, metadata, ts, exp, terms, "
-                "term_counts, length, context, context_terms, context_counts, context_length, n)",
+            statement = q.query(
+                upsert,
+                vgen_seq=q.vgen_seq,
+                source=q.sql.SQL(
+                    "unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+                    "%s::text[], %s::text[], %s::float8[], %s::float8[], %s::text[], "
+                    "%s::text[], %s::int[], %s::text[], %s::text[], %s::text[], %s::int[]) "
+                    "WITH ORDINALITY AS u(scope, key, key_lc, value, text, text_lc, metadata, "
+                    "ts, exp, terms, term_counts, length, context, context_terms, "
+                    "context_counts, context_length, n)"
+                ),
             )
 
             def body(conn: Connection[Any]) -> None:
@@ -313,7 +323,9 @@ class PostgresBackend(MemoryBackend):
             atomic = False
         else:
             # Large batches: COPY into a temporary staging table, then one upsert.
-            statement = upsert.replace("{source}", "pg_temp.axon_stage AS u")
+            statement = q.query(
+                upsert, vgen_seq=q.vgen_seq, source=q.sql.SQL("pg_temp.axon_stage AS u")
+            )
 
             def body(conn: Connection[Any]) -> None:
                 complete = with_contexts(conn)
@@ -340,7 +352,10 @@ class PostgresBackend(MemoryBackend):
 
         def body(conn: Connection[Any]) -> bool:
             row = conn.execute(
-                f"DELETE FROM {self._entries} WHERE {where} RETURNING expires_at", (*params, key)
+                self._q.query(
+                    "DELETE FROM {entries} WHERE {where} RETURNING expires_at", where=where
+                ),
+                (*params, key),
             ).fetchone()
             return row is not None and (row[0] is None or float(row[0]) > now)
 
@@ -353,9 +368,12 @@ class PostgresBackend(MemoryBackend):
 
         def body(conn: Connection[Any]) -> int:
             row = conn.execute(
-                f"WITH gone AS (DELETE FROM {self._entries} WHERE true{where} "
-                "RETURNING expires_at) "
-                "SELECT count(*) FILTER (WHERE expires_at IS NULL OR expires_at > %s) FROM gone",
+                self._q.query(
+                    "WITH gone AS (DELETE FROM {entries} WHERE true{where} RETURNING expires_at) "
+                    "SELECT count(*) FILTER (WHERE expires_at IS NULL OR expires_at > %s) "
+                    "FROM gone",
+                    where=where,
+                ),
                 (*params, now),
             ).fetchone()
             return int(row[0]) if row else 0
@@ -366,22 +384,18 @@ class PostgresBackend(MemoryBackend):
         return self._purge(now)
 
     def _purge(self, now: float) -> int:
-        """Delete expired rows, `PURGE_BATCH` per transaction (the expiry index finds them)."""
-        statement = (
-            f"DELETE FROM {self._entries} WHERE id IN (SELECT id FROM {self._entries} "
+        """Delete expired rows, `PURGE_BATCH` per transaction (`sql_common.purge_in_batches`;
+        the expiry index finds them); returns how many."""
+        statement = self._q.query(
+            "DELETE FROM {entries} WHERE id IN (SELECT id FROM {entries} "
             "WHERE expires_at IS NOT NULL AND expires_at <= %s LIMIT %s) RETURNING scope"
         )
-        total = 0
-        by_scope: dict[str | None, int] = {}
-        while True:
-            scopes: list[tuple[str | None]] = self._run(
-                lambda conn: conn.execute(statement, (now, PURGE_BATCH)).fetchall()
-            )
-            for (scope,) in scopes:
-                by_scope[scope] = by_scope.get(scope, 0) + 1
-            total += len(scopes)
-            if len(scopes) < PURGE_BATCH:
-                break
+
+        def batch(size: int) -> list[str | None]:
+            rows = self._run(lambda conn: conn.execute(statement, (now, size)).fetchall())
+            return [scope for (scope,) in rows]
+
+        total, by_scope = purge_in_batches(batch, PURGE_BATCH)
         self._last_purge = now
         self._purged(total, by_scope)
         return total
@@ -393,8 +407,8 @@ class PostgresBackend(MemoryBackend):
         sorts, so a range would not be safe); a store holds few scopes, and each
         step is one probe of `entries_scope_time`, whatever the row count.
         """
-        statement = f"SELECT min(scope) FROM {self._entries} WHERE scope > %s"
-        first = f"SELECT min(scope) FROM {self._entries}"
+        statement = self._q.query("SELECT min(scope) FROM {entries} WHERE scope > %s")
+        first = self._q.query("SELECT min(scope) FROM {entries}")
 
         def body(conn: Connection[Any]) -> list[str]:
             found: list[str] = []
@@ -409,13 +423,13 @@ class PostgresBackend(MemoryBackend):
         return self._run(body)
 
     def _maybe_purge(self, now: float) -> None:
-        """Sweep expired rows at most every `PURGE_INTERVAL` seconds of the clock."""
+        """Sweep expired rows at most every `PURGE_INTERVAL` seconds of the clock; a failed
+        sweep does not fail the write that started it (`sql_common.quiet_sweep`)."""
         if self._last_purge is None:
             self._last_purge = now
         elif now - self._last_purge >= PURGE_INTERVAL:
             self._last_purge = now
-            with contextlib.suppress(AxonMemoryError):  # the write itself succeeded
-                self._purge(now)
+            quiet_sweep(self._purge, now)
 
     # ------------------------------------------------------------------ reads
 
@@ -423,7 +437,8 @@ class PostgresBackend(MemoryBackend):
         where, params = self._identity_sql(scope)
         row = self._run(
             lambda conn: conn.execute(
-                f"SELECT {_COLUMNS} FROM {self._entries} AS e WHERE {where}", (*params, key)
+                self._q.query("SELECT {columns} FROM {entries} AS e WHERE {where}", where=where),
+                (*params, key),
             ).fetchone(),
             atomic=False,
         )
@@ -435,12 +450,14 @@ class PostgresBackend(MemoryBackend):
         where, params = self._scope_sql(scope)
         paging = " LIMIT %s OFFSET %s" if limit is not None else " OFFSET %s"
         page: tuple[Any, ...] = (limit, offset) if limit is not None else (offset,)
+        statement = self._q.query(
+            "SELECT {columns} FROM {entries} AS e WHERE {live}{where} "
+            "ORDER BY e.timestamp DESC, e.id{paging}",
+            where=where,
+            paging=self._q.sql.SQL(paging),
+        )
         rows = self._run(
-            lambda conn: conn.execute(
-                f"SELECT {_COLUMNS} FROM {self._entries} AS e WHERE {_LIVE}{where} "
-                f"ORDER BY e.timestamp DESC, e.id{paging}",
-                (now, *params, *page),
-            ).fetchall(),
+            lambda conn: conn.execute(statement, (now, *params, *page)).fetchall(),
             atomic=False,
         )
         return [self._entry(row) for row in rows]
@@ -449,7 +466,9 @@ class PostgresBackend(MemoryBackend):
         where, params = self._scope_sql(scope)
         row = self._run(
             lambda conn: conn.execute(
-                f"SELECT count(*) FROM {self._entries} AS e WHERE {_LIVE}{where}",
+                self._q.query(
+                    "SELECT count(*) FROM {entries} AS e WHERE {live}{where}", where=where
+                ),
                 (now, *params),
             ).fetchone(),
             atomic=False,
@@ -499,13 +518,13 @@ class PostgresBackend(MemoryBackend):
         """
         query_lower = query.lower()
         q = _db_text(query_lower)
-        where, params = self._scope_sql(scope or None)
-        sql = (
-            f"SELECT {_COLUMNS} FROM {self._entries} AS e "
-            f"WHERE (strpos({_KEY_LC}, %s) > 0 OR strpos({_TEXT_LC}, %s) > 0) "
-            f"AND {_LIVE}{where} "
-            f"ORDER BY CASE WHEN {_KEY_LC} = %s THEN 0 WHEN strpos({_KEY_LC}, %s) > 0 THEN 1 "
-            "ELSE 2 END, e.timestamp DESC, e.id LIMIT %s"
+        where, params = self._scope_sql(scope)
+        sql = self._q.query(
+            "SELECT {columns} FROM {entries} AS e "
+            "WHERE (strpos({key_lc}, %s) > 0 OR strpos({text_lc}, %s) > 0) AND {live}{where} "
+            "ORDER BY CASE WHEN {key_lc} = %s THEN 0 WHEN strpos({key_lc}, %s) > 0 THEN 1 "
+            "ELSE 2 END, e.timestamp DESC, e.id LIMIT %s",
+            where=where,
         )
 
         def fetch(conn: Connection[Any], want: int) -> list[Row]:
@@ -523,7 +542,7 @@ class PostgresBackend(MemoryBackend):
         first = 1 << 62 if "\x00" in query else first
         found = self._grow(fetch, keep, top_k, first)
         # Stable: equal score and time keep the SQL order (first stored first).
-        found.sort(key=lambda entry: (-entry.score, -entry.timestamp))
+        found.sort(key=lambda entry: best_first(entry.score, entry.timestamp))
         return found
 
     # ------------------------------------------------------------------ keyword
@@ -552,33 +571,43 @@ class PostgresBackend(MemoryBackend):
         terms = list(dict.fromkeys(stem(word) for word in query_terms(query)[:MAX_QUERY_TERMS]))
         if not terms:
             return []
-        where, params = self._scope_sql(scope or None)
-        match = (
+        q = self._q
+        where, params = self._scope_sql(scope)
+        match = q.sql.SQL(
             "(e.terms && %s::text[] OR e.context_terms && %s::text[])"
             if linked
             else "e.terms && %s::text[]"
         )
         match_params: tuple[Any, ...] = (terms, terms) if linked else (terms,)
         length = (
-            f"(e.length + {CONTEXT_WEIGHT}::float8 * e.context_length)" if linked else "e.length"
+            q.sql.SQL("(e.length + {} * e.context_length)").format(q.float8(CONTEXT_WEIGHT))
+            if linked
+            else q.sql.SQL("e.length")
         )
-        context = "e.context" if linked else "NULL"
+        context = q.sql.SQL("e.context" if linked else "NULL")
 
         def body(conn: Connection[Any]) -> list[MemoryEntry]:
             stats: dict[str | None, ScopeStats] = {}
-            if scope:
+            if scope is not None:
                 stats[scope] = self._scope_stats(conn, scope, terms, linked)
                 order = stats[scope]
             else:  # every scope: candidates by the statistics of the whole store
                 order = self._scope_stats(conn, None, terms, linked, every=True)
             ranking, rank_params = self._rank_sql(terms, order, linked, length)
-            want = max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
+            want = candidate_count(top_k)
             while True:
-                limit = "" if want < 0 else " LIMIT %s"
+                statement = q.query(
+                    "SELECT {columns}, e.text, {context} FROM {entries} AS e "
+                    "WHERE {match} AND {live}{where} "
+                    "ORDER BY {ranking} DESC, e.timestamp DESC, e.id{limit}",
+                    context=context,
+                    match=match,
+                    where=where,
+                    ranking=ranking,
+                    limit=q.sql.SQL("" if want < 0 else " LIMIT %s"),
+                )
                 rows = conn.execute(
-                    f"SELECT {_COLUMNS}, e.text, {context} FROM {self._entries} AS e "
-                    f"WHERE {match} AND {_LIVE}{where} "
-                    f"ORDER BY {ranking} DESC, e.timestamp DESC, e.id{limit}",
+                    statement,
                     (*match_params, now, *params, *rank_params, *(() if want < 0 else (want,))),
                 ).fetchall()
                 kept = [row for row in rows if not filters or matches_filters(row[4], filters)]
@@ -596,7 +625,7 @@ class PostgresBackend(MemoryBackend):
                     entry_length(row[2], row[7], text_context),
                     stats[row[1]],
                 )
-                scored.append((-score, -float(row[5]), int(row[0]), row, score))
+                scored.append((*best_first(score, float(row[5]), int(row[0])), row, score))
             scored.sort(key=lambda item: item[:3])
             return [self._entry(item[3], item[4]) for item in scored[:top_k]]
 
@@ -617,27 +646,33 @@ class PostgresBackend(MemoryBackend):
         document count is counted among the scope's rows (GIN), expired rows
         included, as the other backends count them until the rows are purged.
         """
+        q = self._q
         where, params = (
-            ("true", ())
+            (q.sql.SQL("true"), ())
             if every
-            else ("scope IS NULL", ())
+            else (q.sql.SQL("scope IS NULL"), ())
             if scope is None
-            else ("scope = %s", (scope,))
+            else (q.sql.SQL("scope = %s"), (scope,))
         )
-        holds = (
+        holds = q.sql.SQL(
             "(terms @> ARRAY[%s]::text[] OR context_terms @> ARRAY[%s]::text[])"
             if linked
             else "terms @> ARRAY[%s]::text[]"
         )
-        counts = "".join(
-            f", (SELECT count(*) FROM {self._entries} WHERE {where} AND {holds})" for _ in terms
+        count = q.query(
+            ", (SELECT count(*) FROM {entries} WHERE {where} AND {holds})", where=where, holds=holds
         )
         count_params: list[Any] = []
         for term in terms:
             count_params.extend((*params, term, term) if linked else (*params, term))
         row = conn.execute(
-            "SELECT (SELECT array[count(*), sum(docs), sum(length), sum(context_length)] "
-            f"FROM {self._s}.scope_stats WHERE {where}){counts}",
+            q.query(
+                "SELECT (SELECT array[count(*), sum(docs), sum(length), sum(context_length)] "
+                "FROM {scope_stats} WHERE {where}){counts}",
+                scope_stats=q.scope_stats,
+                where=where,
+                counts=q.sql.SQL("").join([count] * len(terms)),
+            ),
             (*params, *count_params),
         ).fetchone()
         assert row is not None
@@ -648,10 +683,9 @@ class PostgresBackend(MemoryBackend):
         df = {term: int(count) for term, count in zip(terms, row[1:], strict=True) if count}
         return ScopeStats(int(docs), total, df)
 
-    @staticmethod
     def _rank_sql(
-        terms: Sequence[str], stats: ScopeStats, linked: bool, length: str
-    ) -> tuple[str, tuple[Any, ...]]:
+        self, terms: Sequence[str], stats: ScopeStats, linked: bool, length: Composable
+    ) -> tuple[Composed, tuple[Any, ...]]:
         """An SQL expression ordering candidates: their BM25 in the scope of `stats`.
 
         It computes what `scores.keyword_score` does (from `term_counts`, and
@@ -659,36 +693,41 @@ class PostgresBackend(MemoryBackend):
         the rows it ranks first are the best; only the order is taken from it, the
         scores themselves come from `keyword_score`.
         """
-        # float8 constants throughout: untyped literals would make it `numeric` (slow).
-        norm = f"{K1 * (1 - B)!r}::float8 + {K1 * B / stats.average_length:.17g}::float8 * {length}"
-        parts: list[str] = []
+        q = self._q
+        sql = q.sql
+        # float8 constants throughout (`float8`): untyped literals would make it `numeric` (slow).
+        norm = sql.SQL("{} + {} * {}").format(
+            q.float8(K1 * (1 - B)), q.float8(K1 * B / stats.average_length), length
+        )
+        tf = sql.SQL("coalesce(e.term_counts[array_position(e.terms, %s::text)], 0)::float8")
+        if linked:
+            tf = sql.SQL(
+                "({} + {} * "
+                "coalesce(e.context_counts[array_position(e.context_terms, %s::text)], 0))"
+            ).format(tf, q.float8(CONTEXT_WEIGHT))
+        parts: list[Composable] = []
         params: list[Any] = []
         for term in terms:
             # Inline arithmetic, no subquery: it runs once per matching row.
-            tf = "coalesce(e.term_counts[array_position(e.terms, %s::text)], 0)::float8"
-            uses = [term]
-            if linked:
-                tf = (
-                    f"({tf} + {CONTEXT_WEIGHT}::float8 * "
-                    "coalesce(e.context_counts[array_position(e.context_terms, %s::text)], 0))"
-                )
-                uses.append(term)
             weight = idf(stats.df.get(term, 0), stats.docs) * (K1 + 1.0)
-            parts.append(f"{weight:.17g}::float8 * {tf} / ({tf} + {norm})")
-            params.extend(uses * 2)
-        return "(" + " + ".join(parts) + ")", tuple(params)
+            parts.append(sql.SQL("{} * {} / ({} + {})").format(q.float8(weight), tf, tf, norm))
+            params.extend([term, term] * 2 if linked else [term] * 2)
+        return sql.SQL("({})").format(sql.SQL(" + ").join(parts)), tuple(params)
 
     # ------------------------------------------------------------------ semantic
 
-    def _vector_table(self, conn: Connection[Any], model_id: str, dim: int | None) -> str | None:
+    def _vector_table(
+        self, conn: Connection[Any], model_id: str, dim: int | None
+    ) -> Identifier | None:
+        """The vector table of `model_id` (created for `dim` if missing; None without `dim`)."""
         table = self._vector_tables.get(model_id)
         if table is None:
             if dim is None:
-                table = find_vector_table(conn, self.schema, model_id)
+                name = find_vector_table(conn, self.schema, model_id)
             else:
-                table = ensure_vector_table(conn, self.schema, model_id, dim)
-            if table is not None:
-                self._vector_tables[model_id] = table
+                name = ensure_vector_table(conn, self.schema, model_id, dim)
+            if name is not None:
+                table = self._vector_tables[model_id] = self._q.sql.Identifier(self.schema, name)
         return table
 
     async def _pending_texts(self, scope: str | None, model_id: str) -> list[tuple[Any, str]]:
@@ -698,28 +737,32 @@ class PostgresBackend(MemoryBackend):
         looked at, so a recall on an up-to-date store costs one index probe.
         """
         now = self.clock()
-        scope = scope or None  # retrieval: a falsy scope is every scope
         mark = (model_id, scope)
         since = self._embedded_since.get(mark, 0)
         where, params = self._scope_sql(scope)
 
         def body(conn: Connection[Any]) -> tuple[int, list[tuple[Any, str]]]:
             table = self._vector_table(conn, model_id, None)
+            q = self._q
             missing = (
-                ""
+                q.nothing
                 if table is None
-                else f" AND NOT EXISTS (SELECT 1 FROM {table} AS v "
-                "WHERE v.entry_id = e.id AND v.vgen = e.vgen)"
+                else q.sql.SQL(
+                    " AND NOT EXISTS (SELECT 1 FROM {} AS v "
+                    "WHERE v.entry_id = e.id AND v.vgen = e.vgen)"
+                ).format(table)
             )
             # One statement, one snapshot: every transaction older than its xmin had
             # finished, so its rows are either seen here or gone.
-            rows = conn.execute(
+            statement = q.query(
                 "SELECT h.xmin, p.id, p.vgen, p.text FROM (SELECT "
                 "pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin) AS h "
-                f"LEFT JOIN LATERAL (SELECT e.id, e.vgen, e.text FROM {self._entries} AS e "
-                f"WHERE e.wxid >= %s AND {_LIVE}{where}{missing}) AS p ON true ORDER BY p.id",
-                (since, now, *params),
-            ).fetchall()
+                "LEFT JOIN LATERAL (SELECT e.id, e.vgen, e.text FROM {entries} AS e "
+                "WHERE e.wxid >= %s AND {live}{where}{missing}) AS p ON true ORDER BY p.id",
+                where=where,
+                missing=missing,
+            )
+            rows = conn.execute(statement, (since, now, *params)).fetchall()
             horizon = int(rows[0][0]) if rows else since
             pending = [((int(r[1]), int(r[2])), str(r[3])) for r in rows if r[1] is not None]
             return horizon, pending
@@ -738,14 +781,18 @@ class PostgresBackend(MemoryBackend):
 
         def body(conn: Connection[Any]) -> None:
             table = self._vector_table(conn, model_id, dim)
+            assert table is not None  # created for `dim`
             # An entry rewritten or deleted since its text was read keeps no vector.
             with conn.cursor() as cur:
                 cur.executemany(
-                    f"INSERT INTO {table} (entry_id, vgen, embedding) "
-                    f"SELECT e.id, e.vgen, %s::vector FROM {self._entries} AS e "
-                    "WHERE e.id = %s AND e.vgen = %s "
-                    "ON CONFLICT (entry_id) DO UPDATE SET vgen = excluded.vgen, "
-                    "embedding = excluded.embedding",
+                    self._q.query(
+                        "INSERT INTO {table} (entry_id, vgen, embedding) "
+                        "SELECT e.id, e.vgen, %s::vector FROM {entries} AS e "
+                        "WHERE e.id = %s AND e.vgen = %s "
+                        "ON CONFLICT (entry_id) DO UPDATE SET vgen = excluded.vgen, "
+                        "embedding = excluded.embedding",
+                        table=table,
+                    ),
                     [(VectorParam(vector), ident[0], ident[1]) for ident, vector in items],
                 )
 
@@ -770,17 +817,19 @@ class PostgresBackend(MemoryBackend):
         misjudge the join and sort the whole table instead of walking the index.
         """
         model_id = self._require_embedder(scope).model_id
-        where, params = self._scope_sql(scope or None)
+        where, params = self._scope_sql(scope)
         vector = VectorParam(query_vector)
 
         def fetch(conn: Connection[Any], want: int) -> list[Row]:
             table = self._vector_table(conn, model_id, None)
             if table is None:
                 return []
-            sql = (
-                f"SELECT {_COLUMNS}, v.embedding <=> %s::vector AS distance "
-                f"FROM {table} AS v JOIN {self._entries} AS e ON e.id = v.entry_id "
-                f"WHERE {_LIVE}{where} ORDER BY distance LIMIT %s"
+            sql = self._q.query(
+                "SELECT {columns}, v.embedding <=> %s::vector AS distance "
+                "FROM {table} AS v JOIN {entries} AS e ON e.id = v.entry_id "
+                "WHERE {live}{where} ORDER BY distance LIMIT %s",
+                table=table,
+                where=where,
             )
             values = (vector, now, *params, want)
             if want <= HNSW_EF_SEARCH:  # the connection's settings suffice
@@ -797,7 +846,7 @@ class PostgresBackend(MemoryBackend):
 
         found = self._grow(fetch, keep, top_k, top_k if not filters else max(top_k * 4, 32))
         # Equal distances: newest first, as everywhere else.
-        found.sort(key=lambda entry: (-entry.score, -entry.timestamp))
+        found.sort(key=lambda entry: best_first(entry.score, entry.timestamp))
         return found
 
 

@@ -421,7 +421,7 @@ def _ensure_vector_extension(conn: Connection[Any]) -> None:
 
 
 def ensure_vector_table(conn: Connection[Any], schema: str, model_id: str, dim: int) -> str:
-    """The (quoted, schema-qualified) vector table of `model_id`, created if missing."""
+    """The name of `model_id`'s vector table in `schema` (unquoted), created if missing."""
     s = quote_ident(schema)
     row = conn.execute(f"SELECT dim, tbl FROM {s}.models WHERE model = %s", (model_id,)).fetchone()
     if row is None:
@@ -457,11 +457,12 @@ def ensure_vector_table(conn: Connection[Any], schema: str, model_id: str, dim: 
             f"embedding model {model_id!r} gives {dim}-dimensional vectors but schema "
             f"{schema!r} holds {stored_dim}-dimensional ones for it"
         )
-    return f"{s}.{quote_ident(tbl)}"
+    return tbl
 
 
 def find_vector_table(conn: Connection[Any], schema: str, model_id: str) -> str | None:
-    """The quoted vector table of `model_id`, or None when no vector of it was ever saved."""
+    """The name of `model_id`'s vector table in `schema` (unquoted), or None when no vector
+    of it was ever saved."""
     s = quote_ident(schema)
     row = conn.execute(f"SELECT tbl FROM {s}.models WHERE model = %s", (model_id,)).fetchone()
-    return None if row is None else f"{s}.{quote_ident(str(row[0]))}"
+    return None if row is None else str(row[0])
