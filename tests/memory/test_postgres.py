@@ -282,6 +282,86 @@ async def test_a_word_too_long_for_the_index_is_stored_and_counted(pg: PostgresB
     assert await pg.retrieve(blob, 5, mode="keyword") == []
 
 
+async def test_keyword_reading_only_rare_terms_rows_changes_no_result(
+    pg: PostgresBackend, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`_best_ranked` skips the rows of a query's common words only when it provably may:
+    on a Zipf corpus its candidates are those of ranking every matching row, every
+    answer (scope, linked, top_k) is the in-memory backend's, and the skipping did
+    happen (and was refused) for some queries."""
+    rng = np.random.default_rng(11)
+    vocab = [f"w{i}x" for i in range(80)]
+    weights = 1.0 / np.arange(1, len(vocab) + 1)
+    weights /= weights.sum()
+    reference_clock = FakeClock(clock.now)
+    reference = InMemoryBackend(clock=reference_clock)
+    batch = [
+        NewEntry(
+            f"k{i}",
+            " ".join(rng.choice(vocab, size=int(rng.integers(3, 14)), p=weights)),
+            {"scope": "S" if i % 4 else "T"},
+        )
+        for i in range(900)
+    ]
+    for start in range(0, len(batch), 100):
+        for store in (pg, reference):
+            await store.store_many(batch[start : start + 100])
+        clock.advance(1)
+        reference_clock.advance(1)
+    calls: list[tuple[int, int]] = []  # (terms of the query, terms whose rows were read)
+    original = PostgresBackend._best_ranked
+
+    def spy(ranked: Any, terms: list[str], stats: Any, want: int) -> list[Any]:
+        def recording(holding: list[str], limit: int) -> list[Any]:
+            calls.append((len(terms), len(holding)))
+            return ranked(holding, limit)
+
+        best = original(recording, terms, stats, want)
+        every = ranked(terms, want)  # what ranking every matching row gives
+        assert [row[0] for row in best] == [row[0] for row in every], terms
+        return best
+
+    monkeypatch.setattr(PostgresBackend, "_best_ranked", staticmethod(spy))
+    queries = ["w0x w40x", "w0x w1x w70x", "w1x w2x", "w0x w1x w2x w3x w60x", "w5x w79x", "w0x"]
+    try:
+        for scope in ("S", None):
+            for query in queries:
+                for linked in (False, True):
+                    for top_k in (1, 5):
+                        got, want = [
+                            await store.retrieve(query, top_k, scope, mode="keyword", linked=linked)
+                            for store in (pg, reference)
+                        ]
+                        assert [(e.key, e.score) for e in got] == [
+                            (e.key, pytest.approx(e.score, abs=1e-9)) for e in want
+                        ], (scope, query, linked, top_k)
+    finally:
+        await reference.close()
+    assert any(held < total for total, held in calls)  # rows of rare terms only
+    assert any(held == total > 1 for total, held in calls)  # every matching row
+
+
+async def test_keyword_common_words_rows_are_read_when_they_may_rank_first(
+    pg: PostgresBackend,
+) -> None:
+    """The rare word's rows rank low (long texts) and the common word's short rows rank
+    first: the bound check must refuse to skip the common word's rows."""
+    reference = InMemoryBackend()
+    batch = [NewEntry(f"a{i}", "alpha " * (5 if i % 2 else 1) + f"n{i}") for i in range(300)]
+    batch += [NewEntry(f"b{i}", "beta " + "filler " * 100) for i in range(25)]
+    batch += [NewEntry(f"c{i}", f"other words {i}") for i in range(675)]
+    try:
+        for store in (pg, reference):
+            await store.store_many(batch)
+        got, want = [
+            await store.retrieve("alpha beta", 5, mode="keyword") for store in (pg, reference)
+        ]
+        assert [e.key for e in got] == [e.key for e in want]
+        assert all(e.key.startswith("a") for e in got)
+    finally:
+        await reference.close()
+
+
 async def test_keyword_top_k_of_many_candidates_is_the_in_memory_one(
     pg: PostgresBackend, clock: FakeClock
 ) -> None:

@@ -578,7 +578,6 @@ class PostgresBackend(MemoryBackend):
             if linked
             else "e.terms && %s::text[]"
         )
-        match_params: tuple[Any, ...] = (terms, terms) if linked else (terms,)
         length = (
             q.sql.SQL("(e.length + {} * e.context_length)").format(q.float8(CONTEXT_WEIGHT))
             if linked
@@ -594,22 +593,29 @@ class PostgresBackend(MemoryBackend):
             else:  # every scope: candidates by the statistics of the whole store
                 order = self._scope_stats(conn, None, terms, linked, every=True)
             ranking, rank_params = self._rank_sql(terms, order, linked, length)
-            want = candidate_count(top_k)
-            while True:
+
+            def ranked(holding: list[str], want: int) -> list[Row]:
+                """The best `want` live rows holding a term of `holding` (all: -1), with
+                their rank (`_rank_sql`, over every query term) last."""
                 statement = q.query(
-                    "SELECT {columns}, e.text, {context} FROM {entries} AS e "
+                    "SELECT {columns}, e.text, {context}, {ranking} AS rank FROM {entries} AS e "
                     "WHERE {match} AND {live}{where} "
-                    "ORDER BY {ranking} DESC, e.timestamp DESC, e.id{limit}",
+                    "ORDER BY rank DESC, e.timestamp DESC, e.id{limit}",
                     context=context,
                     match=match,
                     where=where,
                     ranking=ranking,
                     limit=q.sql.SQL("" if want < 0 else " LIMIT %s"),
                 )
-                rows = conn.execute(
-                    statement,
-                    (*match_params, now, *params, *rank_params, *(() if want < 0 else (want,))),
+                held = (holding, holding) if linked else (holding,)
+                limit = () if want < 0 else (want,)
+                return conn.execute(
+                    statement, (*rank_params, *held, now, *params, *limit)
                 ).fetchall()
+
+            want = candidate_count(top_k)
+            while True:
+                rows = self._best_ranked(ranked, terms, order, want)
                 kept = [row for row in rows if not filters or matches_filters(row[4], filters)]
                 if len(kept) >= top_k or want < 0 or len(rows) < want:
                     break
@@ -630,6 +636,44 @@ class PostgresBackend(MemoryBackend):
             return [self._entry(item[3], item[4]) for item in scored[:top_k]]
 
         return self._run(body, atomic=False)
+
+    @staticmethod
+    def _best_ranked(
+        ranked: Callable[[list[str], int], list[Row]],
+        terms: list[str],
+        stats: ScopeStats,
+        want: int,
+    ) -> list[Row]:
+        """`ranked(terms, want)`, reading only the rows of the query's rarer terms when that
+        provably gives the same rows (the "max score" rule of search engines).
+
+        A term adds at most its bound, `idf * (k1 + 1)`, to a row's rank. So when the
+        bounds of the most common terms (those set aside) add up to less than the
+        `want`-th best rank among the rows holding one of the other terms, no row
+        holding only set-aside terms can be among the best `want`: the rows holding
+        the other terms, ranked by every term, are the answer. A query with a very
+        common word then reads the rows of its rare words instead of most of the
+        table. Otherwise (a short result, a rank too low) every matching row is ranked.
+        """
+        if want < 0 or len(terms) < 2:
+            return ranked(terms, want)
+        bound = {term: idf(stats.df.get(term, 0), stats.docs) * (K1 + 1.0) for term in terms}
+        by_frequency = sorted(terms, key=lambda term: -stats.df.get(term, 0))
+        rest = list(by_frequency)
+        aside = 0.0
+        for term in by_frequency[:-1]:
+            # Worth trying when the set-aside bounds stay well below what one rare term
+            # gives a typical row (its bound times about 0.45, at tf 1 and average length).
+            if aside + bound[term] >= 0.4 * max(bound[other] for other in rest if other != term):
+                break
+            aside += bound[term]
+            rest.remove(term)
+        if len(rest) == len(terms):
+            return ranked(terms, want)
+        rows = ranked(rest, want)
+        if len(rows) == want and aside < float(rows[-1][-1]) * (1.0 - 1e-9):
+            return rows
+        return ranked(terms, want)
 
     def _scope_stats(
         self,
