@@ -275,6 +275,88 @@ async def test_exact_matches_the_seed_linear_scan(
         await backend.close()
 
 
+SUBSTRING_PIECES = st.sampled_from(
+    ["ab", "AB", "c", "İ", "i̇", "ß", "SS", "é", "É", "_", "%", "\\", " ", "\u212a", "\x00", "x"]
+)
+
+
+def _substring_text(max_size: int) -> st.SearchStrategy[str]:
+    return st.lists(SUBSTRING_PIECES, max_size=max_size).map("".join)
+
+
+@settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.sampled_from(["A", "B"]),
+            _substring_text(3).filter(lambda key: bool(key) and "\x00" not in key),
+            _substring_text(10),
+            st.booleans(),  # delete it again afterwards
+        ),
+        max_size=14,
+    ),
+    needle=_substring_text(6) | st.sampled_from(["aba", "ABAB", "b%_", "İab", "ss", "\\x"]),
+    top_k=st.integers(1, 6),
+    scope=st.sampled_from(["A", None]),
+    tagged=st.booleans(),
+)
+async def test_exact_through_the_trigram_index_is_the_in_memory_backend(
+    tmp_path_factory: pytest.TempPathFactory,
+    steps: list[tuple[str, str, str, bool]],
+    needle: str,
+    top_k: int,
+    scope: str | None,
+    tagged: bool,
+) -> None:
+    """Substring recall from `entries_substr` (schema 7) answers as the in-memory scan:
+    short needles, case, non-ASCII folding, LIKE metacharacters, NUL, overwrites,
+    deletes, scopes and filters."""
+    clock = FakeClock()
+    sqlite = _open(tmp_path_factory.mktemp("substr"), clock)
+    memory = InMemoryBackend(clock=clock)
+    try:
+        for n, (name, key, value, drop) in enumerate(steps):
+            clock.advance(1.0 if n % 3 else 0.0)
+            for store in (sqlite, memory):
+                await store.store(key, value, {"scope": name, "tag": n % 2})
+            if drop and n % 4 == 0:
+                for store in (sqlite, memory):
+                    await store.delete(key, name)
+        filters = {"tag": 1} if tagged else None
+        got, want = [
+            [
+                (e.scope, e.key, e.score)
+                for e in await store.retrieve(needle, top_k, scope, mode="exact", filters=filters)
+            ]
+            for store in (sqlite, memory)
+        ]
+        assert got == want
+    finally:
+        await sqlite.close()
+        await memory.close()
+
+
+async def test_exact_uses_the_trigram_index_for_a_rare_needle(tmp_path: Path) -> None:
+    """A rare needle is answered from `entries_substr`; a common one by the recency scan."""
+    backend = _open(tmp_path)
+    try:
+        await backend.store_many([NewEntry(f"k{i}", f"common words {i}", A) for i in range(50)])
+        await backend.store("needle", "a Needle in a haystack", A)
+        conn = _raw(tmp_path)
+        conn.execute("INSERT INTO entries_substr (entries_substr) VALUES ('delete-all')")
+        conn.commit()
+        conn.close()
+        # With the index emptied behind its back, the indexed path finds nothing...
+        assert await backend.retrieve("needle in", 5, "A", mode="exact") == []
+        # ...while a needle under three characters is still scanned.
+        assert [e.key for e in await backend.retrieve("a n", 5, "A", mode="exact")] == []
+        assert [e.key for e in await backend.retrieve("ne", 1, "A", mode="exact")] == ["needle"]
+    finally:
+        await backend.close()
+
+
 async def test_exact_ties_newest_first_then_insertion_order(tmp_path: Path) -> None:
     clock = FakeClock()
     backend = _open(tmp_path, clock)

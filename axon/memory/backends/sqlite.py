@@ -74,6 +74,7 @@ from axon.memory.backends.sqlite_schema import (
     LIVE,
     LIVE_E,
     SCHEMA_VERSION,
+    SUBSTRING_TABLE,
     contains,
     delete_rows,
     like_pattern,
@@ -106,6 +107,10 @@ BUSY_DEADLINE = 120.0
 
 PURGE_EVERY_WRITES = 1000
 """Writes after which the next operation sweeps expired rows (besides `PURGE_INTERVAL`)."""
+
+SUBSTRING_CANDIDATES = 2000
+"""`exact` reads the trigram index's matches of a needle when they are at most this many;
+a more common needle is found sooner by the recency scan, which stops after `top_k`."""
 
 _SELECT = "SELECT id, scope, key, value_json, metadata_json, timestamp, expires_at FROM entries"
 _COLUMNS = "e.id, e.scope, e.key, e.value_json, e.metadata_json, e.timestamp, e.expires_at"
@@ -170,6 +175,15 @@ def fts_match_expression(query: str) -> str | None:
     if not terms:
         return None
     return " OR ".join(quoted_terms(terms))
+
+
+def _encodable(text: str) -> bool:
+    """Whether `text` can be sent to SQLite (no lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -492,11 +506,14 @@ class SQLiteBackend(MemoryBackend):
     ) -> list[MemoryEntry]:
         """The seed's tiers, best tier first, each newest first, stopping at `top_k`.
 
-        Key equal comes from the lower-cased key index; key contains from a scan of
-        the covering recency index; value contains from a scan of the rows in recency
-        order. Scans are read lazily, so a common query stops after a few rows; a
-        rare one reads the whole scope. SQL only preselects: every candidate is
-        scored in Python with the seed's rules, so the results are the seed's.
+        A needle of three or more characters is looked up in the trigram index
+        (`entries_substr`): when it has at most `SUBSTRING_CANDIDATES` matches in the
+        file, those rows are all there is to score. Otherwise (a short or common
+        needle): key equal comes from the lower-cased key index; key contains from a
+        scan of the covering recency index; value contains from a scan of the rows
+        in recency order. Scans are read lazily, so a common query stops after a few
+        rows. SQL only preselects: every candidate is scored in Python with the
+        seed's rules, so the results are the seed's.
         """
         self._maybe_purge(now)
         q = query.lower()
@@ -513,6 +530,9 @@ class SQLiteBackend(MemoryBackend):
         )
 
         def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
+            indexed = self._exact_indexed(conn, q, top_k, (where, params), filters, now)
+            if indexed is not None:
+                return indexed
             found: list[MemoryEntry] = []
             for condition, args, tier_score in tiers:
                 if len(found) >= top_k:
@@ -534,6 +554,45 @@ class SQLiteBackend(MemoryBackend):
             return found
 
         return self._read(body)
+
+    def _exact_indexed(
+        self,
+        conn: sqlite3.Connection,
+        q: str,
+        top_k: int,
+        scope_sql: tuple[str, tuple[Any, ...]],
+        filters: Mapping[str, Any] | None,
+        now: float,
+    ) -> list[MemoryEntry] | None:
+        """`exact` from the trigram index, or None when it cannot say (a needle under three
+        characters, one with NUL or unencodable characters, or more than
+        `SUBSTRING_CANDIDATES` matches).
+
+        A phrase of the needle's trigrams matches the rows whose lower-cased key or
+        text holds it; each is scored by `seed_score` and ordered by `best_first`.
+        """
+        if len(q) < 3 or "\x00" in q or not _encodable(q):
+            return None
+        matches = conn.execute(
+            f"SELECT rowid FROM {SUBSTRING_TABLE} WHERE {SUBSTRING_TABLE} MATCH ? LIMIT ?",
+            (next(quoted_terms([q])), SUBSTRING_CANDIDATES + 1),
+        ).fetchall()
+        if len(matches) > SUBSTRING_CANDIDATES:
+            return None
+        where, params = scope_sql
+        ranked: list[tuple[tuple[float, float, int], MemoryEntry]] = []
+        for start in range(0, len(matches), 500):
+            ids = [row[0] for row in matches[start : start + 500]]
+            marks = ",".join("?" * len(ids))
+            for row in conn.execute(
+                f"{_SELECT} WHERE id IN ({marks}) AND {LIVE}{where}", (*ids, now, *params)
+            ):
+                entry = self._entry(row)
+                score = seed_score(q, entry.key, entry.value)
+                if score > 0 and matches_filters(entry.metadata, filters):
+                    ranked.append((best_first(score, entry.timestamp, row[0]), entry))
+        ranked.sort(key=lambda item: item[0])
+        return [entry.with_score(-order[0]) for order, entry in ranked[:top_k]]
 
     # ------------------------------------------------------------------ keyword
 

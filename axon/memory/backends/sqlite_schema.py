@@ -6,7 +6,7 @@ from version `i` to `i + 1`; opening a file applies the missing steps in one
 not both migrate), and a file written by a newer AXON (a version above
 `SCHEMA_VERSION`) is refused with an `AxonMemoryError` instead of being guessed at.
 
-Layout (version 6):
+Layout (version 7):
 
 - `entries`: one row per `(scope, key)`. `scope` is NULL for an unscoped entry; the
   unique index on `(ifnull(scope, X'00'), key)` keeps an unscoped entry distinct from
@@ -33,6 +33,12 @@ Layout (version 6):
   same transaction as the rows. `entries_fts_terms` / `entries_fts_linked_terms`
   (fts5vocab) give a term's document count in the whole file, which is that of the
   scope when the scope is the whole file; otherwise it is counted per query.
+- `entries_substr` (`SUBSTRING_TABLE`): a contentless FTS5 `trigram` index
+  (case-sensitive) over Python's `str.lower()` of each entry's key and text, the
+  seed's case folding: a needle of three or more characters is a phrase of its
+  trigrams, which matches exactly the rows holding it as a substring, so `exact`
+  recall reads only those (`SQLiteBackend._retrieve_exact`). Kept by
+  `upsert_rows` and `delete_rows` with the full-text indexes.
 - `vectors`: at most one embedding per entry, tagged with the model that made it.
   `seq` only grows (AUTOINCREMENT), so a process can load the vectors written since
   it last looked; a vector disappears with its entry (ON DELETE CASCADE) and when the
@@ -88,6 +94,25 @@ def like_pattern(needle: str) -> str:
 
 KEY_LC = "coalesce(key_lc, lower(key))"
 """The key lower-cased exactly as Python's `str.lower()` does it (indexed)."""
+
+SUBSTRING_TABLE = "entries_substr"
+"""The substring index of `exact` recall (schema 7): FTS5 `trigram` over each entry's key
+and text lower-cased by Python (`substring_row`), contentless, case-sensitive."""
+
+
+def substring_row(ident: int, key: str, text: str) -> tuple[int, str, str]:
+    """The `entries_substr` row of an entry: its id, and key and text as `exact` matches
+    them (Python's `str.lower()`, the seed's case folding)."""
+    return (ident, key.lower(), text.lower())
+
+
+def _fill_substrings(conn: sqlite3.Connection) -> None:
+    """Index the rows already stored in `entries_substr` (migration 6 -> 7)."""
+    conn.executemany(
+        f"INSERT INTO {SUBSTRING_TABLE} (rowid, key, text) VALUES (?, ?, ?)",
+        (substring_row(*row) for row in conn.execute("SELECT id, key, text FROM entries")),
+    )
+
 
 def _fill_scope_stats(conn: sqlite3.Connection) -> None:
     """Compute `scope_stats` from the rows already stored (migration 5 -> 6)."""
@@ -215,6 +240,17 @@ MIGRATIONS: tuple[Sequence[Step], ...] = (
         "CREATE VIRTUAL TABLE entries_fts_terms USING fts5vocab (entries_fts, row)",
         "CREATE VIRTUAL TABLE entries_fts_linked_terms USING fts5vocab (entries_fts_linked, row)",
         _fill_scope_stats,
+    ),
+    # 6 -> 7: `exact` recall finds substrings through a trigram index instead of scanning:
+    # contentless (the lower-cased key and text are not stored twice), kept by
+    # `upsert_rows` and `delete_rows` beside the full-text indexes.
+    (
+        f"""
+        CREATE VIRTUAL TABLE {SUBSTRING_TABLE} USING fts5 (
+            key, text, content='', tokenize='trigram case_sensitive 1'
+        )
+        """,
+        _fill_substrings,
     ),
 )
 
@@ -361,7 +397,7 @@ def _add_scope_stats(conn: sqlite3.Connection, deltas: dict[str | None, list[int
 
 
 def _fts_delete(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Remove `(id, key, text, context)` rows, as they were indexed, from both indexes."""
+    """Remove `(id, key, text, context)` rows, as they were indexed, from every index."""
     conn.executemany(
         "INSERT INTO entries_fts (entries_fts, rowid, key, text) VALUES ('delete', ?, ?, ?)",
         [row[:3] for row in rows],
@@ -371,15 +407,24 @@ def _fts_delete(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> No
         "VALUES ('delete', ?, ?, ?, ?)",
         rows,
     )
+    conn.executemany(
+        f"INSERT INTO {SUBSTRING_TABLE} ({SUBSTRING_TABLE}, rowid, key, text) "
+        "VALUES ('delete', ?, ?, ?)",
+        [substring_row(*row[:3]) for row in rows],
+    )
 
 
 def _fts_insert(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Index `(id, key, text, context)` rows in both full-text indexes."""
+    """Index `(id, key, text, context)` rows in both full-text indexes and the substring one."""
     conn.executemany(
         "INSERT INTO entries_fts (rowid, key, text) VALUES (?, ?, ?)", [row[:3] for row in rows]
     )
     conn.executemany(
         "INSERT INTO entries_fts_linked (rowid, key, text, context) VALUES (?, ?, ?, ?)", rows
+    )
+    conn.executemany(
+        f"INSERT INTO {SUBSTRING_TABLE} (rowid, key, text) VALUES (?, ?, ?)",
+        [substring_row(*row[:3]) for row in rows],
     )
 
 
@@ -404,7 +449,7 @@ def delete_rows(
         removed, visible = conn.execute(
             f"SELECT count(*), ifnull(sum({LIVE}), 0) FROM entries", (now,)
         ).fetchone()
-        for table in FTS_TABLES:
+        for table in (*FTS_TABLES, SUBSTRING_TABLE):
             conn.execute(f"INSERT INTO {table} ({table}) VALUES ('delete-all')")
         conn.execute("DELETE FROM entries")
         conn.execute("DELETE FROM scope_stats")
