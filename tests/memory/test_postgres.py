@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from axon.errors import AxonMemoryError
 from axon.memory.backends import postgres as pgmod
@@ -164,6 +166,75 @@ async def test_reopening_keeps_entries(pg: PostgresBackend, pg_dsn: str, clock: 
 
 
 # ---------------------------------------------------------------------- retrieval
+
+
+SUBSTRING_PIECES = st.sampled_from(
+    ["ab", "AB", "c", "İ", "i̇", "ß", "SS", "é", "É", "_", "%", "\\", " ", "\u212a", "x"]
+)
+
+
+def _substring_text(max_size: int) -> st.SearchStrategy[str]:
+    return st.lists(SUBSTRING_PIECES, max_size=max_size).map("".join)
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.sampled_from(["A", "B"]), _substring_text(3).filter(bool), _substring_text(10)
+        ),
+        max_size=12,
+    ),
+    needle=_substring_text(6) | st.sampled_from(["aba", "ABAB", "b%_", "İab", "ss", "\\x"]),
+    top_k=st.integers(1, 6),
+    scope=st.sampled_from(["A", None]),
+)
+async def test_exact_through_trigram_indexes_is_the_in_memory_backend(
+    pg: PostgresBackend,
+    clock: FakeClock,
+    steps: list[tuple[str, str, str]],
+    needle: str,
+    top_k: int,
+    scope: str | None,
+) -> None:
+    """`LIKE` on the trigram-indexed lower-cased columns (schema 4) answers as the
+    in-memory scan: short needles, case, non-ASCII folding, LIKE metacharacters."""
+    await pg.clear()
+    memory = InMemoryBackend(clock=clock)
+    try:
+        for n, (name, key, value) in enumerate(steps):
+            clock.advance(1.0 if n % 3 else 0.0)
+            for store in (pg, memory):
+                await store.store(key, value, {"scope": name})
+        got, want = [
+            [(e.scope, e.key, e.score) for e in await store.retrieve(needle, top_k, scope)]
+            for store in (pg, memory)
+        ]
+        assert got == want
+    finally:
+        await memory.close()
+
+
+async def test_exact_reads_a_rare_needle_through_the_trigram_index(
+    pg: PostgresBackend, pg_dsn: str
+) -> None:
+    s = f'"{pg.schema}"'
+    await pg.store_many([NewEntry(f"k{i}", f"filler text number {i}") for i in range(3000)])
+    await pg.store("rare", "a Zebra crossing")
+    import psycopg
+
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f"ANALYZE {s}.entries")
+        conn.execute("SET enable_seqscan = off")  # a table this small is cheaper to scan
+        plan = conn.execute(
+            f"EXPLAIN SELECT id FROM {s}.entries AS e WHERE "
+            "coalesce(e.text_lc, lower(e.text COLLATE \"C\")) LIKE %s",
+            ("%zebra cr%",),
+        ).fetchall()
+    assert "entries_text_trgm" in " ".join(row[0] for row in plan)
+    assert [(e.key, e.score) for e in await pg.retrieve("ZEBRA CR", 3)] == [("rare", 0.4)]
 
 
 async def test_exact_matches_seed_on_non_ascii_text(pg: PostgresBackend, clock: FakeClock) -> None:

@@ -518,17 +518,19 @@ class PostgresBackend(MemoryBackend):
         """
         query_lower = query.lower()
         q = _db_text(query_lower)
+        pattern = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         where, params = self._scope_sql(scope)
+        # LIKE (not strpos) so the trigram indexes of schema 4 can find the rows.
         sql = self._q.query(
             "SELECT {columns} FROM {entries} AS e "
-            "WHERE (strpos({key_lc}, %s) > 0 OR strpos({text_lc}, %s) > 0) AND {live}{where} "
+            "WHERE ({key_lc} LIKE %s OR {text_lc} LIKE %s) AND {live}{where} "
             "ORDER BY CASE WHEN {key_lc} = %s THEN 0 WHEN strpos({key_lc}, %s) > 0 THEN 1 "
             "ELSE 2 END, e.timestamp DESC, e.id LIMIT %s",
             where=where,
         )
 
         def fetch(conn: Connection[Any], want: int) -> list[Row]:
-            return conn.execute(sql, (q, q, now, *params, q, q, want)).fetchall()
+            return conn.execute(sql, (pattern, pattern, now, *params, q, q, want)).fetchall()
 
         def keep(row: Row) -> MemoryEntry | None:
             entry = self._entry(row)

@@ -27,6 +27,10 @@ Everything AXON keeps lives in one PostgreSQL schema (default `axon`, or
   memory. Statement-level triggers on `entries` (transition tables) keep it in
   the transaction of every insert, update and delete, whichever statement does it
   (writes, deletes, clears, purges).
+- Trigram indexes (schema 4, pg_trgm GIN): `entries_key_trgm` and
+  `entries_text_trgm` on the key and text lower-cased as Python does
+  (`KEY_LC_SQL`, `TEXT_LC_SQL`), so `exact`'s substring test (`LIKE`, its `%`,
+  `_` and `\\` escaped) reads only the rows holding the needle's trigrams.
 - `models (model, dim, tbl)`: one vector table per embedding model,
   `vec_<hash of the model id>` with `embedding vector(dim)` and an HNSW index
   (`vector_cosine_ops`). HNSW needs a fixed dimension; a table per model gives each
@@ -356,7 +360,33 @@ def _v3(s: str) -> list[Any]:
     ]
 
 
-MIGRATIONS: tuple[Callable[[str], list[Any]], ...] = (_v1, _v2, _v3)
+KEY_LC_SQL = 'coalesce(key_lc, lower(key COLLATE "C"))'
+TEXT_LC_SQL = 'coalesce(text_lc, lower(text COLLATE "C"))'
+"""The key and text lower-cased exactly as Python's `str.lower()` (what `exact` matches);
+the trigram indexes of schema 4 are on these expressions."""
+
+
+def _trigram_indexes(s: str) -> Callable[[Connection[Any]], None]:
+    """pg_trgm GIN indexes on the lower-cased key and text, so `exact`'s `LIKE '%needle%'`
+    reads the rows holding the needle's trigrams instead of scanning the table."""
+
+    def step(conn: Connection[Any]) -> None:
+        namespace = _ensure_extension(conn, "pg_trgm", "pg_trgm")
+        for name, expression in (("key", KEY_LC_SQL), ("text", TEXT_LC_SQL)):
+            conn.execute(
+                f"CREATE INDEX entries_{name}_trgm ON {s}.entries "
+                f"USING gin (({expression}) {namespace}.gin_trgm_ops)"
+            )
+
+    return step
+
+
+def _v4(s: str) -> list[Any]:
+    """Substring search for `exact` through pg_trgm (the extension is created if missing)."""
+    return [_trigram_indexes(s)]
+
+
+MIGRATIONS: tuple[Callable[[str], list[Any]], ...] = (_v1, _v2, _v3, _v4)
 """`MIGRATIONS[i](quoted_schema)` lists the steps taking version i to i + 1: SQL
 statements, or functions of the connection (run in the same transaction)."""
 
@@ -404,6 +434,29 @@ def migrate(conn: Connection[Any], schema: str) -> int:
                 (str(SCHEMA_VERSION),),
             )
     return found
+
+
+def _ensure_extension(conn: Connection[Any], name: str, listed_as: str) -> str:
+    """Create extension `name` if missing; returns the (quoted) schema it lives in.
+
+    Raises `AxonMemoryError` when it cannot be created (`listed_as`: how managed
+    services name it, for the message).
+    """
+    found = "SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = %s"
+    row = conn.execute(found, (name,)).fetchone()
+    if row is None:
+        try:
+            with conn.transaction():
+                conn.execute(f"CREATE EXTENSION IF NOT EXISTS {quote_ident(name)}")
+        except Exception as exc:
+            raise AxonMemoryError(
+                f"the {name} extension is not installed in this database and could not be "
+                f"created ({type(exc).__name__}: {exc}); ask an administrator to run "
+                f"CREATE EXTENSION {name} (managed services list it as '{listed_as}')"
+            ) from None
+        row = conn.execute(found, (name,)).fetchone()
+        assert row is not None
+    return str(row[0])
 
 
 def _ensure_vector_extension(conn: Connection[Any]) -> None:
