@@ -141,7 +141,8 @@ async def run(args: argparse.Namespace) -> None:
     items = [(ident, vectors[index_of[keys[ident[0]]]]) for ident, _ in pending]
     await backend._save_vectors(embedder.model_id, items[:1])
     with psycopg.connect(dsn, autocommit=True) as admin:
-        table = backend._vector_tables[embedder.model_id].as_string(admin)
+        table = backend._vector_tables[embedder.model_id]  # a str before schema 4's code
+        table = table if isinstance(table, str) else table.as_string(admin)
     index = table[:-1] + '_hnsw"'
     with psycopg.connect(dsn, autocommit=True) as admin:
         admin.execute(f"DROP INDEX {index}")
@@ -239,6 +240,42 @@ async def run(args: argparse.Namespace) -> None:
         semantic,
         lambda v: raw.execute(raw_semantic_sql, (VectorParam(v), SCOPE, now, TOP_K)).fetchall(),
     )
+    # ---------------------------------------------------------------- exact
+    exact_queries = [  # a rare substring of a stored text, and a stored key
+        texts[int(i)][3:15].upper() for i in rng.choice(n, size=args.queries // 2)
+    ] + [f"e{int(i)}" for i in rng.choice(in_scope, size=args.queries // 2)]
+    for warm in exact_queries[:3]:
+        await backend.retrieve(warm, TOP_K, SCOPE, mode="exact")
+    exact_t = []
+    for query in exact_queries:
+        start = time.perf_counter()
+        await backend.retrieve(query, TOP_K, SCOPE, mode="exact")
+        exact_t.append(time.perf_counter() - start)
+    print(f"exact    recall median: backend {median_ms(exact_t):7.2f} ms")
+
+    if args.sqlite:  # SQLite's keyword recall on the same entries, in the same run
+        import tempfile
+
+        from axon.memory.backends.sqlite import SQLiteBackend
+
+        with tempfile.TemporaryDirectory() as tmp:
+            lite = SQLiteBackend(memory_dir=tmp)
+            for i in range(0, n, 5000):
+                await lite.store_many(entries[i : i + 5000])
+            pg_t, lite_t = [], []
+            for i, query in enumerate(keyword_queries):
+                for turn in (0, 1) if i % 2 else (1, 0):
+                    store, samples = (backend, pg_t) if turn == 0 else (lite, lite_t)
+                    start = time.perf_counter()
+                    await store.retrieve(query, TOP_K, SCOPE, mode="keyword")
+                    samples.append(time.perf_counter() - start)
+            print(
+                f"keyword  recall median, same queries: PostgreSQL {median_ms(pg_t):7.2f} ms, "
+                f"SQLite {median_ms(lite_t):7.2f} ms, "
+                f"ratio {median_ms(pg_t) / median_ms(lite_t):.2f}"
+            )
+            await lite.close()
+
     scoped = vectors[in_scope]
     hits = 0
     for (got, _), vector in zip(pairs, query_vectors, strict=True):
@@ -264,6 +301,9 @@ def main() -> None:
     parser.add_argument("--dsn", default=None, help="default: AXON_PG_DSN")
     parser.add_argument("--schema", default="axon_bench")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark schema")
+    parser.add_argument(
+        "--sqlite", action="store_true", help="also time SQLite's keyword recall on the entries"
+    )
     asyncio.run(run(parser.parse_args()))
 
 

@@ -15,17 +15,20 @@
   safe; if the server stays unreachable past `connect_timeout` the operation
   raises `AxonMemoryError`. Deadlocks between concurrent batch upserts are
   retried too.
-- Recall: `exact` prefilters in SQL (substring of the lower-cased key or text) and
-  scores in Python with the seed's 1.0/0.7/0.4; `keyword` matches the query's
-  Porter stems against each row's `terms` (GIN), ranks the matches by BM25 in SQL
-  with the memory's own statistics (`scope_stats`) and scores the best of them
-  with `scores.keyword_score`, as every backend does; `semantic` is pgvector cosine
+- Recall: `exact` prefilters in SQL (`LIKE` on the lower-cased key or text, read
+  through pg_trgm indexes) and scores in Python with the seed's 1.0/0.7/0.4;
+  `keyword` matches the query's Porter stems against each row's `terms` (GIN),
+  ranks the matches by BM25 in SQL with the memory's own statistics
+  (`scope_stats`; only the rows of the rarer words when that provably changes
+  nothing, `_best_ranked`) and scores the best of them with
+  `scores.keyword_score`, as every backend does; `semantic` is pgvector cosine
   distance on an HNSW index per embedding model (score = 1 - distance) with
   iterative index scans, so scope and expiry conditions do not starve the result;
   `hybrid` is fused by the base class.
 - Every query restricts to the scope it was given (`scope = %s`) and to unexpired
   rows; expired rows are also deleted in batches (`purge_expired`, and every
-  `PURGE_INTERVAL` seconds of the backend's clock during writes).
+  `PURGE_INTERVAL` seconds of the backend's clock during writes: the policy of
+  `sql_common`).
 
 Calls are synchronous inside the async methods (as the SQLite backend's are): a
 query holds the event loop for its round trip.

@@ -14,15 +14,16 @@ guarantees, and how:
   for (`busy_timeout`) and then retried with jittered backoff for up to
   `BUSY_DEADLINE` seconds, so "database is locked" never reaches the user under
   ordinary contention. Reads run in WAL snapshots and do not block writers.
-- Recall: `exact` decides the seed's three tiers in SQL on Python-lower-cased
-  columns and scores in Python (same results as the in-memory backend); `keyword`
+- Recall: `exact` reads a rare needle's rows from the trigram index
+  (`entries_substr`), else scans newest first, and scores in Python with the
+  seed's tiers on Python-lower-cased text (same results as the in-memory backend); `keyword`
   takes candidates from FTS5 (the query reduced to an OR of quoted content words so
   user text never becomes FTS syntax) and scores them with the scope's own BM25
   statistics (`retrieval.scores`), as every backend does; `semantic` keeps an
   in-process `VectorIndex` per embedding model, loaded from the file and topped up incrementally.
 - Decay: expired rows are filtered out of every read and deleted in batches of
   `PURGE_BATCH` on open, every `PURGE_EVERY_WRITES` writes and every
-  `PURGE_INTERVAL` seconds of the backend's clock.
+  `PURGE_INTERVAL` seconds of the backend's clock (the policy of `sql_common`).
 - Read-only files: when the file or its directory is not writable by this process,
   the file is opened read-only (`read_only` is true): recall, get, list and count
   work, nothing is purged (expired rows stay invisible), and any write raises an
