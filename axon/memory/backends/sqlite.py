@@ -113,6 +113,9 @@ SUBSTRING_CANDIDATES = 2000
 """`exact` reads the trigram index's matches of a needle when they are at most this many;
 a more common needle is found sooner by the recency scan, which stops after `top_k`."""
 
+SUBSTRING_GRAMS = 16
+"""Most trigrams of a needle looked up (a long needle's are sampled along it)."""
+
 _SELECT = "SELECT id, scope, key, value_json, metadata_json, timestamp, expires_at FROM entries"
 _COLUMNS = "e.id, e.scope, e.key, e.value_json, e.metadata_json, e.timestamp, e.expires_at"
 
@@ -569,14 +572,20 @@ class SQLiteBackend(MemoryBackend):
         characters, one with NUL or unencodable characters, or more than
         `SUBSTRING_CANDIDATES` matches).
 
-        A phrase of the needle's trigrams matches the rows whose lower-cased key or
-        text holds it; each is scored by `seed_score` and ordered by `best_first`.
+        The index keeps no positions, so the rows holding all of (at most
+        `SUBSTRING_GRAMS` of) the needle's trigrams are a superset of those holding
+        the needle; each is scored by `seed_score` (0 drops it) and ordered by
+        `best_first`.
         """
         if len(q) < 3 or "\x00" in q or not _encodable(q):
             return None
+        grams = list(dict.fromkeys(q[i : i + 3] for i in range(len(q) - 2)))
+        if len(grams) > SUBSTRING_GRAMS:  # spread over the needle: still a superset
+            step = len(grams) / SUBSTRING_GRAMS
+            grams = [grams[int(i * step)] for i in range(SUBSTRING_GRAMS)]
         matches = conn.execute(
             f"SELECT rowid FROM {SUBSTRING_TABLE} WHERE {SUBSTRING_TABLE} MATCH ? LIMIT ?",
-            (next(quoted_terms([q])), SUBSTRING_CANDIDATES + 1),
+            (" AND ".join(quoted_terms(grams)), SUBSTRING_CANDIDATES + 1),
         ).fetchall()
         if len(matches) > SUBSTRING_CANDIDATES:
             return None

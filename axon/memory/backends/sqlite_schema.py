@@ -34,10 +34,11 @@ Layout (version 7):
   (fts5vocab) give a term's document count in the whole file, which is that of the
   scope when the scope is the whole file; otherwise it is counted per query.
 - `entries_substr` (`SUBSTRING_TABLE`): a contentless FTS5 `trigram` index
-  (case-sensitive) over Python's `str.lower()` of each entry's key and text, the
-  seed's case folding: a needle of three or more characters is a phrase of its
-  trigrams, which matches exactly the rows holding it as a substring, so `exact`
-  recall reads only those (`SQLiteBackend._retrieve_exact`). Kept by
+  (case-sensitive, no positions) over Python's `str.lower()` of each entry's key and
+  text, the seed's case folding: a needle of three or more characters matches the
+  rows holding all its trigrams (every row holding the needle, and a few more that
+  the seed's scoring then drops), so `exact` recall reads only those
+  (`SQLiteBackend._retrieve_exact`). Kept by
   `upsert_rows` and `delete_rows` with the full-text indexes.
 - `vectors`: at most one embedding per entry, tagged with the model that made it.
   `seq` only grows (AUTOINCREMENT), so a process can load the vectors written since
@@ -242,12 +243,14 @@ MIGRATIONS: tuple[Sequence[Step], ...] = (
         _fill_scope_stats,
     ),
     # 6 -> 7: `exact` recall finds substrings through a trigram index instead of scanning:
-    # contentless (the lower-cased key and text are not stored twice), kept by
-    # `upsert_rows` and `delete_rows` beside the full-text indexes.
+    # contentless (the lower-cased key and text are not stored twice) and without
+    # positions (`detail='none'`: a needle then matches the rows holding all its
+    # trigrams, a superset that `seed_score` narrows; half the index, faster writes),
+    # kept by `upsert_rows` and `delete_rows` beside the full-text indexes.
     (
         f"""
         CREATE VIRTUAL TABLE {SUBSTRING_TABLE} USING fts5 (
-            key, text, content='', tokenize='trigram case_sensitive 1'
+            key, text, content='', detail='none', tokenize='trigram case_sensitive 1'
         )
         """,
         _fill_substrings,
