@@ -70,6 +70,11 @@ def sqlite_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
 
 
 @pytest.fixture
+def pg_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
+    return Store("pgvector", tmp_path, monkeypatch)
+
+
+@pytest.fixture
 async def tool(store: Store) -> AsyncIterator[MemoryTool]:
     opened = await open_tool(**store.kwargs())
     try:
