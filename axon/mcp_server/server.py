@@ -14,6 +14,8 @@ as `structuredContent`.
 from __future__ import annotations
 
 import json
+import signal
+from types import FrameType
 from typing import Any
 
 import mcp_types as types
@@ -80,10 +82,20 @@ async def serve_stdio(tool: MemoryTool) -> None:
 
 
 async def serve_http(tool: MemoryTool, host: str, port: int) -> None:
-    """Serve streamable HTTP at `http://HOST:PORT/mcp` until interrupted."""
+    """Serve streamable HTTP at `http://HOST:PORT/mcp` until SIGINT or SIGTERM, then
+    return (so the caller closes the memory and exits 0)."""
     import uvicorn
+
+    class Uvicorn(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            # uvicorn re-raises the signal once it has shut down, which would end the
+            # process before the memory is closed: shut down and return instead.
+            if self.should_exit and sig == signal.SIGINT:
+                self.force_exit = True
+            else:
+                self.should_exit = True
 
     server = build_server(tool)
     app = server.streamable_http_app(host=host)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    await uvicorn.Server(config).serve()
+    await Uvicorn(config).serve()

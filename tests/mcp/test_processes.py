@@ -182,6 +182,7 @@ async def test_streamable_http_on_a_real_loopback_port(store: Store, tmp_path: P
     finally:
         process.terminate()
         _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr  # SIGTERM: the memory closed, a clean exit
     assert f"axon mcp: memory 'AgentMemory' on http://127.0.0.1:{port}/mcp" in stderr
     assert "Traceback" not in stderr
     (record,) = _run(store, _program(tmp_path, store, 'recall("HTTP") from AgentMemory\n'),

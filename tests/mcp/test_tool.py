@@ -193,6 +193,16 @@ async def test_write_with_related_associates_at_once(tool: MemoryTool) -> None:
         assert [m["name"] for m in memory["associated_memories"]] == ["b"]
 
 
+async def test_rewriting_a_memory_keeps_its_associations(tool: MemoryTool) -> None:
+    async with serve(tool) as client:
+        await ok(client, action="write", name="a", content="first")
+        await ok(client, action="write", name="b", content="second", related=["a"])
+        await ok(client, action="write", name="a", content="first, revised")
+        memory = (await ok(client, action="read", name="a"))["memory"]
+        assert memory["content"] == "first, revised"
+        assert [m["name"] for m in memory["associated_memories"]] == ["b"]
+
+
 async def test_associate_with_a_missing_memory_associates_nothing(tool: MemoryTool) -> None:
     async with serve(tool) as client:
         await ok(client, action="write", name="a", content="first")
