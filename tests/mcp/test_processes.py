@@ -100,10 +100,15 @@ async def test_what_axon_run_remembers_the_agent_reads_over_stdio(
         )
         await ok(client, action="write", name="deploy_owner", content="ops team owns deploys",
                  related=["deploy_day"])
-    # The program's statements did not run again when the server declared its memories.
     check = _program(tmp_path, store, 'recall("deploys") from Team\n')
     (record,) = _run(store, check, tmp_path)
     assert sorted(r["key"] for r in record["results"]) == ["deploy_day", "deploy_owner"]
+    # The served program's statements never ran: no "side_effect" entry.
+    with axon.Session(**store.kwargs()) as session:
+        session.execute(PROGRAM.format(backend=store.backend))
+        assert sorted(e.key for e in session.memory("Team").list()) == [
+            "deploy_day", "deploy_owner"
+        ]
 
 
 async def test_the_program_the_handle_and_the_tool_see_the_same_entries(
@@ -198,10 +203,13 @@ async def test_streamable_http_on_a_real_loopback_port(store: Store, tmp_path: P
          "(did you mean 'persistent'?)"),
         (["--program", "{good}", "--memory", "Tem"], 2,
          "error: --memory Tem: {good} declares no memory 'Tem' (did you mean 'Team'?) "
-         "(declared: AgentMemory, Team, Scratch)"),
+         "(declared: AgentMemory, Team, Scratch, Scratchpad)"),
         (["--program", "{good}", "--memory", "Scratch"], 2,
          "error: memory 'Scratch' is ephemeral: its entries end with each call"),
         (["--program", "{missing}"], 1, "missing.axon: error: no such file"),
+        (["--program", "{good}", "--memory", "Scratchpad"], 0,
+         "warning: memory 'Scratchpad' is a session memory: its entries last only while "
+         "this server runs"),
         (["--memory", "Team"], 2, "error: --memory NAME needs --program FILE"),
         (["--http", "--host", "0.0.0.0"], 2,
          "error: --host 0.0.0.0: axon mcp has no authentication, so it serves only on a "
@@ -220,7 +228,8 @@ def test_a_bad_command_line_or_program_is_a_clear_error(
     bad = tmp_path / "bad.axon"
     bad.write_text("memory Fine { store: session }\nmemory Notes { store: persistnt }\n")
     good = tmp_path / "good.axon"
-    good.write_text(PROGRAM.format(backend="sqlite") + "memory Scratch { store: ephemeral }\n")
+    good.write_text(PROGRAM.format(backend="sqlite") + "memory Scratch { store: ephemeral }\n"
+                    "memory Scratchpad { store: session }\n")
     paths = {"{bad}": bad.name, "{good}": good.name, "{missing}": "missing.axon"}
     argv = [paths.get(a, a) for a in args]  # relative to the working directory
     done = subprocess.run(
