@@ -22,7 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +34,10 @@ from axon.mcp_server.target import open_tool
 ROOT = Path(__file__).resolve().parent.parent
 
 
-async def timed(samples: list[float], work: Callable[[], Awaitable[Any]]) -> None:
+async def timed(samples: list[float], work: Awaitable[Any]) -> None:
+    """Await `work` (a coroutine: it starts running only here) and record its time."""
     start = time.perf_counter()
-    result = await work()
+    result = await work
     samples.append((time.perf_counter() - start) * 1000)
     if getattr(result, "is_error", False):
         raise SystemExit(f"a call failed: {result.content}")
@@ -66,18 +67,17 @@ async def main(rounds: int) -> None:
                     args = {"action": "write", "name": f"note_{i}", "content": text}
                     query = {"action": "search", "query": f"service {i % 17} timeout"}
                     await timed(samples.setdefault("handle write", []),
-                                lambda: base.handle.remember(text, key=f"note_{i}",
-                                                             type="long_term"))
+                                base.handle.remember(text, key=f"note_{i}", type="long_term"))
                     await timed(samples.setdefault("in-process write", []),
-                                lambda: client.call_tool("memory", args))
+                                client.call_tool("memory", args))
                     await timed(samples.setdefault("stdio write", []),
-                                lambda: remote.call_tool("memory", args))
+                                remote.call_tool("memory", args))
                     await timed(samples.setdefault("handle search", []),
-                                lambda: base.handle.recall(query["query"], top_k=10))
+                                base.handle.recall(query["query"], top_k=10))
                     await timed(samples.setdefault("in-process search", []),
-                                lambda: client.call_tool("memory", query))
+                                client.call_tool("memory", query))
                     await timed(samples.setdefault("stdio search", []),
-                                lambda: remote.call_tool("memory", query))
+                                remote.call_tool("memory", query))
         finally:
             await base.session.close()
             await inproc.session.close()
