@@ -12,8 +12,11 @@ import datetime
 from typing import Any
 
 import pytest
+from mcp import Client
+from mcp.client._memory import InMemoryTransport  # the SDK exports it nowhere public
 
 from axon.mcp_server import tool as tool_module
+from axon.mcp_server.server import build_server
 from axon.mcp_server.tool import INPUT_SCHEMA, MAX_CONTENT_CHARS, RECALLED_NOTICE, MemoryTool
 from tests.mcp.conftest import call, error, ok, serve
 
@@ -329,3 +332,16 @@ async def test_a_call_that_takes_too_long_is_an_error_result(
         assert await error(client, action="list") == (
             "the memory did not answer within 0.2 s; is its database reachable?"
         )
+
+
+async def test_results_and_the_error_flag_survive_json_rpc_framing(tool: MemoryTool) -> None:
+    """The same calls through the SDK's in-memory transport with the initialize
+    handshake: every message is a JSON-RPC message, as on stdio."""
+    server = build_server(tool)
+    async with Client(InMemoryTransport(server), mode="legacy") as client:
+        assert client.server_info is not None and client.server_info.name == "axon"
+        assert [t.name for t in (await client.list_tools()).tools] == ["memory"]
+        await ok(client, action="write", name="framed", content="over JSON-RPC")
+        found = await ok(client, action="search", query="JSON-RPC")
+        assert found["results"][0]["name"] == "framed"
+        assert await error(client, action="read", name="nothing") == "Memory not found: nothing"
