@@ -424,6 +424,48 @@ def repl(
         raise typer.Exit(code)
 
 
+@app.command(name="mcp")
+def mcp_cmd(
+    memory_dir: Annotated[
+        Path | None,
+        typer.Option("--memory-dir", help="Where persistent memories live (default ./.axon)."),
+    ] = None,
+    pg_dsn: Annotated[
+        str | None,
+        typer.Option("--pg-dsn", help="PostgreSQL DSN for pgvector memories (else AXON_PG_DSN)."),
+    ] = None,
+    program: Annotated[
+        Path | None,
+        typer.Option("--program", help="Serve a memory this program declares."),
+    ] = None,
+    memory: Annotated[
+        str | None,
+        typer.Option("--memory", help="Which memory of --program (default AgentMemory)."),
+    ] = None,
+    http: Annotated[
+        bool, typer.Option("--http", help="Serve streamable HTTP instead of stdio.")
+    ] = False,
+    host: Annotated[
+        str, typer.Option("--host", help="HTTP address (a loopback one).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="HTTP port.")] = 8765,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log to stderr.")] = False,
+) -> None:
+    """Serve the memory tool of seed 002 over the Model Context Protocol (stdio)."""
+    from axon.mcp_server.command import run_command
+
+    configure_logging(verbose)
+    try:
+        code = run_command(
+            memory_dir=memory_dir, pg_dsn=pg_dsn or None, program=program, memory=memory,
+            http=http, host=host, port=port,
+        )
+    except Exception as exc:
+        internal(exc)
+    if code:
+        raise typer.Exit(code)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -39,6 +39,8 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+import attrs
+
 from axon.compiler import ir
 from axon.compiler.checker import CheckEnv, check, extend_env
 from axon.compiler.names import did_you_mean
@@ -150,6 +152,18 @@ class Session:
             except AxonRuntimeError as exc:
                 exc.records = self.executor.records[first:]
                 raise
+
+    def declare(self, text: str, filename: str = "<input>") -> ir.IRProgram:
+        """Check `text` and bind its declarations (memories, flows, ...) without running
+        any of its statements (`axon mcp --program`); raises as `execute` does."""
+        if not isinstance(text, str):
+            raise TypeError(f"Session.declare: text must be a str, not {type(text).__name__}")
+        with self._lock:
+            self._check_open()
+            source = Source(text, filename)
+            program = check(parse(text, filename), source, env=self.env)
+            self._call(self._execute(attrs.evolve(program, statements=()), source))
+            return program
 
     async def _execute(self, program: ir.IRProgram, source: Source) -> list[Record]:
         for memory in program.memories:
@@ -400,6 +414,10 @@ class AsyncSession:
         if not isinstance(text, str):
             raise TypeError(f"AsyncSession.execute: text must be a str, not {type(text).__name__}")
         return await self._run(self.sync.execute, text, filename)
+
+    async def declare(self, text: str, filename: str = "<input>") -> ir.IRProgram:
+        """`Session.declare`, as a coroutine: bind the declarations, run no statement."""
+        return await self._run(self.sync.declare, text, filename)
 
     async def check(self, text: str, filename: str = "<input>") -> ir.IRProgram:
         """`Session.check`, as a coroutine (parsing and checking a large text takes time)."""

@@ -1,0 +1,282 @@
+"""`axon mcp` as a real process: the SDK's stdio client, streamable HTTP on a real port,
+and the same entries seen by `axon run` of a program, the Python handle and the tool.
+
+Every process here is started by the test and ended by it (or ends when its client
+closes stdin). SQLite and PostgreSQL (`store` fixture) both run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+import axon
+from axon.mcp_server.target import default_declaration
+from tests.mcp.conftest import Store, error, ok
+
+PROGRAM = """\
+memory AgentMemory {{ store: persistent backend: {backend} }}
+memory Team {{ store: persistent backend: {backend} retrieval: keyword }}
+"""
+
+
+def _program(tmp_path: Path, store: Store, statements: str = "") -> Path:
+    path = tmp_path / "agent.axon"
+    path.write_text(PROGRAM.format(backend=store.backend) + statements, encoding="utf-8")
+    return path
+
+
+@contextlib.asynccontextmanager
+async def stdio(store: Store, tmp_path: Path, *args: str) -> AsyncIterator[Client]:
+    """`axon mcp ARGS` as a subprocess, driven by the SDK's stdio client."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "axon.cli", "mcp", *store.options(), *args],
+        env=store.env,
+        cwd=str(tmp_path),
+    )
+    with (tmp_path / "mcp-stderr.txt").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            yield client
+
+
+def _run(store: Store, program: Path, tmp_path: Path) -> list[dict[str, Any]]:
+    done = subprocess.run(
+        store.axon("run", str(program), "--json", *store.options()),
+        capture_output=True, text=True, env=store.env, cwd=tmp_path, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+async def test_a_stdio_subprocess_serves_the_tool_and_axon_run_sees_its_writes(
+    store: Store, tmp_path: Path
+) -> None:
+    async with stdio(store, tmp_path) as client:
+        listed = await client.list_tools()
+        assert [t.name for t in listed.tools] == ["memory"]
+        await ok(client, action="write", name="pref_units_20260203",
+                 content="the user prefers metric units", tags=["prefs"])
+        assert await error(client, action="write", content="no name") == (
+            "name is required for write action"
+        )
+        found = await ok(client, action="search", query="metric units")
+        assert found["results"][0]["name"] == "pref_units_20260203"
+    program = _program(tmp_path, store, 'recall("metric units") from AgentMemory\n')
+    (record,) = _run(store, program, tmp_path)
+    assert [r["key"] for r in record["results"]][:1] == ["pref_units_20260203"]
+    assert record["results"][0]["value"] == "the user prefers metric units"
+
+
+async def test_what_axon_run_remembers_the_agent_reads_over_stdio(
+    store: Store, tmp_path: Path
+) -> None:
+    program = _program(
+        tmp_path, store,
+        'remember("deploys happen on Tuesdays") -> Team with '
+        '{ key: "deploy_day", type: reflex, importance: high, tags: ["ops"] }\n',
+    )
+    _run(store, program, tmp_path)
+    served = tmp_path / "served.axon"
+    served.write_text(program.read_text() + 'remember("only if run") -> Team with '
+                      '{ key: "side_effect" }\n')
+    async with stdio(store, tmp_path, "--program", str(served), "--memory", "Team") as client:
+        memory = (await ok(client, action="read", name="deploy_day"))["memory"]
+        assert memory["content"] == "deploys happen on Tuesdays"
+        assert (memory["memory_type"], memory["importance"], memory["tags"]) == (
+            "reflex", "high", ["ops"]
+        )
+        await ok(client, action="write", name="deploy_owner", content="ops team owns deploys",
+                 related=["deploy_day"])
+    check = _program(tmp_path, store, 'recall("deploys") from Team\n')
+    (record,) = _run(store, check, tmp_path)
+    assert sorted(r["key"] for r in record["results"]) == ["deploy_day", "deploy_owner"]
+    # The served program's statements never ran: no "side_effect" entry.
+    with axon.Session(**store.kwargs()) as session:
+        session.execute(PROGRAM.format(backend=store.backend))
+        assert sorted(e.key for e in session.memory("Team").list()) == [
+            "deploy_day", "deploy_owner"
+        ]
+
+
+async def test_the_program_the_handle_and_the_tool_see_the_same_entries(
+    store: Store, tmp_path: Path
+) -> None:
+    """A program remembers, the Python handle remembers, the agent writes over stdio;
+    each of the three then sees all three entries."""
+    _run(store, _program(tmp_path, store, 'remember("from the program") -> AgentMemory '
+                                          'with { key: "p" }\n'), tmp_path)
+    with axon.Session(**store.kwargs()) as session:
+        session.execute(default_declaration(store.pg_dsn is not None))
+        session.memory("AgentMemory").remember("from the handle", key="h", type="dreams")
+    async with stdio(store, tmp_path) as client:
+        await ok(client, action="write", name="t", content="from the tool")
+        listed = await ok(client, action="list")
+        assert sorted(m["name"] for m in listed["memories"]) == ["h", "p", "t"]
+        assert (await ok(client, action="read", name="h"))["memory"]["memory_type"] == "dreams"
+    with axon.Session(**store.kwargs()) as session:
+        session.execute(default_declaration(store.pg_dsn is not None))
+        entries = session.memory("AgentMemory").list()
+        assert {e.key: e.value for e in entries} == {
+            "p": "from the program", "h": "from the handle", "t": "from the tool"
+        }
+        assert session.memory("AgentMemory").get("t").type == "long_term"  # type: ignore[union-attr]
+    (record,) = _run(store, _program(tmp_path, store, 'recall("from the") from AgentMemory '
+                                                      "with { top_k: 10 }\n"), tmp_path)
+    assert sorted(r["key"] for r in record["results"]) == ["h", "p", "t"]
+
+
+async def test_the_server_and_axon_run_work_at_the_same_time(
+    sqlite_store: Store, tmp_path: Path
+) -> None:
+    """While the server holds the SQLite file open, `axon run` writes and reads it."""
+    store = sqlite_store
+    async with stdio(store, tmp_path) as client:
+        await ok(client, action="write", name="agent_note", content="written by the agent")
+        program = _program(tmp_path, store, 'remember("written by a program") -> AgentMemory '
+                                            'with { key: "program_note" }\n'
+                                            'recall("written") from AgentMemory\n')
+        _, recall = await asyncio.to_thread(_run, store, program, tmp_path)
+        assert sorted(r["key"] for r in recall["results"]) == ["agent_note", "program_note"]
+        memory = (await ok(client, action="read", name="program_note"))["memory"]
+        assert memory["content"] == "written by a program"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+async def test_streamable_http_on_a_real_loopback_port(store: Store, tmp_path: Path) -> None:
+    port = _free_port()
+    process = subprocess.Popen(
+        store.axon("mcp", *store.options(), "--http", "--port", str(port)),
+        env=store.env, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                break
+            assert process.poll() is None, process.communicate()[1]
+            assert time.monotonic() < deadline, "the HTTP server did not start"
+            await asyncio.sleep(0.2)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            assert [t.name for t in (await client.list_tools()).tools] == ["memory"]
+            await ok(client, action="write", name="over_http", content="sent over HTTP")
+            read = await ok(client, action="read", name="over_http")
+            assert read["memory"]["content"] == "sent over HTTP"
+            assert await error(client, action="bogus") == (
+                'Unknown action: "bogus"; valid: write, read, list, search, delete, associate'
+            )
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr  # SIGTERM: the memory closed, a clean exit
+    assert f"axon mcp: memory 'AgentMemory' on http://127.0.0.1:{port}/mcp" in stderr
+    assert "Traceback" not in stderr
+    (record,) = _run(store, _program(tmp_path, store, 'recall("HTTP") from AgentMemory\n'),
+                     tmp_path)
+    assert [r["key"] for r in record["results"]] == ["over_http"]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--program", "{bad}"], 1,
+         "bad.axon:2:23: error: Unknown store type 'persistnt' in memory 'Notes' "
+         "(did you mean 'persistent'?)"),
+        (["--program", "{good}", "--memory", "Tem"], 2,
+         "error: --memory Tem: {good} declares no memory 'Tem' (did you mean 'Team'?) "
+         "(declared: AgentMemory, Team, Scratch, Scratchpad)"),
+        (["--program", "{good}", "--memory", "Scratch"], 2,
+         "error: memory 'Scratch' is ephemeral: its entries end with each call"),
+        (["--program", "{missing}"], 1, "missing.axon: error: no such file"),
+        (["--program", "{good}", "--memory", "Scratchpad"], 0,
+         "warning: memory 'Scratchpad' is a session memory: its entries last only while "
+         "this server runs"),
+        (["--memory", "Team"], 2, "error: --memory NAME needs --program FILE"),
+        (["--http", "--host", "0.0.0.0"], 2,
+         "error: --host 0.0.0.0: axon mcp has no authentication, so it serves only on a "
+         "loopback address"),
+        (["--port", "9000"], 2, "error: --host and --port need --http"),
+        (["--memory-dir", "d", "--pg-dsn", "postgresql://x@127.0.0.1/y"], 2,
+         "error: give --memory-dir or --pg-dsn, not both"),
+        (["--pg-dsn", "postgresql://nobody@127.0.0.1:1/none"], 3,
+         "cannot open memory 'AgentMemory': PostgreSQL at nobody@127.0.0.1:1/none: cannot "
+         "connect"),
+    ],
+)
+def test_a_bad_command_line_or_program_is_a_clear_error(
+    sqlite_store: Store, tmp_path: Path, args: list[str], code: int, message: str
+) -> None:
+    bad = tmp_path / "bad.axon"
+    bad.write_text("memory Fine { store: session }\nmemory Notes { store: persistnt }\n")
+    good = tmp_path / "good.axon"
+    good.write_text(PROGRAM.format(backend="sqlite") + "memory Scratch { store: ephemeral }\n"
+                    "memory Scratchpad { store: session }\n")
+    paths = {"{bad}": bad.name, "{good}": good.name, "{missing}": "missing.axon"}
+    argv = [paths.get(a, a) for a in args]  # relative to the working directory
+    done = subprocess.run(
+        sqlite_store.axon("mcp", *argv), capture_output=True, text=True,
+        env=sqlite_store.env, cwd=tmp_path, timeout=120, stdin=subprocess.DEVNULL,
+    )
+    assert (done.returncode, done.stdout) == (code, ""), done.stderr
+    assert message.format(good=good.name) in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_missing_sdk_names_the_extra(sqlite_store: Store, tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['mcp'] = None  # as if the extra were not installed\n"
+        "sys.argv = ['axon', 'mcp']\n"
+        "from axon.cli import main\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=sqlite_store.env,
+        cwd=tmp_path, timeout=120, stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "error: axon mcp needs the MCP SDK, which is not installed: "
+        "pip install 'axon-memory[mcp]'"
+    )
+
+
+def test_neither_import_axon_nor_axon_help_imports_the_sdk(
+    sqlite_store: Store, tmp_path: Path
+) -> None:
+    code = (
+        "import sys\n"
+        "import axon, axon.cli, axon.mcp_server, axon.mcp_server.tool\n"
+        "sys.argv = ['axon', '--help']\n"
+        "try:\n"
+        "    axon.cli.main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=sqlite_store.env,
+        cwd=tmp_path, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "mcp" in done.stdout  # the command is listed
+    assert done.stdout.strip().splitlines()[-1] == "[]"
