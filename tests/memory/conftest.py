@@ -198,9 +198,10 @@ def chroma_url() -> str:
 def _drop_chroma_test_collections() -> Iterator[None]:
     yield
     if CHROMA_TEST_COLLECTIONS and _chroma_checked == [None]:
+        from urllib.parse import urlsplit
+
         import chromadb
         from chromadb.config import Settings
-        from urllib.parse import urlsplit
 
         parts = urlsplit(os.environ["AXON_CHROMA_URL"])
         client = chromadb.HttpClient(
@@ -229,4 +230,3 @@ async def backend(
         yield instance
     finally:
         await instance.close()
-

@@ -52,9 +52,7 @@ def test_server_urls_name_the_collection() -> None:
     assert parse_location("http://h:9/", None).collection == "axon"
 
 
-def test_env_locations_and_directories(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_env_locations_and_directories(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("MY_CHROMA", "http://10.0.0.1:8123/notes")
     assert parse_location("env:MY_CHROMA", None).shown == "http://10.0.0.1:8123/notes"
     target = parse_location("kb#facts", tmp_path)
@@ -138,9 +136,7 @@ async def test_a_directory_is_an_embedded_store_that_persists(tmp_path: Path) ->
     first = ChromaBackend(location=str(tmp_path / "db"), embedder=embedder)
     await first.store("k1", {"n": 1}, {"scope": "M"})
     await first.store("k2", "the invoice was paid", {"scope": "M"})
-    assert [e.key for e in await first.retrieve("invoice paid", 1, "M", mode="semantic")] == [
-        "k2"
-    ]
+    assert [e.key for e in await first.retrieve("invoice paid", 1, "M", mode="semantic")] == ["k2"]
     await first.close()
     del first
     # A second process opens the same directory: everything is there.
@@ -293,9 +289,9 @@ class _OwnServer:
 
     def start(self) -> None:
         chroma = Path(sys.executable).with_name("chroma")
+        command = [str(chroma), "run", "--path", str(self.data), "--host", "127.0.0.1"]
         self.process = subprocess.Popen(
-            [str(chroma), "run", "--path", str(self.data), "--host", "127.0.0.1"]
-            + ["--port", str(self.port)],
+            [*command, "--port", str(self.port)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,

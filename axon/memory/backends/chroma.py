@@ -64,7 +64,6 @@ from axon.memory.retrieval.text import search_terms
 
 if TYPE_CHECKING:
     import numpy as np
-    from chromadb.api.models.Collection import Collection
 
     from axon.memory.embeddings.base import Embedder
     from axon.trace import TraceSink
@@ -174,7 +173,7 @@ class ChromaBackend(MemoryBackend):
 
     # ------------------------------------------------------------------ plumbing
 
-    def _entries(self, db: ChromaConnection) -> Collection:
+    def _entries(self, db: ChromaConnection) -> Any:
         found = db.collection(self.collection_name)
         assert found is not None
         return found
@@ -182,7 +181,7 @@ class ChromaBackend(MemoryBackend):
     def _vector_name(self, model_id: str) -> str:
         return f"{self.collection_name}-v{hashlib.sha1(model_id.encode()).hexdigest()[:12]}"
 
-    def _vector_collections(self, db: ChromaConnection) -> list[Collection]:
+    def _vector_collections(self, db: ChromaConnection) -> list[Any]:
         """Every vector collection of this memory collection (one per model used)."""
         prefix = f"{self.collection_name}-v"
         found = []
@@ -273,7 +272,7 @@ class ChromaBackend(MemoryBackend):
                     collection.upsert(
                         ids=record_ids[start:end],
                         embeddings=[PLACEHOLDER] * len(record_ids[start:end]),
-                        metadatas=metas[start:end],  # type: ignore[arg-type]
+                        metadatas=metas[start:end],
                         documents=documents[start:end],
                     )
                 except Exception:
@@ -402,9 +401,7 @@ class ChromaBackend(MemoryBackend):
 
         return self._db.run(body)
 
-    def _ranked(
-        self, scored: Iterable[tuple[float, Meta]], top_k: int
-    ) -> list[MemoryEntry]:
+    def _ranked(self, scored: Iterable[tuple[float, Meta]], top_k: int) -> list[MemoryEntry]:
         """Best first; equal scores newest first, then first stored first (the seed's order)."""
         ordered = sorted(scored, key=lambda item: (-item[0], *self._order(item[1])))
         return [_decode(meta, score) for score, meta in ordered[:top_k]]

@@ -20,17 +20,13 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
 
 from axon.errors import AxonMemoryError
 from axon.memory.backend import expand_location, resolve_memory_dir
-
-if TYPE_CHECKING:
-    from chromadb.api import ClientAPI
-    from chromadb.api.models.Collection import Collection
 
 URL_ENV = "AXON_CHROMA_URL"
 """The server (and collection) a chroma memory without `location:` uses, when set."""
@@ -160,10 +156,12 @@ class ChromaConnection:
     def __init__(self, target: ChromaTarget, *, timeout: float) -> None:
         self.target = target
         self.timeout = timeout
-        self._client: ClientAPI | None = None
-        self._collections: dict[str, Collection] = {}
+        # chromadb's client and collections (typed `Any`: chromadb's own annotations
+        # are narrower than what it accepts, and it is imported lazily).
+        self._client: Any = None
+        self._collections: dict[str, Any] = {}
 
-    def _open(self) -> ClientAPI:
+    def _open(self) -> Any:
         if self._client is None:
             chromadb = import_chromadb()
             from chromadb.config import Settings
@@ -182,7 +180,7 @@ class ChromaConnection:
                 )
         return self._client
 
-    def collection(self, name: str, *, create: bool = True) -> Collection | None:
+    def collection(self, name: str, *, create: bool = True) -> Any:
         """The collection `name` (cosine space, no embedding function), made if `create`."""
         found = self._collections.get(name)
         if found is None:
