@@ -9,15 +9,16 @@ Layout. One collection (the location's) holds two kinds of records:
   fixed fields only (`kind`, `scope`, `key`, `value` and `meta` as typed JSON,
   `ts`, `exp`, `seq`, `vgen`, `vm`, `ctx`), since Chroma merges the metadata of
   an upsert into the old one; its document is the lower-cased key and text
-  (`exact` candidates come from Chroma's `$contains` document filter);
+  (`exact` candidates come from Chroma's `$contains`) followed by term markers
+  (`keyword` candidates: `\x02stem\x03` per stem of key and text, `\x04stem\x03`
+  per stem of the context); its vector (Chroma needs one) is its BM25 lengths;
 - a record per scope, id `s<sha1 of scope>`, holding the text last stored there
   (the context of `link: sequence`) and making `scopes(prefix)` cheap.
 
-Records of that collection carry a one-dimensional placeholder vector: Chroma
-needs one, and the real vectors live elsewhere. Every write of a batch is one
-`upsert` (one Chroma log transaction: all or nothing), with the scope records.
-A batch larger than the server's maximum batch size is split, and is then not
-atomic: a failure part way raises an error saying how many entries were stored.
+Every write of a batch is one `upsert` (one Chroma log transaction: all or
+nothing), with the scope records. A batch larger than the server's maximum batch
+size (5461 on Chroma 1.5) is split, and is then not atomic: a failure part way
+raises an error saying how many entries were stored.
 
 Vectors. AXON's embedder computes them (never Chroma's default embedding
 function, which would download a model), lazily on the first semantic or hybrid
@@ -36,8 +37,14 @@ Expiry is `exp` (Unix seconds; a huge number for "never"): every read asks for
 `exp > now`, and expired entries are deleted by `purge_expired` and, every
 `PURGE_INTERVAL` seconds of the backend's clock, during writes.
 
-Costs: `exact` reads only matching entries; `keyword`, `list` and `count` read
-the metadata of the whole scope (O(scope size)); `semantic` is Chroma's HNSW.
+Costs: `exact` and `keyword` read the entries holding the query (substring or a
+term), and `keyword` the scope's length vectors; `list` and `count` read the whole
+scope; `semantic` is Chroma's HNSW, restricted to the scope.
+
+Residual: an entry rewritten by another process while this one embeds it may be
+marked embedded (`vm`) with the vector of its old text; that vector is ignored
+(its `vgen` differs), so the entry is missing from semantic results until it is
+written again. Chroma has no conditional update to close that window.
 """
 
 from __future__ import annotations
@@ -59,8 +66,14 @@ from axon.memory.backends.chroma_client import (
 )
 from axon.memory.entry import MemoryEntry, encode_json, matches_filters, scope_of, value_text
 from axon.memory.retrieval.exact import seed_score
-from axon.memory.retrieval.scores import ScopeStats, entry_counts, entry_length, keyword_score
-from axon.memory.retrieval.text import search_terms
+from axon.memory.retrieval.scores import (
+    ScopeStats,
+    entry_counts,
+    entry_length,
+    keyword_score,
+    text_length,
+)
+from axon.memory.retrieval.text import CONTEXT_WEIGHT, index_terms, search_terms
 
 if TYPE_CHECKING:
     import numpy as np
@@ -71,8 +84,22 @@ if TYPE_CHECKING:
 NEVER = 1e300
 """`exp` of an entry that does not expire (Chroma filters cannot test a missing field)."""
 
-PLACEHOLDER = [1.0]
-"""The vector of every record of the entries collection (real vectors live elsewhere)."""
+SCOPE_VECTOR = [0.0, 0.0]
+"""The vector of a scope record. Chroma needs one per record; an entry's is its BM25
+lengths `[len(key and text), len(context)]` (tokens), so that a scope's statistics
+are read without its values (real vectors live in the vector collections)."""
+
+TERM, CONTEXT_TERM, TERM_END = "\x02", "\x04", "\x03"
+"""Markers of the indexed terms in an entry's document: `\x02term\x03` for each stem of
+key and text, `\x04term\x03` for each of the context; `$contains` finds them."""
+
+_CACHE_LIMIT = 200_000
+
+MAX_MARKERS = 64
+"""A keyword query with more term markers than this reads the whole scope instead."""
+
+MAX_MARKER = 200
+"""Longer terms are looked for by their start (Chroma's LIKE refuses long patterns)."""
 
 PURGE_INTERVAL = 60.0
 DEFAULT_CONNECT_TIMEOUT = 15.0
@@ -121,6 +148,24 @@ def _decode(meta: Meta, score: float = 0.0) -> MemoryEntry:
     )
 
 
+def _marker(kind: str, term: str) -> str:
+    """What `$contains` looks for to find `term`: the whole marker, or a long term's start
+    (a superset: every candidate is scored from its text)."""
+    if len(term) > MAX_MARKER:
+        return f"{kind}{term[:MAX_MARKER]}"
+    return f"{kind}{term}{TERM_END}"
+
+
+def _document(key: str, text: str, context: str) -> str:
+    """What Chroma's document filters search: the lower-cased key and text (`exact`), then
+    the term markers of key and text and of the context (`keyword`)."""
+    terms = "".join(f"{TERM}{t}{TERM_END}" for t in dict.fromkeys(index_terms(f"{key} {text}")))
+    context_terms = "".join(
+        f"{CONTEXT_TERM}{t}{TERM_END}" for t in dict.fromkeys(index_terms(context))
+    )
+    return f"{key.lower()}\x1f{text.lower()}\x1e{terms}{context_terms}"
+
+
 class _Seq:
     """Insertion order across processes: nanoseconds of the wall clock, strictly increasing
     in this process (the seed's tie order, first stored first, for equal timestamps)."""
@@ -167,6 +212,9 @@ class ChromaBackend(MemoryBackend):
         self._db = ChromaConnection(self.target, timeout=float(connect_timeout))
         self.collection_name = self.target.collection
         self._last_purge: float | None = None
+        # (id, vgen, linked) -> term counts and length: an entry's text is tokenized
+        # once per version, not once per keyword recall.
+        self._counted: dict[tuple[str, str, bool], tuple[dict[str, float], float]] = {}
 
     async def _close(self) -> None:
         self._db.close()
@@ -239,6 +287,7 @@ class ChromaBackend(MemoryBackend):
             record_ids: list[str] = []
             metas: list[Meta] = []
             documents: list[str] = []
+            lengths: list[list[float]] = []
             for ident, ((scope, key), entry) in zip(ids, latest.items(), strict=True):
                 text = value_text(entry.value)
                 before = known.get(ident)
@@ -258,12 +307,15 @@ class ChromaBackend(MemoryBackend):
                         "ctx": str(before["ctx"]) if before else last[scope],
                     }
                 )
-                documents.append(f"{key.lower()}\x1f{text.lower()}")
+                context = str(metas[-1]["ctx"])
+                documents.append(_document(key, text, context))
+                lengths.append([entry_length(key, text), float(text_length(context))])
                 last[scope] = text
             for scope in scopes:
                 record_ids.append(scope_id(scope))
                 metas.append({"kind": "s", "scope": _scope_code(scope), "last": last[scope]})
                 documents.append("")
+                lengths.append(SCOPE_VECTOR)
             limit = db._open().get_max_batch_size()
             stored = 0
             for start in range(0, len(record_ids), limit):
@@ -271,7 +323,7 @@ class ChromaBackend(MemoryBackend):
                 try:
                     collection.upsert(
                         ids=record_ids[start:end],
-                        embeddings=[PLACEHOLDER] * len(record_ids[start:end]),
+                        embeddings=lengths[start:end],
                         metadatas=metas[start:end],
                         documents=documents[start:end],
                     )
@@ -439,27 +491,40 @@ class ChromaBackend(MemoryBackend):
         now: float,
         linked: bool = False,
     ) -> list[MemoryEntry]:
-        """BM25 with each scope's own statistics, from the scope's entries (all of them:
-        expired ones count in the statistics until purged, as on every backend)."""
+        """BM25 with each scope's own statistics, as every backend scores it.
+
+        The candidates are the entries holding a query term (Chroma's `$contains` on
+        the term markers of the document, `\x02term\x03`, and `\x04term\x03` for the
+        context when `linked`), expired ones included: they count in a term's
+        document frequency until purged, as on every backend. The scope's entry count
+        and total length come from the entries' length vectors (no values read).
+        """
         terms = search_terms(query)
         if not terms:
             return []
+        markers = [_marker(TERM, t) for t in terms]
+        if linked:
+            markers += [_marker(CONTEXT_TERM, t) for t in terms]
+        document: dict[str, Any] | None = (
+            None  # a query of very many words (Chroma's SQL has limits): read the scope
+            if len(markers) > MAX_MARKERS
+            else {"$contains": markers[0]}
+            if len(markers) == 1
+            else {"$or": [{"$contains": m} for m in markers]}
+        )
         where = _and({"kind": "e"}, self._where_scope(scope, not scope))
-        _, metas = self._fetch(where)
+        ids, metas = self._fetch(where, document)
         by_scope: dict[str, list[tuple[Meta, dict[str, float], float]]] = {}
-        for meta in metas:
-            text = value_text(json.loads(meta["value"]))
-            context = str(meta["ctx"]) if linked else None
-            key = str(meta["key"])
-            by_scope.setdefault(str(meta["scope"]), []).append(
-                (meta, entry_counts(key, text, context), entry_length(key, text, context))
-            )
+        for ident, meta in zip(ids, metas, strict=True):
+            counts, length = self._counts(ident, meta, linked)
+            by_scope.setdefault(str(meta["scope"]), []).append((meta, counts, length))
         scored = []
-        for members in by_scope.values():
+        for code, members in by_scope.items():
             df = {t: sum(1 for _, counts, _ in members if counts.get(t)) for t in terms}
-            stats = ScopeStats(len(members), sum(length for *_, length in members), df)
+            docs, total = self._scope_lengths(code, linked)
+            stats = ScopeStats(docs, total, df)
             for meta, counts, length in members:
-                if float(meta["exp"]) <= now or not any(counts.get(t) for t in terms):
+                if float(meta["exp"]) <= now:
                     continue
                 if filters and not matches_filters(json.loads(meta["meta"]), filters):
                     continue
@@ -468,20 +533,51 @@ class ChromaBackend(MemoryBackend):
                     scored.append((score, meta))
         return self._ranked(scored, top_k)
 
+    def _counts(self, ident: str, meta: Meta, linked: bool) -> tuple[dict[str, float], float]:
+        """The term counts and BM25 length of one entry version (cached)."""
+        mark = (ident, str(meta["vgen"]), linked)
+        found = self._counted.get(mark)
+        if found is None:
+            text = value_text(json.loads(meta["value"]))
+            context = str(meta["ctx"]) if linked else None
+            key = str(meta["key"])
+            found = (entry_counts(key, text, context), entry_length(key, text, context))
+            if len(self._counted) >= _CACHE_LIMIT:
+                self._counted.clear()
+            self._counted[mark] = found
+        return found
+
+    def _scope_lengths(self, code: str, linked: bool) -> tuple[int, float]:
+        """How many entries the scope holds (expired ones too) and their total length."""
+
+        def body(db: ChromaConnection) -> tuple[int, float]:
+            got = self._entries(db).get(
+                where=_and({"kind": "e"}, {"scope": code}), include=["embeddings"]
+            )
+            rows = got["embeddings"]
+            if rows is None or len(rows) == 0:
+                return 0, 0.0
+            import numpy as np
+
+            matrix = np.asarray(rows, dtype=np.float64)
+            total = float(matrix[:, 0].sum())
+            if linked:
+                total += CONTEXT_WEIGHT * float(matrix[:, 1].sum())
+            return len(matrix), total
+
+        return self._db.run(body)
+
     # ------------------------------------------------------------------ semantic
 
     async def _pending_texts(self, scope: str | None, model_id: str) -> list[tuple[Any, str]]:
         """Live entries of `scope` (every scope when falsy) not embedded by `model_id`."""
-        where = _and(
-            {"kind": "e"},
-            self._where_scope(scope, not scope),
-            self._live(self.clock()),
-            {"vm": {"$ne": model_id}},
-        )
+        now = self.clock()
+        where = _and(self._where_scope(scope, not scope), {"vm": {"$ne": model_id}})
         ids, metas = self._fetch(where)
         return [
             ((ident, str(meta["vgen"])), value_text(json.loads(meta["value"])))
             for ident, meta in zip(ids, metas, strict=True)
+            if meta.get("kind") == "e" and float(meta["exp"]) > now
         ]
 
     async def _save_vectors(self, model_id: str, items: Sequence[tuple[Any, np.ndarray]]) -> None:
@@ -531,7 +627,7 @@ class ChromaBackend(MemoryBackend):
     ) -> list[MemoryEntry]:
         """Chroma's nearest vectors of the scope, joined to their entries; score = cosine."""
         model_id = self._require_embedder(scope).model_id
-        where = _and(self._where_scope(scope, not scope), self._live(now))
+        where = self._where_scope(scope, not scope)  # expiry is checked on the entries
         query = [float(x) for x in query_vector]
 
         def body(db: ChromaConnection) -> list[MemoryEntry]:
@@ -544,7 +640,7 @@ class ChromaBackend(MemoryBackend):
                 hits = vectors.query(
                     query_embeddings=[query],
                     n_results=max(1, min(want, total)),
-                    where=where or None,
+                    where=where,
                     include=["metadatas", "distances"],
                 )
                 ids = hits["ids"][0]
