@@ -228,7 +228,7 @@ async def test_a_model_change_re_embeds(tmp_path: Path) -> None:
 
 async def test_a_batch_larger_than_chromas_limit_is_stored_whole(tmp_path: Path) -> None:
     backend = ChromaBackend(location=str(tmp_path / "db"))
-    limit = backend._db._open().get_max_batch_size()
+    limit = backend._db.batch_limit()
     items = [NewEntry(f"k{i}", i, {"scope": "M"}) for i in range(limit + 10)]
     await backend.store_many(items)
     assert await backend.count("M") == limit + 10

@@ -316,7 +316,7 @@ class ChromaBackend(MemoryBackend):
                 metas.append({"kind": "s", "scope": _scope_code(scope), "last": last[scope]})
                 documents.append("")
                 lengths.append(SCOPE_VECTOR)
-            limit = db._open().get_max_batch_size()
+            limit = db.batch_limit()
             stored = 0
             for start in range(0, len(record_ids), limit):
                 end = start + limit

@@ -160,6 +160,13 @@ class ChromaConnection:
         # are narrower than what it accepts, and it is imported lazily).
         self._client: Any = None
         self._collections: dict[str, Any] = {}
+        self._batch_limit: int | None = None
+
+    def batch_limit(self) -> int:
+        """The most records the server takes in one write (asked once)."""
+        if self._batch_limit is None:
+            self._batch_limit = int(self._open().get_max_batch_size())
+        return self._batch_limit
 
     def _open(self) -> Any:
         if self._client is None:
