@@ -353,3 +353,42 @@ async def test_an_unreachable_server_is_a_clear_error() -> None:
     with pytest.raises(AxonMemoryError, match="cannot reach the Chroma server at http://"):
         await backend.count("M")
     await backend.close()
+
+
+async def test_a_clear_by_one_client_leaves_the_others_working(tmp_path: Path) -> None:
+    url = chroma_test_url(tmp_path)
+    first, second = ChromaBackend(location=url), ChromaBackend(location=url)
+    await first.store("a", 1, {"scope": "M"})
+    assert await second.count("M") == 1
+    assert await first.clear() == 1
+    await second.store("b", 2, {"scope": "M"})
+    assert [e.key for e in await first.list_entries("M")] == ["b"]
+    # A collection deleted under a client (by hand, or by another tool) is looked up again.
+    first._db._open().delete_collection(first.collection_name)
+    await second.store("c", 3, {"scope": "M"})
+    assert [e.key for e in await second.list_entries("M")] == ["c"]
+    await first.close()
+    await second.close()
+
+
+async def test_expired_entries_are_deleted_by_writes(tmp_path: Path) -> None:
+    """Decay: an expired entry is invisible at once and deleted by a later write's sweep
+    (every `PURGE_INTERVAL` seconds of the clock), which reports it per scope."""
+    from axon.memory.backends.chroma import PURGE_INTERVAL, entry_id
+    from axon.testing import FakeClock
+
+    clock = FakeClock()
+    backend = ChromaBackend(location=chroma_test_url(tmp_path), clock=clock)
+    reports: list[tuple[int, object]] = []
+    backend.set_purge_listener(lambda count, by_scope: reports.append((count, by_scope)))
+    await backend.store("old", "soon gone", {"scope": "M"}, expires_at=clock() + 5)
+    clock.advance(10)
+    assert await backend.get("old", "M") is None
+    assert await backend.retrieve("soon gone", 5, "M", mode="exact") == []
+    raw = backend._db.collection(backend.collection_name)
+    assert raw.get(ids=[entry_id("M", "old")], include=[])["ids"]  # still stored
+    clock.advance(PURGE_INTERVAL)
+    await backend.store("new", "a write sweeps", {"scope": "M"})
+    assert not raw.get(ids=[entry_id("M", "old")], include=[])["ids"]
+    assert reports == [(1, {"M": 1})]
+    await backend.close()

@@ -371,10 +371,10 @@ class ChromaBackend(MemoryBackend):
             collection = self._entries(db)
             live = collection.get(where=_and({"kind": "e"}, where, self._live(now)), include=[])
             if scope is None:
-                db._open().delete_collection(self.collection_name)
+                # Records, not collections: other processes keep using their handles.
+                collection.delete(where={"kind": {"$in": ["e", "s"]}})
                 for vectors in self._vector_collections(db):
-                    db._open().delete_collection(vectors.name)
-                db.forget()
+                    vectors.delete(where={"vgen": {"$ne": ""}})
             else:
                 collection.delete(where=_and(where))
                 for vectors in self._vector_collections(db):

@@ -144,6 +144,11 @@ def _retryable(exc: BaseException) -> bool:
     )
 
 
+def _gone(exc: BaseException) -> bool:
+    """Whether `exc` says a collection no longer exists (deleted by another client)."""
+    return type(exc).__name__ == "NotFoundError" or "does not exist" in str(exc)
+
+
 class ChromaConnection:
     """A Chroma client for one target, opened on first use and reopened after failures.
 
@@ -218,12 +223,18 @@ class ChromaConnection:
     def run(self, fn: Callable[[ChromaConnection], _T]) -> _T:
         deadline = time.monotonic() + self.timeout
         delay = 0.05
+        reopened = False
         while True:
             try:
                 return fn(self)
             except AxonMemoryError:
                 raise
             except Exception as exc:
+                if not reopened and _gone(exc):
+                    # Another client deleted a collection this one had open: look again.
+                    reopened = True
+                    self._collections.clear()
+                    continue
                 if not _retryable(exc):
                     if type(exc).__module__.startswith("chromadb"):
                         raise AxonMemoryError(
