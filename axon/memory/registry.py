@@ -71,6 +71,12 @@ BUILTIN_BACKENDS: tuple[BackendInfo, ...] = (
         aliases=("postgres", "postgresql"),
         description="PostgreSQL with pgvector (HNSW) and full-text search",
     ),
+    BackendInfo(
+        "chroma",
+        "axon.memory.backends.chroma:ChromaBackend",
+        Capabilities(persistent=True, retrieval=_ALL, shared=True),
+        description="a Chroma collection, on a Chroma server (URL) or in a directory",
+    ),
 )
 
 ENTRY_POINT_GROUP = "axon.backends"

@@ -102,7 +102,7 @@ def test_all_diagnostics_collected_and_sorted() -> None:
     text = "\n".join(m for _, _, m in found)
     assert "Unknown field 'retreival' in memory 'A' (did you mean 'retrieval'?)" in text
     assert "Unknown backend 'sqlit' in memory 'B' (did you mean 'sqlite'?)" in text
-    assert "Registered: in_memory, pgvector, sqlite, vector_db" in text
+    assert "Registered: chroma, in_memory, pgvector, sqlite, vector_db" in text
     assert "Invalid decay '0d' in memory 'C'" in text
     assert "top_k in memory 'D' must be a positive integer, got 0" in text
     assert "store: persistent but backend 'in_memory' keeps nothing across processes" in text

@@ -128,6 +128,93 @@ def _drop_pg_test_schemas() -> Iterator[None]:
                 conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
+# ---------------------------------------------------------------------- Chroma (scripts/chroma)
+
+_chroma_checked: list[str | None] = []  # [None] when reachable, [reason] when not
+CHROMA_TEST_COLLECTIONS: set[str] = set()
+"""Collections made for tests in this session (with their vector collections): deleted at
+the end."""
+
+
+def chroma_url_or_skip() -> str:
+    """The test server's URL (`AXON_CHROMA_URL`, set by scripts/test from `scripts/chroma env`).
+
+    Without a reachable server the test is skipped with the reason, or fails when
+    `CI=true`: in CI the Chroma tests must run.
+    """
+    url = os.environ.get("AXON_CHROMA_URL", "")
+    if not _chroma_checked:
+        reason = None
+        if not url:
+            reason = "AXON_CHROMA_URL is not set (scripts/test starts a server with scripts/chroma)"
+        else:
+            import urllib.request
+            from urllib.parse import urlsplit
+
+            parts = urlsplit(url)
+            try:
+                with urllib.request.urlopen(
+                    f"{parts.scheme}://{parts.netloc}/api/v2/heartbeat", timeout=5
+                ):
+                    pass
+            except Exception as exc:
+                reason = f"the Chroma server in AXON_CHROMA_URL is unreachable ({exc})"
+        _chroma_checked.append(reason)
+    reason = _chroma_checked[0]
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and {reason}", pytrace=False)
+        pytest.skip(reason)
+    return url
+
+
+def chroma_test_url(tmp_path: Path) -> str:
+    """A URL naming a collection private to one test (the same for the same `tmp_path`)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(chroma_url_or_skip())
+    digest = hashlib.sha1(str(tmp_path).encode()).hexdigest()[:12]
+    name = f"axon-t-{_PG_SESSION}-{digest}"
+    CHROMA_TEST_COLLECTIONS.add(name)
+    return f"{parts.scheme}://{parts.netloc}/{name}"
+
+
+def _chroma(env: BackendEnv) -> MemoryBackend:
+    return registry.create(
+        "chroma", location=chroma_test_url(env.tmp_path), clock=env.clock, embedder=env.embedder
+    )
+
+
+BACKEND_FACTORIES["chroma"] = _chroma
+
+
+@pytest.fixture
+def chroma_url() -> str:
+    """The Chroma test server's URL (no collection); skips (fails in CI) when there is none."""
+    return chroma_url_or_skip()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _drop_chroma_test_collections() -> Iterator[None]:
+    yield
+    if CHROMA_TEST_COLLECTIONS and _chroma_checked == [None]:
+        from urllib.parse import urlsplit
+
+        import chromadb
+        from chromadb.config import Settings
+
+        parts = urlsplit(os.environ["AXON_CHROMA_URL"])
+        client = chromadb.HttpClient(
+            host=parts.hostname or "127.0.0.1",
+            port=parts.port or 8000,
+            settings=Settings(anonymized_telemetry=False),
+        )
+        for collection in client.list_collections():
+            name = collection if isinstance(collection, str) else collection.name
+            if any(name == c or name.startswith(f"{c}-v") for c in CHROMA_TEST_COLLECTIONS):
+                client.delete_collection(name)
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()

@@ -1,0 +1,394 @@
+"""`backend: chroma` beyond the conformance suite: locations, the missing extra, no default
+embedding function, the embedded directory, model changes, two processes, a server restart.
+
+The conformance suite and the stateful model test run on Chroma through
+`conftest.BACKEND_FACTORIES` (a server from `scripts/chroma`, `AXON_CHROMA_URL`).
+The restart test starts its own server, on its own port, and restarts only that one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from axon.errors import AxonMemoryError
+from axon.memory.backends.chroma import ChromaBackend
+from axon.memory.backends.chroma_client import parse_location
+from axon.memory.embeddings.hashing import HashingEmbedder
+from axon.memory.entry import NewEntry
+from tests.memory.conftest import chroma_test_url
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+
+
+# ---------------------------------------------------------------------- locations
+
+
+def test_server_urls_name_the_collection() -> None:
+    target = parse_location("http://127.0.0.1:8000/axon", None)
+    assert (target.host, target.port, target.collection, target.ssl) == (
+        "127.0.0.1",
+        8000,
+        "axon",
+        False,
+    )
+    assert parse_location("https://chroma.example", None).port == 443
+    assert parse_location("http://h:9/", None).collection == "axon"
+
+
+def test_env_locations_and_directories(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MY_CHROMA", "http://10.0.0.1:8123/notes")
+    assert parse_location("env:MY_CHROMA", None).shown == "http://10.0.0.1:8123/notes"
+    target = parse_location("kb#facts", tmp_path)
+    assert (target.path, target.collection) == (tmp_path / "kb", "facts")
+    monkeypatch.delenv("AXON_CHROMA_URL", raising=False)
+    assert parse_location(None, tmp_path).path == tmp_path / "chroma"
+
+
+@pytest.mark.parametrize(
+    ("location", "says"),
+    [
+        ("ftp://127.0.0.1/axon", "scheme 'ftp' is not http or https"),
+        ("http://127.0.0.1:99999/axon", "port is not a number"),
+        ("http://127.0.0.1:8000/a/b", "one collection name"),
+        ("http://127.0.0.1:8000/x", "collection name 'x' must be 3 to 42"),
+        ("http://127.0.0.1:8000/axon?x=1", "query or fragment"),
+        ("env:AXON_CHROMA_NOT_SET", "AXON_CHROMA_NOT_SET, which is not set"),
+    ],
+)
+def test_bad_locations_say_what_is_wrong(location: str, says: str) -> None:
+    with pytest.raises(AxonMemoryError) as caught:
+        ChromaBackend(location=location)
+    assert says in str(caught.value)
+    if not location.startswith("env:"):
+        assert f"'{location}'" in str(caught.value)
+
+
+def test_a_file_is_not_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("")
+    with pytest.raises(AxonMemoryError, match="exists and is not a directory"):
+        ChromaBackend(location=str(tmp_path / "f"))
+
+
+def test_axon_run_names_the_memory_and_the_location(tmp_path: Path) -> None:
+    source = tmp_path / "bad.axon"
+    source.write_text(
+        'memory M { store: persistent backend: chroma location: "ftp://127.0.0.1/axon" }\n'
+        'remember("x") -> M\n'
+    )
+    ran = subprocess.run(
+        [sys.executable, "-m", "axon.cli", "run", str(source), "--memory-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
+    assert ran.returncode == 3, ran.stderr
+    assert "memory 'M'" in ran.stderr and "ftp://127.0.0.1/axon" in ran.stderr
+    assert f"{source}:" in ran.stderr and "Traceback" not in ran.stderr
+
+
+def test_a_missing_chromadb_names_the_extra(tmp_path: Path) -> None:
+    """Without chromadb installed (simulated: the import fails) the error names the extra."""
+    code = textwrap.dedent(
+        """
+        import sys
+        sys.modules["chromadb"] = None  # what an uninstalled package looks like to import
+        from axon.memory.registry import registry
+        try:
+            registry.create("chroma", location=sys.argv[1])
+        except Exception as exc:
+            print(type(exc).__name__, exc)
+        """
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "db")],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=60,
+    )
+    assert ran.stdout.startswith("AxonMemoryError"), ran.stderr
+    assert "pip install 'axon-memory[chroma]'" in ran.stdout
+
+
+# ---------------------------------------------------------------------- embedded directory
+
+
+async def test_a_directory_is_an_embedded_store_that_persists(tmp_path: Path) -> None:
+    embedder = HashingEmbedder()
+    first = ChromaBackend(location=str(tmp_path / "db"), embedder=embedder)
+    await first.store("k1", {"n": 1}, {"scope": "M"})
+    await first.store("k2", "the invoice was paid", {"scope": "M"})
+    assert [e.key for e in await first.retrieve("invoice paid", 1, "M", mode="semantic")] == ["k2"]
+    await first.close()
+    del first
+    # A second process opens the same directory: everything is there.
+    code = textwrap.dedent(
+        """
+        import asyncio, sys
+        from axon.memory.backends.chroma import ChromaBackend
+        async def main():
+            b = ChromaBackend(location=sys.argv[1])
+            print(sorted((e.key, repr(e.value)) for e in await b.list_entries("M")))
+        asyncio.run(main())
+        """
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "db")],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
+    assert ran.stdout.strip() == "[('k1', \"{'n': 1}\"), ('k2', \"'the invoice was paid'\")]", (
+        ran.stderr
+    )
+
+
+# ---------------------------------------------------------------------- vectors
+
+
+async def test_vectors_are_ours_and_no_default_embedding_function_exists(
+    tmp_path: Path,
+) -> None:
+    """Chroma's default embedding function would download a model: it is never made.
+
+    The collection's configuration records no embedding function ("legacy" is what
+    Chroma writes for `embedding_function=None`), and a whole session in a process
+    whose HOME is empty leaves no model cache behind (Chroma's default downloads to
+    ~/.cache/chroma).
+    """
+    home = tmp_path / "home"
+    home.mkdir()
+    code = textwrap.dedent(
+        """
+        import asyncio, sys, json
+        from axon.memory.backends.chroma import ChromaBackend
+        from axon.memory.embeddings.hashing import HashingEmbedder
+        async def main():
+            b = ChromaBackend(location=sys.argv[1], embedder=HashingEmbedder())
+            await b.store("a", "red apples", {"scope": "M"})
+            await b.store("b", "the meeting", {"scope": "M"})
+            hits = await b.retrieve("apples", 2, "M", mode="hybrid")
+            names = {}
+            for c in b._db._open().list_collections():
+                name = c if isinstance(c, str) else c.name
+                col = b._db.collection(name, create=False)
+                names[name] = col.configuration_json.get("embedding_function")
+            print(json.dumps({"hits": [e.key for e in hits], "configs": names}))
+        asyncio.run(main())
+        """
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "db")],
+        capture_output=True,
+        text=True,
+        env={**_env(), "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")},
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr
+    out = json.loads(ran.stdout)
+    assert out["hits"][0] == "a"
+    assert len(out["configs"]) == 2  # the entries and the hashing model's vectors
+    assert all(config in (None, {"type": "legacy"}) for config in out["configs"].values())
+    assert not list(home.rglob("*onnx*")) and not (home / ".cache" / "chroma").exists()
+
+
+async def test_a_model_change_re_embeds(tmp_path: Path) -> None:
+    backend = ChromaBackend(location=str(tmp_path / "db"), embedder=HashingEmbedder())
+    for i in range(5):
+        await backend.store(f"k{i}", f"text number {i}", {"scope": "M"})
+    assert await backend.ensure_vectors("M") == 5
+    assert await backend.ensure_vectors("M") == 0
+    await backend.store("k0", "rewritten text", {"scope": "M"})
+    assert await backend.ensure_vectors("M") == 1  # only the rewritten entry
+    backend.embedder = HashingEmbedder(dim=32)  # another model, of another dimension
+    assert await backend.ensure_vectors("M") == 5  # every entry, for the new model
+    hits = await backend.retrieve("rewritten", 1, "M", mode="semantic")
+    assert [e.key for e in hits] == ["k0"]
+    await backend.close()
+
+
+async def test_a_batch_larger_than_chromas_limit_is_stored_whole(tmp_path: Path) -> None:
+    backend = ChromaBackend(location=str(tmp_path / "db"))
+    limit = backend._db.batch_limit()
+    items = [NewEntry(f"k{i}", i, {"scope": "M"}) for i in range(limit + 10)]
+    await backend.store_many(items)
+    assert await backend.count("M") == limit + 10
+    await backend.close()
+
+
+# ---------------------------------------------------------------------- shared server
+
+_WRITER = textwrap.dedent(
+    """
+    import asyncio, sys
+    from axon.memory.backends.chroma import ChromaBackend
+    async def main():
+        b = ChromaBackend(location=sys.argv[1])
+        for i in range(int(sys.argv[3])):
+            await b.store(f"{sys.argv[2]}{i}", f"written by {sys.argv[2]}", {"scope": "M"})
+        print("done")
+    asyncio.run(main())
+    """
+)
+
+
+async def test_two_processes_share_one_collection(tmp_path: Path) -> None:
+    url = chroma_test_url(tmp_path)
+    other = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, url, "p", "40"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    here = ChromaBackend(location=url)
+    for i in range(40):
+        await here.store(f"q{i}", "written here", {"scope": "M"})
+    out, err = await asyncio.to_thread(other.communicate, timeout=300)
+    assert other.returncode == 0 and out.strip() == "done", err
+    assert await here.count("M") == 80
+    found = await here.retrieve("written by p", 50, "M", mode="exact")
+    assert {e.key for e in found} == {f"p{i}" for i in range(40)}
+    assert await here.scopes("") == ["M"]
+    await here.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class _OwnServer:
+    """A Chroma server private to one test, on its own port and data directory."""
+
+    def __init__(self, data: Path) -> None:
+        self.data = data
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        chroma = Path(sys.executable).with_name("chroma")
+        command = [str(chroma), "run", "--path", str(self.data), "--host", "127.0.0.1"]
+        self.process = subprocess.Popen(
+            [*command, "--port", str(self.port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/v2/heartbeat", timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        raise AssertionError("the test's Chroma server did not start")
+
+    def kill(self) -> None:
+        if self.process is not None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=30)
+            self.process = None
+
+
+@pytest.fixture
+def own_server(tmp_path: Path) -> Iterator[_OwnServer]:
+    if not Path(sys.executable).with_name("chroma").exists():
+        pytest.skip("no chroma command beside this Python")
+    server = _OwnServer(tmp_path / "server")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+async def test_a_server_restart_loses_nothing_acknowledged(own_server: _OwnServer) -> None:
+    """Entries acknowledged before the server is killed (SIGKILL) are all there after it
+    restarts, and an operation made while it is down waits and then succeeds."""
+    backend = ChromaBackend(
+        location=f"{own_server.url}/restart", embedder=HashingEmbedder(), connect_timeout=60
+    )
+    for i in range(50):
+        await backend.store(f"k{i}", f"entry {i}", {"scope": "M"})
+    await backend.store_many([NewEntry(f"b{i}", i, {"scope": "M"}) for i in range(20)])
+    own_server.kill()
+    # The server comes back two seconds later, while the next write is retrying.
+    restarter = asyncio.get_running_loop().run_in_executor(
+        None, lambda: (time.sleep(2), own_server.start())
+    )
+    await backend.store("during", "written while the server was down", {"scope": "M"})
+    await restarter
+    assert await backend.count("M") == 71
+    assert (await backend.get("k49", "M")) is not None
+    hits = await backend.retrieve("entry 7", 1, "M", mode="exact")
+    assert hits[0].key == "k7"
+    assert [e.key for e in await backend.retrieve("down", 1, "M", mode="hybrid")] == ["during"]
+    await backend.close()
+
+
+async def test_an_unreachable_server_is_a_clear_error() -> None:
+    backend = ChromaBackend(location=f"http://127.0.0.1:{_free_port()}/axon", connect_timeout=1)
+    with pytest.raises(AxonMemoryError, match="cannot reach the Chroma server at http://"):
+        await backend.count("M")
+    await backend.close()
+
+
+async def test_a_clear_by_one_client_leaves_the_others_working(tmp_path: Path) -> None:
+    url = chroma_test_url(tmp_path)
+    first, second = ChromaBackend(location=url), ChromaBackend(location=url)
+    await first.store("a", 1, {"scope": "M"})
+    assert await second.count("M") == 1
+    assert await first.clear() == 1
+    await second.store("b", 2, {"scope": "M"})
+    assert [e.key for e in await first.list_entries("M")] == ["b"]
+    # A collection deleted under a client (by hand, or by another tool) is looked up again.
+    first._db._open().delete_collection(first.collection_name)
+    await second.store("c", 3, {"scope": "M"})
+    assert [e.key for e in await second.list_entries("M")] == ["c"]
+    await first.close()
+    await second.close()
+
+
+async def test_expired_entries_are_deleted_by_writes(tmp_path: Path) -> None:
+    """Decay: an expired entry is invisible at once and deleted by a later write's sweep
+    (every `PURGE_INTERVAL` seconds of the clock), which reports it per scope."""
+    from axon.memory.backends.chroma import PURGE_INTERVAL, entry_id
+    from axon.testing import FakeClock
+
+    clock = FakeClock()
+    backend = ChromaBackend(location=chroma_test_url(tmp_path), clock=clock)
+    reports: list[tuple[int, object]] = []
+    backend.set_purge_listener(lambda count, by_scope: reports.append((count, by_scope)))
+    await backend.store("old", "soon gone", {"scope": "M"}, expires_at=clock() + 5)
+    clock.advance(10)
+    assert await backend.get("old", "M") is None
+    assert await backend.retrieve("soon gone", 5, "M", mode="exact") == []
+    raw = backend._db.collection(backend.collection_name)
+    assert raw.get(ids=[entry_id("M", "old")], include=[])["ids"]  # still stored
+    clock.advance(PURGE_INTERVAL)
+    await backend.store("new", "a write sweeps", {"scope": "M"})
+    assert not raw.get(ids=[entry_id("M", "old")], include=[])["ids"]
+    assert reports == [(1, {"M": 1})]
+    await backend.close()
