@@ -116,6 +116,13 @@ RELATIVE_TIME = re.compile(
 """A time said relative to when it was said: what a "when" question is answered from."""
 
 
+@functools.lru_cache(maxsize=65536)
+def holds_relative_time(text: str) -> bool:
+    """Whether `text` says a time relative to when it was said (`RELATIVE_TIME`); cached,
+    since the same entries come back query after query."""
+    return RELATIVE_TIME.search(text) is not None
+
+
 @functools.lru_cache(maxsize=4096)
 def _name_words(value: str) -> frozenset[str] | None:
     words = tokenize(value)
@@ -297,5 +304,5 @@ def _linked_signals(
         if w_episode:
             parts["episode"] = w_episode * episode[ident] / total
         if w_when:
-            held = RELATIVE_TIME.search(value_text(entries[ident].value)) is not None
+            held = holds_relative_time(value_text(entries[ident].value))
             parts["when"] = w_when / total if held else 0.0
