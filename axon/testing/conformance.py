@@ -636,12 +636,12 @@ def _scored(entries: list[MemoryEntry]) -> dict[tuple[str | None, str], float]:
     return {(e.scope, e.key): e.score for e in entries}
 
 
-@pytest.mark.parametrize("mode", ["keyword", "linked", "semantic", "hybrid"])
+@pytest.mark.parametrize("mode", ["keyword", "linked", "semantic", "hybrid", "linked-hybrid"])
 async def test_scores_equal_those_of_the_in_memory_backend(
     backend: MemoryBackend, clock: FakeClock, mode: str, tmp_path: Path
 ) -> None:
     """LANGUAGE.md §6: same mode, same entries, same scores (within 1e-6) on every backend."""
-    kind = "keyword" if mode == "linked" else mode
+    kind = {"linked": "keyword", "linked-hybrid": "hybrid"}.get(mode, mode)
     _needs(backend, kind)
     reference_clock = FakeClock()
     embedder = backend.embedder
@@ -651,8 +651,9 @@ async def test_scores_equal_those_of_the_in_memory_backend(
     await _fill(reference, reference_clock)
     for scope in (*SCORE_SCOPES, None):
         for query in SCORE_QUERIES:
-            got = await backend.retrieve(query, 40, scope, mode=kind, linked=mode == "linked")
-            want = await reference.retrieve(query, 40, scope, mode=kind, linked=mode == "linked")
+            linked = mode.startswith("linked")
+            got = await backend.retrieve(query, 40, scope, mode=kind, linked=linked)
+            want = await reference.retrieve(query, 40, scope, mode=kind, linked=linked)
             assert _scored(got) == pytest.approx(_scored(want), abs=1e-6), (scope, query)
             assert all(0.0 <= e.score <= 1.0 for e in got)
             scores = [e.score for e in got]

@@ -133,6 +133,104 @@ def test_recency_and_importance_when_weighted() -> None:
     assert keys(ranked) == ["major", "minor"]
 
 
+# ---------------------------------------------------------------------- linked memories
+
+LINKED_NEW = {"neighbour", "episode", "when"}
+
+
+def _explained(fused: Sequence[MemoryEntry]) -> None:
+    for e in fused:
+        assert e.signals is not None
+        assert e.score == pytest.approx(sum(e.signals.values()))
+        assert 0.0 <= e.score <= 1.0
+
+
+def test_a_linked_memory_lifts_the_entry_next_to_a_strong_match() -> None:
+    """ "Yes, every Sunday" answers the question remembered a minute before it."""
+    keyword = [entry("question", 0.8, ts=NOW)]
+    semantic = [entry("far", 0.40, ts=NOW + 86400), entry("answer", 0.36, ts=NOW + 60)]
+    weights = HybridWeights()
+    unlinked = fuse(keyword, semantic, top_k=3, now=NOW, weights=weights)
+    linked = fuse(keyword, semantic, top_k=3, now=NOW, weights=weights, linked=True)
+    assert keys(unlinked) == ["question", "far", "answer"]
+    assert keys(linked) == ["question", "answer", "far"]
+    assert all(LINKED_NEW.isdisjoint(e.signals or {}) for e in unlinked)
+    _explained(linked)
+    by_key = {e.key: e for e in linked}
+    answer, far = by_key["answer"].signals, by_key["far"].signals
+    assert answer is not None and far is not None
+    own = (0.8 * 0.8) / (0.8 + 0.4)  # the question's fused score, its own signals only
+    total = 1 + weights.neighbour + weights.episode
+    assert answer["neighbour"] == pytest.approx(weights.neighbour * own / total)
+    assert far["neighbour"] == 0.0  # a day away: not a neighbour
+    assert "when" not in answer  # the question does not ask when
+
+
+def test_entries_stored_at_one_time_are_not_neighbours() -> None:
+    """A batch stored at once has no order: no entry of it is lifted by another."""
+    keyword = [entry("a", 0.8)]
+    semantic = [entry("b", 0.3), entry("c", 0.35)]
+    linked = fuse(keyword, semantic, top_k=3, now=NOW, weights=HybridWeights(), linked=True)
+    assert keys(linked) == ["a", "c", "b"]
+    assert all(e.signals is not None and e.signals["neighbour"] == 0.0 for e in linked)
+    _explained(linked)
+
+
+def test_the_episode_that_matches_as_a_whole_moves_up_together() -> None:
+    hour = 3600.0
+    day = 86400.0
+    # Episode one (three entries a minute apart, an hour after the gap) matches well.
+    keyword = [entry("one-a", 0.7, ts=NOW), entry("one-b", 0.6, ts=NOW + 1200)]
+    semantic = [
+        entry("one-c", 0.30, ts=NOW + 2400),
+        entry("two-a", 0.34, ts=NOW + day),
+        entry("two-b", 0.05, ts=NOW + day + 2 * hour),
+    ]
+    weights = HybridWeights(neighbour=0.0)
+    linked = fuse(keyword, semantic, top_k=5, now=NOW, weights=weights, linked=True)
+    unlinked = fuse(keyword, semantic, top_k=5, now=NOW, weights=weights)
+    assert keys(unlinked).index("two-a") < keys(unlinked).index("one-c")
+    assert keys(linked).index("one-c") < keys(linked).index("two-a")
+    _explained(linked)
+    episode = {e.key: (e.signals or {})["episode"] for e in linked}
+    assert episode["one-a"] == episode["one-b"] == episode["one-c"] > episode["two-a"]
+    assert episode["two-a"] != episode["two-b"]  # two hours apart: a new episode
+
+
+def test_a_when_question_favours_a_relative_time_in_a_linked_memory() -> None:
+    def said(key: str, text: str, score: float, ts: float) -> MemoryEntry:
+        return MemoryEntry(key=key, value=text, score=score, timestamp=ts)
+
+    semantic = [
+        said("plain", "Caroline: I moved to Boston with my family.", 0.50, NOW),
+        said("dated", "Caroline: We moved here last week, finally!", 0.47, NOW + 86400),
+    ]
+    weights = HybridWeights()
+    asked = "When did Caroline move to Boston?"
+    linked = fuse([], semantic, top_k=2, now=NOW, weights=weights, query=asked, linked=True)
+    assert keys(linked) == ["dated", "plain"]
+    assert linked[0].signals is not None and linked[0].signals["when"] > 0.0
+    assert linked[1].signals is not None and linked[1].signals["when"] == 0.0
+    _explained(linked)
+    other = fuse([], semantic, top_k=2, now=NOW, weights=weights, query="Where did she move?",
+                 linked=True)
+    assert keys(other) == ["plain", "dated"] and "when" not in (other[0].signals or {})
+    unlinked = fuse([], semantic, top_k=2, now=NOW, weights=weights, query=asked)
+    assert keys(unlinked) == ["plain", "dated"]
+
+
+def test_semantic_weighs_more_in_an_unlinked_memory() -> None:
+    """Independent notes: meaning decides between near-misses (benchmarks/notes.py)."""
+    keyword = [entry("same-name", 0.5), entry("answer", 0.3)]
+    semantic = [entry("answer", 0.6), entry("same-name", 0.3)]
+    weights = HybridWeights()
+    assert weights.semantic > weights.linked_semantic
+    unlinked = fuse(keyword, semantic, top_k=2, now=NOW, weights=weights)
+    linked = fuse(keyword, semantic, top_k=2, now=NOW, weights=weights, linked=True)
+    assert keys(unlinked) == ["answer", "same-name"]
+    assert keys(linked) == ["same-name", "answer"]
+
+
 # ---------------------------------------------------------------------- through backends
 
 
@@ -167,6 +265,32 @@ async def test_hybrid_results_explain_their_scores(backend: MemoryBackend) -> No
         assert set(result.signals) >= {"keyword", "semantic"}
         assert result.score == pytest.approx(sum(result.signals.values()))
     assert results[0].signals is not None and results[0].signals["mention"] > 0
+
+
+CHAT = [
+    ("q", "Melanie: Do you still go hiking with your sister?"),
+    ("a", "Caroline: Yes, every Sunday morning."),
+    ("x", "Caroline: My sister bought new boots for the trip."),
+]
+
+
+async def test_linked_hybrid_reads_neighbours_on_every_backend(backend: MemoryBackend) -> None:
+    """The same ranking on every backend: the neighbour signal comes from stored times."""
+    _semantic_capable(backend)
+    day = 86400.0
+    times = {"q": NOW, "a": NOW + 60, "x": NOW + 3 * day}
+    await backend.store_many(
+        [NewEntry(k, v, {"scope": "talk"}, timestamp=times[k]) for k, v in CHAT]
+    )
+    question = "how often does Caroline go hiking with her sister"
+    linked = await backend.retrieve(question, 3, "talk", mode="hybrid", linked=True)
+    unlinked = await backend.retrieve(question, 3, "talk", mode="hybrid")
+    assert keys(linked)[0] == "q"
+    by_key = {e.key: e.signals or {} for e in linked}
+    assert by_key["a"]["neighbour"] > 0.0 and by_key["x"]["neighbour"] == 0.0
+    assert all(LINKED_NEW.isdisjoint(e.signals or {}) for e in unlinked)
+    for e in linked:
+        assert e.score == pytest.approx(sum((e.signals or {}).values()))
 
 
 class CountingEmbedder(HashingEmbedder):

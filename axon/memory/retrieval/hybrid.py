@@ -19,6 +19,33 @@ match):
 - `recency` (exponential half-life) and `importance` (the entry's `importance`
   metadata in [0, 1]), off unless weighted.
 
+In a memory of independent entries (`link: none`, the default) that is all, and
+semantic weighs `HybridWeights.semantic` (0.6): on independent notes keyword's
+first hit is often a near-miss that shares a name with the answer, and meaning
+decides (`benchmarks/notes.py`). In a linked memory semantic weighs
+`linked_semantic` (0.4): there keyword, reading each entry with its context, is
+the stronger signal (LoCoMo). A linked memory (`link: sequence`, a conversation
+or a log written in order) adds three signals read from the candidates around an
+entry, never from other memories and never in an unlinked one:
+
+- `neighbour`: the best fused score of the candidates remembered just before and
+  just after the entry (the nearest earlier and later candidate, when no more
+  than `neighbour_seconds` apart; entries of one batch share a time and are not
+  neighbours). An answer ("Yes, every Sunday") is lifted by the question next to it.
+- `episode`: how well the entry's episode matches as a whole, the mean of the
+  three best fused scores in it; an episode is a run of entries with no gap longer
+  than `episode_gap_seconds` (a conversation's session). Turns of the session
+  that the question is about move up together.
+- `when`: 1 for an entry holding a relative time expression ("yesterday", "last
+  week", "two days ago") when the question asks "when"; the answer is then read
+  against the entry's date.
+
+These are added to the fused score of the entry itself and the sum divided by
+`1 + neighbour + episode (+ when, for a "when" question)`, the same for every
+candidate of the query, so the score stays in [0, 1] and the ranking is what the
+sum says. Neighbours and episodes come from the entries' timestamps, which every
+backend stores, so every backend ranks alike.
+
 Measured on LoCoMo dev (`benchmarks/locomo.py`), weighted fusion beat reciprocal
 rank fusion (RRF k=60 was worse than BM25 alone). Every result carries
 `signals`: what each signal contributed; they add up to `score`.
@@ -28,12 +55,13 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from axon.memory.entry import MemoryEntry
+from axon.memory.entry import MemoryEntry, value_text
 from axon.memory.retrieval.scores import clip
 from axon.memory.retrieval.text import tokenize
 
@@ -43,7 +71,10 @@ class HybridWeights:
     """How `hybrid` weighs its signals (each a score in [0, 1]; the fused score is their mean).
 
     The fused score is `sum(weight * signal) / sum(weights)` over the signals in
-    play, so only the weights' ratios matter. `mention` rewards an entry whose
+    play, so only the weights' ratios matter. `semantic` is the weight in a memory
+    of independent entries, `linked_semantic` in a linked one; `neighbour`,
+    `episode` and `when` (with `neighbour_seconds` and `episode_gap_seconds`)
+    apply to linked memories only. `mention` rewards an entry whose
     short metadata value (a speaker, a tag) is named in the query; see the module
     docstring for every signal. The defaults were chosen on LoCoMo dev
     (`benchmarks/locomo.py`) and checked on the independent notes
@@ -51,11 +82,17 @@ class HybridWeights:
     """
 
     keyword: float = 0.8
-    semantic: float = 0.4
+    semantic: float = 0.6
     mention: float = 0.3
     recency: float = 0.0
     importance: float = 0.0
     recency_half_life: float = 30 * 86400.0
+    linked_semantic: float = 0.4
+    neighbour: float = 0.1
+    episode: float = 0.4
+    when: float = 0.06
+    neighbour_seconds: float = 90.0
+    episode_gap_seconds: float = 1800.0
 
 
 CANDIDATES_PER_RESULT = 10
@@ -65,6 +102,25 @@ MENTION_MAX_WORDS = 4
 """Metadata values longer than this many words are descriptions, not names: never matched."""
 
 _Ident = tuple[str | None, str]
+
+EPISODE_BEST = 3
+"""An episode's score is the mean of this many of its best fused scores (fewer count 0)."""
+
+RELATIVE_TIME = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|ago|recently|lately"
+    r"|(?:last|next|this) (?:week|month|year|weekend|night|morning|summer|winter|spring"
+    r"|fall|autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|(?:few|couple of) (?:days|weeks|months|years))\b",
+    re.IGNORECASE,
+)
+"""A time said relative to when it was said: what a "when" question is answered from."""
+
+
+@functools.lru_cache(maxsize=65536)
+def holds_relative_time(text: str) -> bool:
+    """Whether `text` says a time relative to when it was said (`RELATIVE_TIME`); cached,
+    since the same entries come back query after query."""
+    return RELATIVE_TIME.search(text) is not None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -94,6 +150,62 @@ def mentioned(metadata: Mapping[str, Any], query_words: frozenset[str]) -> bool:
     return False
 
 
+def asks_when(query_words: Iterable[str]) -> bool:
+    """Whether a question asks "when" (the `when` signal of a linked memory)."""
+    return "when" in query_words
+
+
+def _nearest_neighbours(
+    fused: Mapping[_Ident, float], times: Mapping[_Ident, float], window: float
+) -> dict[_Ident, float]:
+    """For each candidate, the best fused score of the nearest earlier and later candidates.
+
+    Nearest in time, each at most `window` seconds away and never at the same
+    time (a batch stored at once has no order); 0 when there is none.
+    """
+    order = sorted(times, key=lambda ident: times[ident])
+    moments: list[float] = []
+    best_at: list[float] = []
+    for ident in order:
+        if moments and times[ident] == moments[-1]:
+            best_at[-1] = max(best_at[-1], fused[ident])
+        else:
+            moments.append(times[ident])
+            best_at.append(fused[ident])
+    at = {moment: n for n, moment in enumerate(moments)}
+    found: dict[_Ident, float] = {}
+    for ident, moment in times.items():
+        n = at[moment]
+        best = 0.0
+        if n > 0 and moment - moments[n - 1] <= window:
+            best = best_at[n - 1]
+        if n + 1 < len(moments) and moments[n + 1] - moment <= window:
+            best = max(best, best_at[n + 1])
+        found[ident] = best
+    return found
+
+
+def _episodes(
+    fused: Mapping[_Ident, float], times: Mapping[_Ident, float], gap: float
+) -> dict[_Ident, float]:
+    """For each candidate, the mean of the `EPISODE_BEST` best fused scores of its episode.
+
+    Candidates sorted by time; a new episode starts after a gap longer than `gap`.
+    """
+    order = sorted(times, key=lambda ident: times[ident])
+    found: dict[_Ident, float] = {}
+    start = 0
+    for n in range(1, len(order) + 1):
+        if n == len(order) or times[order[n]] - times[order[n - 1]] > gap:
+            members = order[start:n]
+            best = sorted((fused[ident] for ident in members), reverse=True)[:EPISODE_BEST]
+            score = sum(best) / EPISODE_BEST
+            for ident in members:
+                found[ident] = score
+            start = n
+    return found
+
+
 def fuse(
     keyword: Sequence[MemoryEntry],
     semantic: Sequence[MemoryEntry],
@@ -102,12 +214,15 @@ def fuse(
     now: float,
     weights: HybridWeights,
     query: str | None = None,
+    linked: bool = False,
 ) -> list[MemoryEntry]:
     """The best `top_k` entries by weighted mean score; ties go to the newer entry.
 
     `keyword` and `semantic` are the candidate lists of each search, best first,
     with their scores in [0, 1] (`axon.memory.retrieval.scores`); `query` (when
-    given) feeds the `mention` signal.
+    given) feeds the `mention` and `when` signals. `linked` says the memory is
+    `link: sequence`: the `neighbour`, `episode` and `when` signals then join (see
+    the module docstring) and semantic weighs `weights.linked_semantic`.
     """
     entries: dict[_Ident, MemoryEntry] = {}
     kw: dict[_Ident, float] = {}
@@ -120,14 +235,15 @@ def fuse(
         ident = (entry.scope, entry.key)
         entries.setdefault(ident, entry)
         sem[ident] = clip(entry.score)
-    query_words = frozenset(tokenize(query)) if (query and weights.mention) else frozenset()
+    words = frozenset(tokenize(query)) if query else frozenset()
+    query_words = words if weights.mention else frozenset()
     base = {
         "keyword": max(weights.keyword, 0.0),
-        "semantic": max(weights.semantic, 0.0),
+        "semantic": max(weights.linked_semantic if linked else weights.semantic, 0.0),
         "recency": max(weights.recency, 0.0),
         "importance": max(weights.importance, 0.0),
     }
-    fused: list[tuple[float, float, MemoryEntry, dict[str, float]]] = []
+    parts_of: dict[_Ident, dict[str, float]] = {}
     for ident, entry in entries.items():
         parts = {"keyword": kw.get(ident, 0.0), "semantic": sem.get(ident, 0.0)}
         used = dict(base)
@@ -146,10 +262,47 @@ def fuse(
             importance = float(value) if isinstance(value, int | float) else 0.0
             parts["importance"] = min(max(importance, 0.0), 1.0)
         total = sum(used[name] for name in parts)
-        signals = {
+        parts_of[ident] = {
             name: (used[name] * value / total if total > 0 else 0.0)
             for name, value in parts.items()
         }
-        fused.append((clip(sum(signals.values())), entry.timestamp, entry, signals))
+    if linked and entries:
+        _linked_signals(parts_of, entries, weights, asks_when(words))
+    fused = [
+        (clip(sum(signals.values())), entries[ident].timestamp, entries[ident], signals)
+        for ident, signals in parts_of.items()
+    ]
     fused.sort(key=lambda item: (-item[0], -item[1]))
     return [entry.with_score(score, signals) for score, _, entry, signals in fused[:top_k]]
+
+
+def _linked_signals(
+    parts_of: dict[_Ident, dict[str, float]],
+    entries: Mapping[_Ident, MemoryEntry],
+    weights: HybridWeights,
+    when: bool,
+) -> None:
+    """Add `neighbour`, `episode` and `when` to each candidate's signals, rescaled to [0, 1].
+
+    Every signal of every candidate is divided by the same sum of weights, so the
+    order is that of `own + neighbour * best neighbour + episode * episode score
+    (+ when * relative time)`.
+    """
+    own = {ident: sum(parts.values()) for ident, parts in parts_of.items()}
+    times = {ident: entry.timestamp for ident, entry in entries.items()}
+    w_neighbour = max(weights.neighbour, 0.0)
+    w_episode = max(weights.episode, 0.0)
+    w_when = max(weights.when, 0.0) if when else 0.0
+    near = _nearest_neighbours(own, times, weights.neighbour_seconds) if w_neighbour else {}
+    episode = _episodes(own, times, weights.episode_gap_seconds) if w_episode else {}
+    total = 1.0 + w_neighbour + w_episode + w_when
+    for ident, parts in parts_of.items():
+        for name in parts:
+            parts[name] /= total
+        if w_neighbour:
+            parts["neighbour"] = w_neighbour * near[ident] / total
+        if w_episode:
+            parts["episode"] = w_episode * episode[ident] / total
+        if w_when:
+            held = holds_relative_time(value_text(entries[ident].value))
+            parts["when"] = w_when / total if held else 0.0
