@@ -36,10 +36,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from postgres import SCOPE, TOP_K, BenchEmbedder, make_texts, unit  # noqa: E402
+from postgres import SCOPE, TOP_K, BenchEmbedder, make_texts, unit
 
-from axon.memory.backends.postgres import PostgresBackend  # noqa: E402
-from axon.memory.entry import NewEntry  # noqa: E402
+from axon.memory.backends.postgres import PostgresBackend
+from axon.memory.entry import NewEntry
 
 OTHER = "other"
 
