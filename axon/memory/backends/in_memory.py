@@ -35,6 +35,7 @@ of expiry times makes `purge_expired` cost only what it removes.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
@@ -80,6 +81,30 @@ class _Scope:
     vector_model: str | None = None
     context: dict[str, str] = field(default_factory=dict)
     last_text: str = ""
+    order: list[tuple[float, int, str]] = field(default_factory=list)
+    """`(timestamp, -seq, key)` of every entry, sorted: the newest is last, so `list` reads
+    from the end and a write (nearly always the newest) is an append or a short insert."""
+
+    def place(self, entry: MemoryEntry, seq: int) -> None:
+        """Put `entry` (stored under `seq`) in `order`."""
+        bisect.insort(self.order, (entry.timestamp, -seq, entry.key))
+
+    def unplace(self, entry: MemoryEntry, seq: int) -> None:
+        """Take `entry` (as stored under `seq`) out of `order`."""
+        item = (entry.timestamp, -seq, entry.key)
+        at = bisect.bisect_left(self.order, item)
+        if at < len(self.order) and self.order[at] == item:
+            del self.order[at]
+
+    def newest(self, now: float) -> Iterable[tuple[float, int, MemoryEntry]]:
+        """`(-timestamp, seq, entry)` of the live entries, newest first (the seed's order)."""
+        order, entries = self.order, self.entries
+        check = bool(self.expiring)
+        for at in range(len(order) - 1, -1, -1):
+            timestamp, negative_seq, key = order[at]
+            if check and not self.live(key, now):
+                continue
+            yield (-timestamp, -negative_seq, entries[key])
 
     def live(self, key: str, now: float) -> bool:
         expires_at = self.expiring.get(key)
@@ -173,8 +198,7 @@ class InMemoryBackend(MemoryBackend):
         return [state] if state is not None else []
 
     def _remove(self, state: _Scope, key: str) -> None:
-        del state.entries[key]
-        del state.seq[key]
+        state.unplace(state.entries.pop(key), state.seq.pop(key))
         state.expiring.pop(key, None)
         state.exact.remove(key)
         state.keyword.remove(key)
@@ -210,7 +234,10 @@ class InMemoryBackend(MemoryBackend):
             seq = state.seq.get(key)
             if seq is None:
                 seq = state.seq[key] = next(self._next_seq)
+            else:
+                state.unplace(state.entries[key], seq)
             state.entries[key] = entry
+            state.place(entry, seq)
             if entry.expires_at is not None:
                 state.expiring[key] = entry.expires_at
                 heapq.heappush(
@@ -296,14 +323,15 @@ class InMemoryBackend(MemoryBackend):
     async def _list(
         self, scope: str | None, limit: int | None, offset: int, now: float
     ) -> list[MemoryEntry]:
-        rows = [
-            (-entry.timestamp, state.seq[entry.key], entry)
-            for state in self._named(scope)
-            for entry in state.live_entries(now)
-        ]
-        rows.sort(key=lambda row: (row[0], row[1]))
+        # Each scope's entries in order (its ordered index), merged: reads offset + limit.
+        states = self._named(scope)
+        rows = (
+            states[0].newest(now)
+            if len(states) == 1
+            else heapq.merge(*(state.newest(now) for state in states), key=lambda r: r[:2])
+        )
         end = None if limit is None else offset + limit
-        return [entry for _, _, entry in rows[offset:end]]
+        return [entry for _, _, entry in itertools.islice(rows, offset, end)]
 
     async def _count(self, scope: str | None, now: float) -> int:
         return sum(state.live_count(now) for state in self._named(scope))
