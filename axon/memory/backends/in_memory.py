@@ -79,6 +79,9 @@ class _Scope:
     linked: BM25Index | None = None  # key, text and context: built on the first linked recall
     vectors: VectorIndex | None = None
     vector_model: str | None = None
+    unvectored: dict[str, None] = field(default_factory=dict)
+    """Keys without a vector of `vector_model`, oldest first: what `_pending_texts` reads,
+    so asking what is pending costs what is pending, not what the scope holds."""
     context: dict[str, str] = field(default_factory=dict)
     last_text: str = ""
     order: list[tuple[float, int, str]] = field(default_factory=list)
@@ -205,6 +208,7 @@ class InMemoryBackend(MemoryBackend):
         if state.linked is not None:
             state.linked.remove(key)
         state.context.pop(key, None)
+        state.unvectored.pop(key, None)
         if state.vectors is not None:
             state.vectors.remove(key)
         if not state.entries:
@@ -253,6 +257,8 @@ class InMemoryBackend(MemoryBackend):
             state.index_linked(key, text)
             if state.vectors is not None:
                 state.vectors.remove(key)
+            state.unvectored.pop(key, None)
+            state.unvectored[key] = None  # pending again, as the newest
             batches.setdefault(scope, []).append(
                 (key, _lower(key), _lower(text), entry.timestamp, seq)
             )
@@ -386,11 +392,10 @@ class InMemoryBackend(MemoryBackend):
             if state.vector_model != model_id:
                 state.vectors = None
                 state.vector_model = model_id
-            vectors = state.vectors
-            if vectors is not None and len(vectors) == len(state.entries):
-                continue  # every entry has its vector (they leave together): nothing to scan
-            for key, entry in state.entries.items():
-                if (vectors is None or key not in vectors) and state.live(key, now):
+                state.unvectored = dict.fromkeys(state.entries)
+            for key in state.unvectored:
+                if state.live(key, now):
+                    entry = state.entries[key]
                     pending.append(((state.name, key, entry), value_text(entry.value)))
         return pending
 
@@ -406,6 +411,7 @@ class InMemoryBackend(MemoryBackend):
 
                 state.vectors = VectorIndex(len(vector))
             state.vectors.upsert(key, vector)
+            state.unvectored.pop(key, None)
 
     async def _semantic_search(
         self,

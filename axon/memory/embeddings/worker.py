@@ -49,6 +49,12 @@ machine and grows (up to `MAX_BATCH`) on a fast one."""
 
 MAX_BATCH = 64
 
+SCAN_SHARE = 0.1
+"""Asking the store what is pending may read a whole memory (SQLite): after a round, the
+next one of the same memory waits 1/SCAN_SHARE times as long as that question took
+(at most a second), unless a recall waits for it. So a stream of remembers with a fast
+model costs at most about a tenth more, not one scan per remember."""
+
 MAX_QUEUED = 4096
 """Most pending texts held by the worker at once (the rest are asked for again)."""
 
@@ -91,6 +97,10 @@ class _Job:
         self.progress: Callable[[int, int], None] | None = None
         self.total = 0
         self.count = 0
+        self.not_before = 0.0
+        """No round before this `time.monotonic()` unless `urgent` (see `SCAN_SHARE`)."""
+        self.urgent = False
+        """A recall (or `embed`) waits for this job: its next round starts at once."""
 
 
 class VectorWorker:
@@ -135,6 +145,9 @@ class VectorWorker:
         if job is None or job.backend is not backend:
             return 0
         if not job.done.is_set() and budget != 0:
+            job.urgent = True
+            if self._wake is not None:
+                self._wake.set()
             # Timing out cancels only this wait (an `Event.wait`), never the work.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(job.done.wait(), None if math.isinf(budget) else budget)
@@ -197,12 +210,18 @@ class VectorWorker:
         loop = asyncio.get_running_loop()
         assert self._wake is not None
         while not self.closed:
-            job = next((j for j in self._jobs.values() if j.dirty), None)
+            now = time.monotonic()
+            dirty = [j for j in self._jobs.values() if j.dirty]
+            job = next((j for j in dirty if j.urgent or j.not_before <= now), None)
             if job is None:
                 self._wake.clear()
-                await self._wake.wait()
+                later = min((j.not_before for j in dirty), default=None)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(
+                        self._wake.wait(), None if later is None else max(0.0, later - now)
+                    )
                 continue
-            job.dirty = False
+            job.dirty = job.urgent = False
             try:
                 finished = await self._round(job, loop)
             except asyncio.CancelledError:
@@ -223,7 +242,10 @@ class VectorWorker:
         if backend.closed or embedder is None:
             return True
         model_id = embedder.model_id
+        began = time.perf_counter()
         pending = (await backend._pending_texts(job.scope, model_id))[:MAX_QUEUED]
+        scan = time.perf_counter() - began
+        job.not_before = time.monotonic() + min(1.0, scan / SCAN_SHARE)
         if not pending:
             return True
         start = 0
