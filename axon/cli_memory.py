@@ -558,6 +558,53 @@ async def _embed_with_progress(backend: MemoryBackend, memory: str) -> None:
         await backend.ensure_vectors(memory, progress=advance)
 
 
+# ---------------------------------------------------------------------- embed
+
+
+@memory_app.command("embed")
+def embed_cmd(
+    ctx: typer.Context,
+    memory: Annotated[str, typer.Argument(help="The memory to embed.")],
+    memory_dir: MemoryDir = None,
+    pg_dsn: PgDsn = None,
+    use_pg: UsePg = False,
+    pg_schema: PgSchema = None,
+    as_json: AsJson = False,
+) -> None:
+    """Compute MEMORY's missing vectors now (a warm-up), with a progress bar.
+
+    Remembers never wait for the model: vectors are computed in the background and
+    by recalls. This computes every vector still missing for the current model, so
+    the next semantic or hybrid recall has nothing to wait for.
+    """
+    store = _store(ctx, memory_dir, pg_dsn, use_pg, pg_schema)
+    wants_json = _json_flag(ctx, as_json)
+
+    async def body() -> None:
+        if not store.exists():
+            raise _missing_store(store, memory)
+        async with _opened(store, embedder=True) as backend:
+            await _require_memory(backend, store, memory)
+            if backend.embedder is None:
+                from axon.memory.embeddings.availability import keyword_fallback_warning
+
+                raise _Fail(
+                    "error: "
+                    + (keyword_fallback_warning(memory, "semantic") or "no embedding model"),
+                    out.EXIT_RUNTIME,
+                )
+            model = backend.embedder.model_id
+            total = len(await backend._pending_texts(memory, model))
+            with _progress(f"embedding {memory}", total) as advance:
+                computed = await backend.ensure_vectors(memory, progress=advance)
+        if wants_json:
+            _print_json({"op": "embed", "memory": memory, "model": model, "embedded": computed})
+            return
+        _print(f"embedded {computed:,} entr{'y' if computed == 1 else 'ies'} of {memory} ({model})")
+
+    _run(body)
+
+
 # ---------------------------------------------------------------------- forget
 
 

@@ -119,6 +119,10 @@ class MemoryBackend(MinimalMemoryBackend):
         self.clock: Clock = clock or time.time
         self.embedder = embedder
         self.hybrid_weights = HybridWeights()
+        self.embed_on_recall = True
+        """A semantic recall first embeds every pending entry of its scope. The runtime sets
+        it False when its background worker (`embeddings.worker`) keeps the vectors up to
+        date: the recall then uses the vectors there are (it waited its budget before)."""
         self.closed = False
         self._purge_listener: PurgeListener | None = None
         self._unreported_purges: list[tuple[int, dict[str | None, int] | None]] = []
@@ -449,7 +453,8 @@ class MemoryBackend(MinimalMemoryBackend):
         now: float,
     ) -> list[MemoryEntry]:
         embedder = self._require_embedder(scope)
-        await self.ensure_vectors(scope)
+        if self.embed_on_recall:
+            await self.ensure_vectors(scope)
         found = await self._semantic_search(
             embedder.embed_query(query), top_k, scope, filters, now
         )

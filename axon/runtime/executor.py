@@ -142,7 +142,7 @@ class Executor:
         if isinstance(query, Recalled):
             query = " ".join(str(r.get("value")) for r in query.results)
         text = query if isinstance(query, str) else str(query)
-        entries, retrieval = await self.memories.recall(
+        entries, retrieval, pending = await self.memories.recall_pending(
             stmt.memory_source, text, stmt.top_k, stmt.retrieval, stmt.filters
         )
         results = tuple(recall_results(entries))
@@ -155,6 +155,7 @@ class Executor:
             recall_record(
                 stmt.memory_source, text, retrieval, stmt.top_k, stmt.alias, results,
                 line=stmt.line, column=stmt.column, flow=None if origin == "main" else origin,
+                pending_vectors=pending,
             )
         )
 

@@ -57,6 +57,7 @@ from axon.errors import AxonMemoryError
 from axon.memory.entry import MemoryEntry, find_unstorable
 from axon.runtime.manager import (
     MemoryManager,
+    embed_wait_seconds,
     entry_metadata,
     expires_in_seconds,
     forget_record,
@@ -313,6 +314,8 @@ class _Recall:
     top_k: int | None
     retrieval: str | None
     filters: dict[str, Any]
+    embed_wait: float | None = None
+    """Seconds to wait for pending vectors (inf: all); None: the session's default."""
 
 
 def _recall_args(
@@ -324,6 +327,7 @@ def _recall_args(
     where: Mapping[str, Any] | None,
     record_type: str | None = None,
     min_importance: Importance | None = None,
+    embed_wait: float | str | None = None,
 ) -> _Recall:
     op = f"{memory}.recall"
     if not isinstance(query, str):
@@ -341,7 +345,8 @@ def _recall_args(
             )
         _check(retrieval_problem(retrieval), op, memory)
     filters = _filters(tags, where, op, memory, record_type, min_importance)
-    return _Recall(query, top_k, retrieval, filters)
+    wait = None if embed_wait is None else embed_wait_seconds(embed_wait, op)
+    return _Recall(query, top_k, retrieval, filters, wait)
 
 
 # ---------------------------------------------------------------- the operations
@@ -367,13 +372,14 @@ async def _do_recall(
     decl = memories.get(memory).decl
     top_k = args.top_k or decl.top_k
     mode = args.retrieval or decl.retrieval
-    entries, effective = await memories.recall(
-        memory, args.query, top_k, mode, args.filters or None
+    wait = memories.call_embed_wait if args.embed_wait is None else args.embed_wait
+    entries, effective, pending = await memories.recall_pending(
+        memory, args.query, top_k, mode, args.filters or None, embed_wait=wait
     )
     results = recall_results(entries)
     records.append(
         recall_record(memory, args.query, effective, top_k, None, results,
-                      line=None, column=None, flow=None)
+                      line=None, column=None, flow=None, pending_vectors=pending)
     )
     return [
         Result(
@@ -465,6 +471,7 @@ class MemoryHandle:
         where: Mapping[str, Any] | None = None,
         type: str | None = None,
         min_importance: Importance | None = None,
+        embed_wait: float | str | None = None,
     ) -> list[Result]:
         """The best entries for `query`, best first: a recall statement's results.
 
@@ -472,12 +479,26 @@ class MemoryHandle:
         one of the tags, `type` the records of that type, `min_importance` (a
         number or a level) those at least that important (an entry without an
         importance counts as normal), `where` those whose metadata has the given
-        values.
+        values. `embed_wait` bounds how long a semantic or hybrid recall waits for
+        vectors still being computed in the background (seconds, 0, or "all";
+        default the session's, `manager.DEFAULT_EMBED_WAIT`).
         """
         args = _recall_args(
-            self.name, query, top_k, retrieval, tags, where, type, min_importance
+            self.name, query, top_k, retrieval, tags, where, type, min_importance, embed_wait
         )
         return self._run(lambda m, r: _do_recall(m, r, self.name, args))
+
+    def embed(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Compute every vector still pending for this memory now (a warm-up); returns how many.
+
+        Remembers never wait for the model (vectors are computed in the background);
+        call this before a burst of recalls that must see every entry semantically.
+        `progress(done, total)` is called after each batch. 0 for a memory whose
+        recall uses no vectors (`exact`, `keyword`) or when no model is available.
+        """
+        if progress is not None and not callable(progress):
+            raise TypeError(f"{self.name}.embed: progress must be callable")
+        return self._run(lambda m, r: m.embed(self.name, progress))
 
     def get(self, key: str) -> Entry | None:
         """The unexpired entry stored under `key`, or None; with its `associated` entries."""
@@ -562,12 +583,19 @@ class AsyncMemoryHandle:
         where: Mapping[str, Any] | None = None,
         type: str | None = None,
         min_importance: Importance | None = None,
+        embed_wait: float | str | None = None,
     ) -> list[Result]:
         """See `MemoryHandle.recall`."""
         args = _recall_args(
-            self.name, query, top_k, retrieval, tags, where, type, min_importance
+            self.name, query, top_k, retrieval, tags, where, type, min_importance, embed_wait
         )
         return await self._run(lambda m, r: _do_recall(m, r, self.name, args))
+
+    async def embed(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """See `MemoryHandle.embed`."""
+        if progress is not None and not callable(progress):
+            raise TypeError(f"{self.name}.embed: progress must be callable")
+        return await self._run(lambda m, r: m.embed(self.name, progress))
 
     async def get(self, key: str) -> Entry | None:
         """See `MemoryHandle.get`."""

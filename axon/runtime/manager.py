@@ -27,7 +27,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -49,6 +49,9 @@ from axon.memory.lifetimes import OWNED_MARKER, Owner, is_reserved, parse_owned
 from axon.memory.registry import BackendRegistry
 from axon.runtime.tracer import TraceEventType, Tracer
 
+if TYPE_CHECKING:
+    from axon.memory.embeddings.worker import VectorWorker
+
 SWEEP_INTERVAL = 60.0
 """Seconds (of the session clock) between expiry sweeps of a backend while in use."""
 LIST_PAGE = 500
@@ -61,6 +64,38 @@ semantic or hybrid memory is first bound."""
 
 Record = dict[str, Any]
 """An output record (LANGUAGE.md §4): what a remember, recall or delete reports."""
+
+
+DEFAULT_EMBED_WAIT = 0.5
+"""Seconds a handle's recall waits for pending vectors by default (`Session(embed_wait=)`).
+
+Vectors are computed in the background (`axon.memory.embeddings.worker`): a remember
+never waits for the model. A recall of a semantic or hybrid memory waits for its
+memory's pending vectors at most its budget; past it, it runs with the vectors there
+are (entries still without one are found by keyword in hybrid recall) and its record
+and `memory_read` event say how many were pending (`pending_vectors`). 0.5 s keeps the
+first recall after thousands of remembers under about a second: the query embedding
+itself may wait for the batch in flight. Recall statements of a program
+(`Session.execute`, `axon run`) wait for every vector unless `Session(embed_wait=...)`
+says otherwise, so a program's output does not depend on the machine's speed.
+"""
+
+WAIT_ALL = "all"
+"""`embed_wait="all"`: wait until every pending vector of the memory is computed."""
+
+
+def embed_wait_seconds(value: Any, where: str) -> float:
+    """`embed_wait` as seconds (`math.inf` for "all"); TypeError/ValueError naming `where`."""
+    if value == WAIT_ALL and isinstance(value, str):
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(
+            f"{where}: embed_wait must be a number of seconds or 'all', "
+            f"not {type(value).__name__}"
+        )
+    if math.isnan(value) or value < 0:
+        raise ValueError(f"{where}: embed_wait must be 0 or more seconds (or 'all'), got {value!r}")
+    return float(value)
 
 
 NEVER = math.inf
@@ -203,9 +238,14 @@ def recall_results(entries: Sequence[MemoryEntry]) -> list[dict[str, Any]]:
 def recall_record(
     memory: str, query: str, retrieval: str, top_k: int, alias: str | None,
     results: Sequence[Mapping[str, Any]], *,
-    line: int | None, column: int | None, flow: str | None,
+    line: int | None, column: int | None, flow: str | None, pending_vectors: int = 0,
 ) -> Record:
-    """The output record of one recall (a statement's or the handle's)."""
+    """The output record of one recall (a statement's or the handle's).
+
+    `pending_vectors` (only when some were): entries of the memory that had no vector
+    yet when the recall ran (its embedding budget ran out, see `DEFAULT_EMBED_WAIT`).
+    """
+    extra: Record = {"pending_vectors": pending_vectors} if pending_vectors else {}
     return {
         "op": "recall",
         "memory": memory,
@@ -217,6 +257,7 @@ def recall_record(
         "line": line,
         "column": column,
         "flow": flow,
+        **extra,
     }
 
 
@@ -278,8 +319,15 @@ class MemoryManager:
         memory_dir: str | os.PathLike[str] | None = None,
         embedder: EmbedderProvider = _default_embedder,
         pg_dsn: str | None = None,
+        embed_wait: float | str | None = None,
     ) -> None:
         self.registry = registry
+        explicit = None if embed_wait is None else embed_wait_seconds(embed_wait, "Session")
+        self.statement_embed_wait = math.inf if explicit is None else explicit
+        """Budget of a recall statement (seconds, inf: all); see `DEFAULT_EMBED_WAIT`."""
+        self.call_embed_wait = DEFAULT_EMBED_WAIT if explicit is None else explicit
+        """Budget of a handle's recall that does not give one."""
+        self._vectors: VectorWorker | None = None
         self.pg_dsn = pg_dsn
         """The server of `pgvector` memories that give no `location:` (else `AXON_PG_DSN`)."""
         self.tracer = tracer
@@ -358,7 +406,39 @@ class MemoryManager:
                 with contextlib.suppress(Exception):
                     await state.instance.close()
             raise
+        if decl.retrieval in ("semantic", "hybrid"):
+            self._background_vectors(bound)  # resumes what a previous run left pending
         return bound
+
+    def _background_vectors(self, bound: BoundMemory) -> VectorWorker | None:
+        """Hand the vectors of `bound`'s scope to the background worker; None without a model."""
+        backend = bound.backend
+        if backend.embedder is None:
+            return None
+        if self._vectors is None:
+            from axon.memory.embeddings.worker import VectorWorker
+
+            self._vectors = VectorWorker()
+        backend.embed_on_recall = False
+        self._vectors.notify(backend, bound.scope)
+        return self._vectors
+
+    async def embed(
+        self, name: str, progress: Callable[[int, int], None] | None = None
+    ) -> int:
+        """Compute every pending vector of memory `name` now; returns how many.
+
+        0 for a memory whose recall uses no vectors, or when no model is available.
+        `progress(done, total)` is told after each batch.
+        """
+        bound = self.get(name)
+        if bound.decl.retrieval not in ("semantic", "hybrid"):
+            return 0
+        worker = self._background_vectors(bound)
+        if worker is None:
+            return 0
+        with _errors_named(name):
+            return await worker.embed_all(bound.backend, bound.scope, progress)
 
     async def _sweep_dead_owners(self, backend: MemoryBackend, backend_name: str) -> int:
         """Clear the owned scopes of dead sessions (killed before closing); returns rows."""
@@ -465,6 +545,8 @@ class MemoryManager:
                 [NewEntry(key, value, meta, expires_at), *batch]
             )
         entry = _named(stored, name)
+        if self._vectors is not None and not bound.backend.embed_on_recall:
+            self._vectors.notify(bound.backend, bound.scope)
         if decl.store == "ephemeral" and self._lifetimes:
             self._lifetimes[-1].append((name, key))
         self.tracer.emit(
@@ -586,6 +668,21 @@ class MemoryManager:
         filters: Mapping[str, Any] | None = None,
     ) -> tuple[list[MemoryEntry], str]:
         """The results of a recall and the retrieval mode that produced them."""
+        entries, effective, _ = await self.recall_pending(name, query, top_k, mode, filters)
+        return entries, effective
+
+    async def recall_pending(
+        self,
+        name: str,
+        query: str,
+        top_k: int,
+        mode: str,
+        filters: Mapping[str, Any] | None = None,
+        *,
+        embed_wait: float | None = None,
+    ) -> tuple[list[MemoryEntry], str, int]:
+        """`recall`, and how many entries of the memory were still without a vector after
+        waiting at most `embed_wait` seconds for them (None: `statement_embed_wait`)."""
         bound = self.get(name)
         await self._maybe_sweep(bound)
         if mode in ("semantic", "hybrid") and bound.backend.embedder is None:
@@ -593,6 +690,14 @@ class MemoryManager:
             bound.backend.embedder = self.embedder()
         effective = self.effective_mode(bound, mode)
         started = time.perf_counter()
+        pending = 0
+        if effective in ("semantic", "hybrid"):
+            # Also what other processes wrote: the worker asks the store what is pending.
+            worker = self._background_vectors(bound)
+            if worker is not None:
+                budget = self.statement_embed_wait if embed_wait is None else embed_wait
+                with _errors_named(name):
+                    pending = await worker.wait(bound.backend, bound.scope, budget)
         physical_filters = dict(filters) if filters else None
         if physical_filters is not None and physical_filters.get("scope") == name:
             physical_filters["scope"] = bound.scope
@@ -619,6 +724,8 @@ class MemoryManager:
             ],
             "duration_ms": _ms(started),
         }
+        if pending:
+            data["pending_vectors"] = pending
         if effective != mode:
             data["requested_retrieval"] = mode
             data["note"] = "no embedding model available: fell back to keyword retrieval"
@@ -628,7 +735,7 @@ class MemoryManager:
         if filters:
             data["filters"] = dict(filters)
         self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=_ms(started))
-        return results, effective
+        return results, effective, pending
 
     async def clear(self, name: str) -> int:
         bound = self.get(name)
@@ -811,6 +918,8 @@ class MemoryManager:
         afterwards as one `AxonMemoryError` naming each backend.
         """
         failures: list[str] = []
+        if self._vectors is not None:
+            await self._vectors.close()  # before the stores close: no batch is saved after
         try:
             while self._lifetimes:
                 await self.pop_lifetime()

@@ -27,6 +27,9 @@ else `./.axon`), the PostgreSQL server of `pgvector` memories that name no
 `ModelClient`; default: the offline deterministic one) and the embedding model
 of semantic and hybrid memories (an `Embedder`, or a zero-argument callable
 returning one or None; default: the best model this machine can run).
+`embed_wait` bounds how long a semantic or hybrid recall waits for vectors still
+computed in the background (seconds, 0, or "all"): by default recall statements
+wait for all and handle recalls `manager.DEFAULT_EMBED_WAIT` (0.5 s).
 """
 
 from __future__ import annotations
@@ -89,6 +92,7 @@ class Session:
         embedder: Embedder | EmbedderProvider | None = None,
         tracer: Tracer | None = None,
         pg_dsn: str | None = None,
+        embed_wait: float | str | None = None,
     ) -> None:
         if pg_dsn is not None and not isinstance(pg_dsn, str):
             raise TypeError(f"Session: pg_dsn must be a str, not {type(pg_dsn).__name__}")
@@ -112,6 +116,7 @@ class Session:
             memory_dir=memory_dir,
             embedder=_embedder_provider(embedder),
             pg_dsn=pg_dsn,
+            embed_wait=embed_wait,
         )
         self.executor = Executor(
             memories=self.memories,
@@ -393,10 +398,11 @@ class AsyncSession:
         embedder: Embedder | EmbedderProvider | None = None,
         tracer: Tracer | None = None,
         pg_dsn: str | None = None,
+        embed_wait: float | str | None = None,
     ) -> None:
         self.sync = Session(
             memory_dir, clock, model=model, registry=registry, embedder=embedder,
-            tracer=tracer, pg_dsn=pg_dsn,
+            tracer=tracer, pg_dsn=pg_dsn, embed_wait=embed_wait,
         )
         self._dispatcher = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="axon-async-session"

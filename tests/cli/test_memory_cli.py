@@ -217,3 +217,22 @@ def test_closed_stdout_exits_141_quietly(tmp_path: Path) -> None:
                           env=env, timeout=120)
     assert done.stdout.splitlines() == ['{"format":"axon-memory","version":1}', "141"]
     assert done.stderr == ""
+
+
+
+def test_embed_computes_the_missing_vectors_once(tmp_path: Path) -> None:
+    program = tmp_path / "p.axon"
+    program.write_text(PROGRAM.replace("BACKEND", "sqlite"))
+    where = ["--memory-dir", str(tmp_path / "mem")]
+    # Written without a model: every entry is left without a vector.
+    assert axon("run", str(program), *where, AXON_EMBEDDER="none").returncode == 0
+    first = as_json(axon("memory", "embed", "Notes", "--json", *where))
+    assert first == {"op": "embed", "memory": "Notes", "model": first["model"], "embedded": 2}
+    assert as_json(axon("memory", "embed", "Notes", "--json", *where))["embedded"] == 0
+    shown = axon("memory", "embed", "Diary", *where)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("embedded 1 entry of Diary")
+    missing = axon("memory", "embed", "Nope", *where)
+    assert missing.returncode == 1 and "Nope" in missing.stderr
+    no_model = axon("memory", "embed", "Notes", *where, AXON_EMBEDDER="none")
+    assert no_model.returncode == 3 and no_model.stderr.startswith("error: ")

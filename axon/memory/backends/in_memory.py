@@ -35,6 +35,7 @@ of expiry times makes `purge_expired` cost only what it removes.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
@@ -78,8 +79,35 @@ class _Scope:
     linked: BM25Index | None = None  # key, text and context: built on the first linked recall
     vectors: VectorIndex | None = None
     vector_model: str | None = None
+    unvectored: dict[str, None] = field(default_factory=dict)
+    """Keys without a vector of `vector_model`, oldest first: what `_pending_texts` reads,
+    so asking what is pending costs what is pending, not what the scope holds."""
     context: dict[str, str] = field(default_factory=dict)
     last_text: str = ""
+    order: list[tuple[float, int, str]] = field(default_factory=list)
+    """`(timestamp, -seq, key)` of every entry, sorted: the newest is last, so `list` reads
+    from the end and a write (nearly always the newest) is an append or a short insert."""
+
+    def place(self, entry: MemoryEntry, seq: int) -> None:
+        """Put `entry` (stored under `seq`) in `order`."""
+        bisect.insort(self.order, (entry.timestamp, -seq, entry.key))
+
+    def unplace(self, entry: MemoryEntry, seq: int) -> None:
+        """Take `entry` (as stored under `seq`) out of `order`."""
+        item = (entry.timestamp, -seq, entry.key)
+        at = bisect.bisect_left(self.order, item)
+        if at < len(self.order) and self.order[at] == item:
+            del self.order[at]
+
+    def newest(self, now: float) -> Iterable[tuple[float, int, MemoryEntry]]:
+        """`(-timestamp, seq, entry)` of the live entries, newest first (the seed's order)."""
+        order, entries = self.order, self.entries
+        check = bool(self.expiring)
+        for at in range(len(order) - 1, -1, -1):
+            timestamp, negative_seq, key = order[at]
+            if check and not self.live(key, now):
+                continue
+            yield (-timestamp, -negative_seq, entries[key])
 
     def live(self, key: str, now: float) -> bool:
         expires_at = self.expiring.get(key)
@@ -167,14 +195,14 @@ class InMemoryBackend(MemoryBackend):
         return [state] if state is not None else []
 
     def _remove(self, state: _Scope, key: str) -> None:
-        del state.entries[key]
-        del state.seq[key]
+        state.unplace(state.entries.pop(key), state.seq.pop(key))
         state.expiring.pop(key, None)
         state.exact.remove(key)
         state.keyword.remove(key)
         if state.linked is not None:
             state.linked.remove(key)
         state.context.pop(key, None)
+        state.unvectored.pop(key, None)
         if state.vectors is not None:
             state.vectors.remove(key)
         if not state.entries:
@@ -204,7 +232,10 @@ class InMemoryBackend(MemoryBackend):
             seq = state.seq.get(key)
             if seq is None:
                 seq = state.seq[key] = next(self._next_seq)
+            else:
+                state.unplace(state.entries[key], seq)
             state.entries[key] = entry
+            state.place(entry, seq)
             if entry.expires_at is not None:
                 state.expiring[key] = entry.expires_at
                 heapq.heappush(
@@ -220,6 +251,8 @@ class InMemoryBackend(MemoryBackend):
             state.index_linked(key, text)
             if state.vectors is not None:
                 state.vectors.remove(key)
+            state.unvectored.pop(key, None)
+            state.unvectored[key] = None  # pending again, as the newest
             batches.setdefault(scope, []).append(
                 (key, _lower(key), _lower(text), entry.timestamp, seq)
             )
@@ -290,14 +323,15 @@ class InMemoryBackend(MemoryBackend):
     async def _list(
         self, scope: str | None, limit: int | None, offset: int, now: float
     ) -> list[MemoryEntry]:
-        rows = [
-            (-entry.timestamp, state.seq[entry.key], entry)
-            for state in self._named(scope)
-            for entry in state.live_entries(now)
-        ]
-        rows.sort(key=lambda row: (row[0], row[1]))
+        # Each scope's entries in order (its ordered index), merged: reads offset + limit.
+        states = self._named(scope)
+        rows = (
+            states[0].newest(now)
+            if len(states) == 1
+            else heapq.merge(*(state.newest(now) for state in states), key=lambda r: r[:2])
+        )
         end = None if limit is None else offset + limit
-        return [entry for _, _, entry in rows[offset:end]]
+        return [entry for _, _, entry in itertools.islice(rows, offset, end)]
 
     async def _count(self, scope: str | None, now: float) -> int:
         return sum(state.live_count(now) for state in self._named(scope))
@@ -352,11 +386,10 @@ class InMemoryBackend(MemoryBackend):
             if state.vector_model != model_id:
                 state.vectors = None
                 state.vector_model = model_id
-            vectors = state.vectors
-            if vectors is not None and len(vectors) == len(state.entries):
-                continue  # every entry has its vector (they leave together): nothing to scan
-            for key, entry in state.entries.items():
-                if (vectors is None or key not in vectors) and state.live(key, now):
+                state.unvectored = dict.fromkeys(state.entries)
+            for key in state.unvectored:
+                if state.live(key, now):
+                    entry = state.entries[key]
                     pending.append(((state.name, key, entry), value_text(entry.value)))
         return pending
 
@@ -372,6 +405,7 @@ class InMemoryBackend(MemoryBackend):
 
                 state.vectors = VectorIndex(len(vector))
             state.vectors.upsert(key, vector)
+            state.unvectored.pop(key, None)
 
     async def _semantic_search(
         self,
