@@ -100,6 +100,10 @@ async def test_the_async_handle_does_what_the_sync_one_does(
         (r["key"], r["score"]) for r in record["results"]
     ]
     assert [e.key for e in await notes.list(limit=2)] == ["b4", "b3"]
+    first = await notes.page(limit=2)
+    assert first == session.sync.memory("Notes").page(limit=2)
+    second = await notes.page(limit=2, after=first.next)
+    assert [e.key for e in (*first.entries, *second.entries)] == ["b4", "b3", "b2", "b1"]
     assert await notes.count() == 6
     assert await notes.delete("b4") is True and await notes.delete("b4") is False
     assert await notes.count() == 5
