@@ -801,8 +801,14 @@ def import_cmd(
 
         with _open_input(file) as (handle, size):
             source = "<stdin>" if str(file) == "-" else str(file)
-            # With the model attached, vectors of that model in the file are kept.
-            async with _opened(store, embedder=True) as backend:
+            # With the model attached, vectors of that model in the file are kept; a
+            # model that cannot run here only means every vector is dropped.
+            try:
+                _embedder()
+                wants_model = True
+            except _Fail:
+                wants_model = False
+            async with _opened(store, embedder=wants_model) as backend:
                 with _progress("importing", size) as advance:
                     lines = read_lines(handle, source)
                     tell = _byte_progress(handle, advance) if size else None

@@ -245,3 +245,6 @@ def test_show_pages_by_cursor_and_export_with_vectors(store: Store, tmp_path: Pa
     other = axon("memory", "import", str(export), "--memory-dir", str(tmp_path / "other"),
                  "--json", AXON_EMBEDDER="none")
     assert as_json(other)["vectors_dropped"] == 2
+    unknown = axon("memory", "import", str(export), "--memory-dir", str(tmp_path / "third"),
+                   "--json", AXON_EMBEDDER="no-such-model")
+    assert (as_json(unknown)["entries"], as_json(unknown)["vectors_dropped"]) == (2, 2)
