@@ -399,13 +399,17 @@ def show_cmd(
     ctx: typer.Context,
     memory: Annotated[str, typer.Argument(help="The memory to list.")],
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many entries.")] = 20,
+    after: Annotated[
+        str | None,
+        typer.Option("--after", help="Continue after this cursor (printed by the last page)."),
+    ] = None,
     memory_dir: MemoryDir = None,
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
     pg_schema: PgSchema = None,
     as_json: AsJson = False,
 ) -> None:
-    """The newest entries of MEMORY, newest first."""
+    """The newest entries of MEMORY, newest first, a page at a time (--after CURSOR)."""
     store = _store(ctx, memory_dir, pg_dsn, use_pg, pg_schema)
     wants_json = _json_flag(ctx, as_json)
 
@@ -416,18 +420,27 @@ def show_cmd(
         async with _opened(store) as backend:
             await _require_memory(backend, store, memory)
             total = await backend.count(memory)
-            entries = await backend.list_entries(memory, limit=limit)
+            page = await backend.list_page(memory, limit=limit, after=after)
+            entries = page.entries
             now = backend.clock()
         if wants_json:
             _print_json(
-                {"memory": memory, "count": total, "entries": [entry_data(e) for e in entries]}
+                {
+                    "memory": memory,
+                    "count": total,
+                    "entries": [entry_data(e) for e in entries],
+                    "next": page.cursor,
+                }
             )
             return
         from axon.render import entries_table
 
         _print(entries_table(entries, now, _width()))
-        if total > len(entries):
-            _print(f"({len(entries)} of {total:,} entries; --limit N for more)")
+        if page.cursor is not None:
+            _print(
+                f"({len(entries)} of {total:,} entries; next page: "
+                f"axon memory show {memory} --after {page.cursor})"
+            )
 
     _run(body)
 
@@ -681,13 +694,13 @@ async def _matching_keys(
 ) -> list[str]:
     """Keys of the entries of `memory` whose metadata matches (read a page at a time)."""
     keys: list[str] = []
-    offset = 0
+    cursor = None
     while True:
-        page = await backend.list_entries(memory, limit=PAGE, offset=offset)
-        keys += [e.key for e in page if matches_filters(e.metadata, filters)]
-        if len(page) < PAGE:
+        page = await backend.list_page(memory, limit=PAGE, after=cursor)
+        keys += [e.key for e in page.entries if matches_filters(e.metadata, filters)]
+        if page.cursor is None:
             return keys
-        offset += PAGE
+        cursor = page.cursor
 
 
 # ---------------------------------------------------------------------- export / import
@@ -702,6 +715,12 @@ def export_cmd(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to FILE (else stdout).")
     ] = None,
+    with_vectors: Annotated[
+        bool,
+        typer.Option(
+            "--with-vectors", help="Also write each entry's stored vector (with its model)."
+        ),
+    ] = False,
     memory_dir: MemoryDir = None,
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
@@ -721,21 +740,27 @@ def export_cmd(
             if memories:
                 raise _missing_store(store, memories[0])
             raise _missing_store(store)
-        async with _opened(store) as backend:
+        async with _opened(store, embedder=with_vectors) as backend:
             names = list(memories or []) or await _memories(backend)
             for name in names:
                 await _require_memory(backend, store, name)
             total = await export_total(backend, names)
             with _progress("exporting", total) as advance:
                 if output is None:
-                    report = await export_memories(backend, _Stdout(), names, progress=advance)
+                    report = await export_memories(
+                        backend, _Stdout(), names, progress=advance, with_vectors=with_vectors
+                    )
                 else:
-                    report = await _export_file(backend, output, names, advance)
+                    report = await _export_file(backend, output, names, advance, with_vectors)
         if output is not None:
             if wants_json:
                 _print_json({"op": "export", "file": str(output), **report.to_dict()})
             else:
-                _print(f"exported {report.entries:,} entries of {len(names)} memories to {output}")
+                vectors = f" (with {report.vectors_kept:,} vectors)" if with_vectors else ""
+                _print(
+                    f"exported {report.entries:,} entries of {len(names)} memories to "
+                    f"{output}{vectors}"
+                )
 
     _run(body)
 
@@ -755,7 +780,11 @@ def _check_output(path: Path) -> None:
 
 
 async def _export_file(
-    backend: MemoryBackend, path: Path, names: list[str], advance: Callable[[int], None]
+    backend: MemoryBackend,
+    path: Path,
+    names: list[str],
+    advance: Callable[[int], None],
+    with_vectors: bool = False,
 ) -> Any:
     """Export into a temporary file renamed over `path`: whole or not at all."""
     import tempfile
@@ -769,7 +798,9 @@ async def _export_file(
         raise _Fail(message, out.EXIT_CHECK) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            report = await export_memories(backend, handle, names, progress=advance)
+            report = await export_memories(
+                backend, handle, names, progress=advance, with_vectors=with_vectors
+            )
         os.replace(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
@@ -817,7 +848,14 @@ def import_cmd(
 
         with _open_input(file) as (handle, size):
             source = "<stdin>" if str(file) == "-" else str(file)
-            async with _opened(store) as backend:
+            # With the model attached, vectors of that model in the file are kept; a
+            # model that cannot run here only means every vector is dropped.
+            try:
+                _embedder()
+                wants_model = True
+            except _Fail:
+                wants_model = False
+            async with _opened(store, embedder=wants_model) as backend:
                 with _progress("importing", size) as advance:
                     lines = read_lines(handle, source)
                     tell = _byte_progress(handle, advance) if size else None
@@ -833,10 +871,18 @@ def import_cmd(
                 if report.skipped_expired
                 else ""
             )
+            vectors = ""
+            if report.vectors_kept or report.vectors_dropped:
+                vectors = f"; {report.vectors_kept:,} vectors kept"
+                if report.vectors_dropped:
+                    vectors += (
+                        f", {report.vectors_dropped:,} of another model dropped "
+                        "(those entries are embedded again)"
+                    )
             _print(
                 f"imported {report.entries:,} entries into "
                 f"{len(report.memories)} memor{'y' if len(report.memories) == 1 else 'ies'}"
-                f"{skipped}"
+                f"{skipped}{vectors}"
             )
 
     _run(body)
@@ -974,19 +1020,19 @@ async def _memory_stats(
     oldest: float | None = None
     newest: float | None = None
     count = expiring = size = 0
-    offset = 0
+    cursor = None
     while True:
-        page = await backend.list_entries(name, limit=PAGE, offset=offset)
-        for entry in page:
+        page = await backend.list_page(name, limit=PAGE, after=cursor)
+        for entry in page.entries:
             count += 1
             newest = entry.timestamp if newest is None else max(newest, entry.timestamp)
             oldest = entry.timestamp if oldest is None else min(oldest, entry.timestamp)
             expiring += entry.expires_at is not None
             size += len(encode_json(entry.value).encode("utf-8"))
         advance(count)
-        if len(page) < PAGE:
+        if page.cursor is None:
             break
-        offset += PAGE
+        cursor = page.cursor
     return {
         "memory": name,
         "entries": count,

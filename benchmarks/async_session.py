@@ -16,7 +16,9 @@ Each run reports the wall time, recalls per second and the largest and 99th
 percentile gap. Results of the two runs are compared (same keys, same scores).
 
 Usage: `.venv/bin/python benchmarks/async_session.py` (1,000 recalls over 5,000
-entries), `--recalls N`, `--entries N`, `--top-k N`, `--dir PATH` (keep the files).
+entries), `--recalls N`, `--entries N`, `--top-k N`, `--dir PATH` (keep the files),
+`--runs N` (repeat every measurement N times, alternating, and print the medians:
+the machine is shared and one run says little).
 """
 
 from __future__ import annotations
@@ -122,6 +124,34 @@ async def main_async(args: argparse.Namespace, memory_dir: Path) -> None:
                 notes.remember(text, key=f"n{i}")
     asked = queries(args.recalls)
     print(f"{args.recalls} recalls (top {args.top_k}, keyword) over {args.entries} SQLite entries")
+    runs: dict[str, list[dict[str, float]]] = {}
+    for _ in range(args.runs):
+        await one_run(args, memory_dir, asked, runs)
+    if args.runs > 1:
+        print(f"\nmedians of {args.runs} runs:")
+        for label, figures in runs.items():
+            stalls = ", ".join(f"{f['stall_max_ms']:.0f}" for f in figures)
+            print(
+                f"{label:<34} {statistics.median(f['wall_s'] for f in figures):7.2f} s  "
+                f"{statistics.median(f['recalls_per_s'] for f in figures):8.0f} recalls/s  "
+                f"largest stall {statistics.median(f['stall_max_ms'] for f in figures):8.1f} ms"
+                f"  p99 gap {statistics.median(f['stall_p99_ms'] for f in figures):6.1f} ms"
+                f"  (largest stalls, ms: {stalls})"
+            )
+
+
+async def one_run(
+    args: argparse.Namespace,
+    memory_dir: Path,
+    asked: list[str],
+    runs: dict[str, list[dict[str, float]]],
+) -> None:
+    async def measure_into(
+        label: str, run: Callable[[], Awaitable[list[Any]]]
+    ) -> list[Any]:
+        results, figures = await measure(label, run, args.recalls)
+        runs.setdefault(label, []).append(figures)
+        return results
 
     async with axon.AsyncSession(memory_dir=memory_dir) as session:
         await session.execute(DECL)
@@ -132,8 +162,7 @@ async def main_async(args: argparse.Namespace, memory_dir: Path) -> None:
             return list(await asyncio.gather(*(handle.recall(q, top_k=args.top_k)
                                                for q in asked)))
 
-        async_results, _ = await measure("AsyncSession, asyncio.gather", concurrent,
-                                         args.recalls)
+        async_results = await measure_into("AsyncSession, asyncio.gather", concurrent)
 
     with axon.Session(memory_dir=memory_dir) as sync:
         sync.execute(DECL)
@@ -143,8 +172,7 @@ async def main_async(args: argparse.Namespace, memory_dir: Path) -> None:
         async def blocking() -> list[Any]:
             return [sync_handle.recall(q, top_k=args.top_k) for q in asked]
 
-        sync_results, _ = await measure("Session in a loop, from a coroutine", blocking,
-                                        args.recalls)
+        sync_results = await measure_into("Session in a loop, from a coroutine", blocking)
 
         async def yielding() -> list[Any]:
             out = []
@@ -153,14 +181,14 @@ async def main_async(args: argparse.Namespace, memory_dir: Path) -> None:
                 await asyncio.sleep(0)  # a polite coroutine yields between calls
             return out
 
-        await measure("  the same, yielding between calls", yielding, args.recalls)
+        await measure_into("  the same, yielding between calls", yielding)
 
         async def to_thread() -> list[Any]:
             return list(await asyncio.gather(
                 *(asyncio.to_thread(sync_handle.recall, q, top_k=args.top_k) for q in asked)
             ))
 
-        await measure("Session via asyncio.to_thread", to_thread, args.recalls)
+        await measure_into("Session via asyncio.to_thread", to_thread)
 
     same = [[(r.key, r.score) for r in rs] for rs in async_results] == [
         [(r.key, r.score) for r in rs] for rs in sync_results
@@ -175,6 +203,7 @@ def main() -> None:
     parser.add_argument("--recalls", type=int, default=1000)
     parser.add_argument("--entries", type=int, default=5000)
     parser.add_argument("--top-k", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--dir", type=Path, default=None, help="keep the memory here")
     args = parser.parse_args()
     memory_dir = args.dir or Path(tempfile.mkdtemp(prefix="axon-async-bench-"))

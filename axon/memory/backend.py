@@ -485,6 +485,156 @@ class MemoryBackend(MinimalMemoryBackend):
             linked=linked,
         )
 
+    # ------------------------------------------------------------------ paging and vectors
+
+    async def list_page(
+        self,
+        scope: str | None,
+        *,
+        limit: int,
+        after: str | None = None,
+        oldest_first: bool = False,
+    ) -> EntryPage:
+        """One page of `scope`'s unexpired entries (None: every scope), by keyset cursor.
+
+        Newest first (the order of `list_entries`), or oldest first; `after` is the
+        `cursor` of the previous page. The cursor is the last entry's place in the
+        order, `(timestamp, tie)`, where `tie` is the backend's order key (SQLite and
+        PostgreSQL: the row id; in memory: the identity's first-store position), so a
+        page costs one index range read, never an OFFSET scan, and paging while others
+        write or delete repeats nothing and skips nothing that existed throughout
+        (an entry stored again moves to its new timestamp, like in `list_entries`).
+        `cursor` is None on the last page. A cursor not made by this call for the same
+        order is an `AxonMemoryError`.
+        """
+        self._check_open()
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise AxonMemoryError(f"limit must be a positive integer, got {limit!r}", memory=scope)
+        position = None if after is None else decode_cursor(after, oldest_first, scope)
+        rows = await self._list_after(scope, limit + 1, position, self.clock(), oldest_first)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        cursor = None
+        if more and rows:
+            last, tie = rows[-1]
+            cursor = encode_cursor((last.timestamp, tie), oldest_first)
+        return EntryPage([entry for entry, _ in rows], cursor)
+
+    async def read_vectors(
+        self, scope: str | None, keys: Sequence[str], model_id: str
+    ) -> dict[str, np.ndarray]:
+        """The stored `model_id` vectors of the entries `keys` of `scope`, by key.
+
+        Only vectors of the entry's current text are returned (an entry stored again
+        since it was embedded, or embedded by another model, has none here). Callers
+        pass a page of keys at a time (export reads one page of entries, then their
+        vectors). A backend that keeps no vectors returns {}.
+        """
+        self._check_open()
+        if not keys:
+            return {}
+        return await self._read_vectors(scope, list(keys), model_id)
+
+    async def write_vectors(
+        self, scope: str | None, model_id: str, items: Sequence[tuple[str, np.ndarray]]
+    ) -> int:
+        """Keep `(key, vector)` as the `model_id` vectors of entries of `scope`.
+
+        For vectors computed elsewhere from the same text (an import whose file carries
+        vectors of this backend's model): those entries are not embedded again. Keys
+        with no entry are skipped. Returns how many vectors were kept.
+        """
+        self._check_open()
+        if not items:
+            return 0
+        return await self._write_vectors(scope, model_id, items)
+
+    async def _list_after(
+        self,
+        scope: str | None,
+        limit: int,
+        after: tuple[float, Any] | None,
+        now: float,
+        oldest_first: bool,
+    ) -> list[tuple[MemoryEntry, Any]]:
+        """At most `limit` `(entry, tie)` after `after` in the order `list_page` describes.
+
+        This default reads every entry (a backend with an order index overrides it):
+        its tie is the key, so ties are in key order here.
+        """
+        rows = [(entry, entry.key) for entry in await self._list(scope, None, 0, now)]
+        sign = 1.0 if oldest_first else -1.0
+
+        def order(row: tuple[MemoryEntry, Any]) -> tuple[float, str]:
+            return (sign * row[0].timestamp, row[1])
+
+        rows.sort(key=order)
+        if after is not None:
+            mark = (sign * after[0], str(after[1]))
+            rows = [row for row in rows if order(row) > mark]
+        return rows[:limit]
+
+    async def _read_vectors(
+        self, scope: str | None, keys: list[str], model_id: str
+    ) -> dict[str, np.ndarray]:
+        """See `read_vectors`; the default keeps no vectors."""
+        return {}
+
+    async def _write_vectors(
+        self, scope: str | None, model_id: str, items: Sequence[tuple[str, np.ndarray]]
+    ) -> int:
+        """See `write_vectors`; the default keeps none (entries are embedded as usual)."""
+        return 0
+
+
+@attrs.frozen
+class EntryPage:
+    """A page of `list_page`: its entries and the cursor of the next page (None: last)."""
+
+    entries: list[MemoryEntry]
+    cursor: str | None
+
+
+_CURSOR_PREFIX = {False: "n", True: "o"}
+
+
+def encode_cursor(position: tuple[float, Any], oldest_first: bool) -> str:
+    """The opaque text of a `list_page` cursor: order, timestamp and tie, URL-safe."""
+    import base64
+    import json
+
+    raw = json.dumps([_CURSOR_PREFIX[oldest_first], position[0], position[1]])
+    return base64.urlsafe_b64encode(raw.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def decode_cursor(text: Any, oldest_first: bool, scope: str | None) -> tuple[float, Any]:
+    """`(timestamp, tie)` of a cursor made by `encode_cursor`; `AxonMemoryError` otherwise."""
+    import base64
+    import binascii
+    import json
+
+    problem = AxonMemoryError(
+        f"{str(text)[:40]!r} is not a cursor of this listing (pass the cursor of the "
+        "previous page, or none for the first)",
+        memory=scope,
+    )
+    if not isinstance(text, str) or len(text) > 400:
+        raise problem
+    try:
+        data = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        raise problem from None
+    if (
+        not isinstance(data, list)
+        or len(data) != 3
+        or data[0] != _CURSOR_PREFIX[oldest_first]
+        or not _finite_time(data[1])
+        or isinstance(data[2], bool)
+        or not isinstance(data[2], int | str)
+    ):
+        raise problem
+    return float(data[1]), data[2]
+
 
 DEFAULT_MEMORY_DIR = ".axon"
 """Where embedded persistent stores live when nothing says otherwise (`./.axon`)."""

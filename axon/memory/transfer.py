@@ -19,10 +19,18 @@ The format (LANGUAGE.md §7), one JSON object per line:
 - Unknown fields of an entry line are ignored, so a newer writer's extra fields do
   not stop an older reader; a header with a higher `version` does.
 
-Streaming: export pages through `list_entries(limit, offset)` (`PAGE` entries at a
-time) and import stores `BATCH` entries per `store_many` call, so memory use does
-not grow with the store (except for a run of entries sharing one timestamp, which
-export keeps together to put it back in order; a run is one batch of `remember`s).
+- With vectors (`with_vectors=True`, `axon memory export --with-vectors`) each entry
+  that has a stored vector of the source's embedding model also carries
+  `"vector": {"model": MODEL_ID, "dim": N, "f32": BASE64}`: the vector's N float32
+  values, little-endian, base64 (about 1.4 KB per 256 dimensions, a third of the
+  same numbers as JSON text). Entries not embedded yet are written without one.
+  The field is optional, so the format stays version 1: a reader that does not know
+  it ignores it (and embeds the entry itself).
+
+Streaming: export reads `PAGE` entries at a time with `list_page` (a keyset cursor
+over the backend's order index, oldest first: no OFFSET scan, nothing held but the
+page) and their vectors with `read_vectors`; import stores `BATCH` entries per
+`store_many` call, so memory use does not grow with the store.
 
 Import is idempotent: an entry is identified by (memory, key) and carries its
 original timestamp, so importing the same file twice replaces each entry by
@@ -30,13 +38,20 @@ identical data and adds nothing. A bad line stops the import with a
 `TransferError` naming the line; the batch holding it is not written (batches
 before it are, and importing the repaired file again is safe).
 
-Vectors are not exported: an imported entry is embedded lazily, like any other,
-the first time a semantic recall needs it.
+Vectors on import: a vector whose model is the target backend's embedding model
+(same id and dimension) is kept with `write_vectors` right after its batch is
+stored, so the entry is not embedded again; any other vector is dropped and the
+entry is embedded by the target's model, lazily like any entry, the first time a
+semantic recall needs it. The report counts both (`vectors_kept`,
+`vectors_dropped`). Should an import stop between a batch and its vectors, those
+entries just have no vector yet (they are embedded when needed): never a wrong one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import dataclasses
 import json
 import math
@@ -50,7 +65,7 @@ import attrs
 
 from axon.errors import AxonError, AxonMemoryError
 from axon.memory.backend import MemoryBackend
-from axon.memory.entry import MemoryEntry, NewEntry, encode_json, validate_entry
+from axon.memory.entry import MemoryEntry, NewEntry, encode_json, scope_of, validate_entry
 from axon.memory.lifetimes import OWNED_MARKER, is_reserved
 
 FORMAT = "axon-memory"
@@ -93,6 +108,10 @@ class TransferReport:
 
     memories: dict[str, int]
     skipped_expired: int = 0
+    vectors_kept: int = 0
+    """Export: vectors written. Import: vectors stored with their entries (not re-embedded)."""
+    vectors_dropped: int = 0
+    """Import: vectors of another model than the target's (those entries are re-embedded)."""
 
     @property
     def entries(self) -> int:
@@ -103,6 +122,8 @@ class TransferReport:
             "entries": self.entries,
             "memories": dict(self.memories),
             "skipped_expired": self.skipped_expired,
+            "vectors_kept": self.vectors_kept,
+            "vectors_dropped": self.vectors_dropped,
         }
 
 
@@ -120,27 +141,35 @@ async def export_total(backend: MemoryBackend, memories: Sequence[str]) -> int:
     return sum([await backend.count(name) for name in memories])
 
 
-async def _oldest_first(backend: MemoryBackend, scope: str) -> AsyncIterator[MemoryEntry]:
-    """The unexpired entries of `scope`, oldest first, ties in listing order.
+async def _oldest_pages(
+    backend: MemoryBackend, scope: str
+) -> AsyncIterator[list[MemoryEntry]]:
+    """The unexpired entries of `scope`, oldest first (ties in listing order), by page.
 
-    `list_entries` lists newest first (ties in insertion order); its pages are read
-    from the end backwards, and each run of equal timestamps is put back in
-    listing order before it is yielded.
+    Keyset paging (`list_page`): each page starts where the last one ended, so an
+    export running while others write repeats nothing and skips nothing that
+    existed throughout.
     """
-    end = await backend.count(scope)
-    run: list[MemoryEntry] = []
-    while end > 0:
-        start = max(0, end - PAGE)
-        page = await backend.list_entries(scope, limit=end - start, offset=start)
-        end = start
-        for entry in reversed(page):
-            if run and entry.timestamp != run[0].timestamp:
-                for tied in reversed(run):
-                    yield tied
-                run = []
-            run.append(entry)
-    for tied in reversed(run):
-        yield tied
+    cursor: str | None = None
+    while True:
+        page = await backend.list_page(scope, limit=PAGE, after=cursor, oldest_first=True)
+        if page.entries:
+            yield page.entries
+        if page.cursor is None:
+            return
+        cursor = page.cursor
+
+
+def vector_record(model_id: str, vector: Any) -> dict[str, Any]:
+    """The `vector` field of an export line: model id, dimension, base64 float32 (LE)."""
+    import numpy as np
+
+    array = np.ascontiguousarray(vector, dtype="<f4").reshape(-1)
+    return {
+        "model": model_id,
+        "dim": int(array.shape[0]),
+        "f32": base64.b64encode(array.tobytes()).decode("ascii"),
+    }
 
 
 def entry_record(memory: str, entry: MemoryEntry) -> dict[str, Any]:
@@ -163,36 +192,54 @@ Route = Callable[[str], tuple[MemoryBackend, str]]
 """Where an imported memory goes: name -> (backend, scope); raises `AxonMemoryError` if nowhere."""
 
 
+def _export_model(backend: MemoryBackend, name: str) -> str:
+    """The model whose vectors an export with vectors writes: the backend's embedder's."""
+    if backend.embedder is None:
+        raise AxonMemoryError(
+            "exporting vectors needs the embedding model that made them, and none is "
+            "configured (install the 'semantic' extra, or export without vectors)",
+            memory=name,
+        )
+    return backend.embedder.model_id
+
+
 async def export_entries(
-    out: TextSink, sources: Sequence[Source], *, progress: Progress | None = None
+    out: TextSink,
+    sources: Sequence[Source],
+    *,
+    progress: Progress | None = None,
+    with_vectors: bool = False,
 ) -> TransferReport:
     """Write the header, then every unexpired entry of each source, oldest first, to `out`.
 
     The general form (memories on several backends, or stored under owned scopes, as
     in the REPL); `export_memories` exports the memories of one backend.
+    `with_vectors` adds each entry's stored vector (see the module docstring).
     """
+    models = {name: _export_model(backend, name) for name, backend, _ in sources} if (
+        with_vectors
+    ) else {}
     out.write(encode_json(HEADER) + "\n")
     counts: dict[str, int] = {}
-    done = 0
+    done = vectors = 0
     for name, backend, scope in sources:
         counts[name] = counts.get(name, 0)
-        lines: list[str] = []
-        async for entry in _oldest_first(backend, scope):
-            lines.append(encode_json(entry_record(name, entry)))
-            if len(lines) >= PAGE:
-                out.write("\n".join(lines) + "\n")
-                counts[name] += len(lines)
-                done += len(lines)
-                lines = []
-                if progress is not None:
-                    progress(done)
-        if lines:
-            out.write("\n".join(lines) + "\n")
-            counts[name] += len(lines)
-            done += len(lines)
+        async for page in _oldest_pages(backend, scope):
+            records = [entry_record(name, entry) for entry in page]
+            if with_vectors:
+                model_id = models[name]
+                found = await backend.read_vectors(scope, [e.key for e in page], model_id)
+                for record in records:
+                    vector = found.get(record["key"])
+                    if vector is not None:
+                        record["vector"] = vector_record(model_id, vector)
+                        vectors += 1
+            out.write("\n".join(encode_json(record) for record in records) + "\n")
+            counts[name] += len(records)
+            done += len(records)
             if progress is not None:
                 progress(done)
-    return TransferReport(counts)
+    return TransferReport(counts, vectors_kept=vectors)
 
 
 async def export_memories(
@@ -201,16 +248,20 @@ async def export_memories(
     memories: Sequence[str] | None = None,
     *,
     progress: Progress | None = None,
+    with_vectors: bool = False,
 ) -> TransferReport:
     """Write the header and every unexpired entry of `memories` (default: all) to `out`.
 
-    Lets `OSError` from `out` through.
+    Lets `OSError` from `out` through. `with_vectors`: see `export_entries`.
     """
     names = list(memories) if memories is not None else await memory_names(backend)
     for name in names:
         if is_reserved(name):
             raise AxonMemoryError("owned session scopes are not memories", memory=name)
-    return await export_entries(out, [(name, backend, name) for name in names], progress=progress)
+    return await export_entries(
+        out, [(name, backend, name) for name in names], progress=progress,
+        with_vectors=with_vectors,
+    )
 
 
 def _finite(value: Any) -> bool:
@@ -300,6 +351,36 @@ def parse_record(data: Any, where: str) -> NewEntry:
     return NewEntry(key, data["value"], meta, expires, float(created))
 
 
+ImportedVector = tuple[str, int, bytes]
+"""A vector read from an export line: model id, dimension, little-endian float32 bytes."""
+
+
+def parse_vector(data: dict[str, Any], where: str) -> ImportedVector | None:
+    """The `vector` field of an entry line (None when it has none); checked, not decoded."""
+    field = data.get("vector")
+    if field is None:
+        return None
+    if not isinstance(field, dict):
+        raise TransferError(f'"vector" must be an object, not {_kind(field)}', where=where)
+    model, dim, text = field.get("model"), field.get("dim"), field.get("f32")
+    if not isinstance(model, str) or not model:
+        raise TransferError('"vector" needs a "model" (a non-empty string)', where=where)
+    if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 65536:
+        raise TransferError('"vector" needs a "dim" (a whole number, 1 to 65536)', where=where)
+    if not isinstance(text, str):
+        raise TransferError('"vector" needs "f32" (base64 float32 values)', where=where)
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise TransferError('"vector" "f32" is not base64', where=where) from None
+    if len(raw) != 4 * dim:
+        raise TransferError(
+            f'"vector" "f32" holds {len(raw)} bytes, not {4 * dim} ({dim} float32 values)',
+            where=where,
+        )
+    return model, dim, raw
+
+
 async def import_entries(
     lines: Iterable[str],
     route: Route,
@@ -315,20 +396,38 @@ async def import_entries(
     failures are `AxonMemoryError`.
     """
     counts: dict[str, int] = {}
-    skipped = 0
+    skipped = kept = dropped = 0
     done = 0
-    batch: list[tuple[MemoryBackend, str, NewEntry]] = []
+    batch: list[tuple[MemoryBackend, str, NewEntry, ImportedVector | None]] = []
     seen_header = False
     number = 0
 
     async def flush() -> None:
-        nonlocal batch, done
+        nonlocal batch, done, kept, dropped
         by_backend: dict[int, tuple[MemoryBackend, list[NewEntry]]] = {}
-        for backend, _, item in batch:
+        for backend, _, item, _ in batch:
             by_backend.setdefault(id(backend), (backend, []))[1].append(item)
         for backend, items in by_backend.values():
             await backend.store_many(items)
-        for _, name, _ in batch:
+        vectors: dict[tuple[int, str | None], tuple[MemoryBackend, list[tuple[str, Any]]]] = {}
+        for backend, _, item, vector in batch:
+            if vector is None:
+                continue
+            embedder = backend.embedder
+            model, dim, raw = vector
+            if embedder is None or model != embedder.model_id or dim != embedder.dim:
+                dropped += 1
+                continue
+            import numpy as np
+
+            scope = scope_of(item.metadata)
+            vectors.setdefault((id(backend), scope), (backend, []))[1].append(
+                (item.key, np.frombuffer(raw, dtype="<f4").astype(np.float32))
+            )
+        for (_, scope), (backend, keyed) in vectors.items():
+            assert backend.embedder is not None
+            kept += await backend.write_vectors(scope, backend.embedder.model_id, keyed)
+        for _, name, _, _ in batch:
             counts[name] = counts.get(name, 0) + 1
         done += len(batch)
         batch = []
@@ -346,6 +445,7 @@ async def import_entries(
             seen_header = True
             continue
         item = parse_record(data, where)
+        vector = parse_vector(data, where)
         name = str((item.metadata or {})["scope"])
         try:
             backend, scope = route(name)
@@ -356,14 +456,14 @@ async def import_entries(
             continue
         if scope != name:
             item = dataclasses.replace(item, metadata={**(item.metadata or {}), "scope": scope})
-        batch.append((backend, name, item))
+        batch.append((backend, name, item, vector))
         if len(batch) >= BATCH:
             await flush()
     if not seen_header:
         raise TransferError("the file is empty (no header line)", where=f"{source}:{number or 1}")
     if batch:
         await flush()
-    return TransferReport(counts, skipped)
+    return TransferReport(counts, skipped, kept, dropped)
 
 
 async def import_memories(
@@ -386,7 +486,7 @@ async def import_memories(
 
     report = await import_entries(lines, route, source=source, progress=progress)
     if into is not None:
-        return TransferReport({into: report.entries}, report.skipped_expired)
+        return attrs.evolve(report, memories={into: report.entries})
     return report
 
 
@@ -396,6 +496,7 @@ def export_to_path(
     memories: Sequence[str] | None = None,
     *,
     progress: Progress | None = None,
+    with_vectors: bool = False,
 ) -> TransferReport:
     """`export_memories` into the file at `path`, written whole or not at all.
 
@@ -405,7 +506,11 @@ def export_to_path(
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            report = asyncio.run(export_memories(backend, handle, memories, progress=progress))
+            report = asyncio.run(
+                export_memories(
+                    backend, handle, memories, progress=progress, with_vectors=with_vectors
+                )
+            )
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

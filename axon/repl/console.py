@@ -41,7 +41,8 @@ COMMANDS: dict[str, str] = {
     ".clear": ".clear NAME: delete every entry of memory NAME",
     ".trace": ".trace on|off: print trace events as they happen",
     ".load": ".load FILE: run a whole program (declarations and statements)",
-    ".export": ".export [NAME...] FILE: write memories (default: all) to an export file",
+    ".export": ".export [--with-vectors] [NAME...] FILE: write memories (default: all) to an "
+    "export file (with their stored vectors)",
     ".import": ".import FILE: store the entries of an export file in declared memories",
     ".quit": "leave (so do .exit and Ctrl-D)",
     ".exit": "leave",
@@ -361,10 +362,12 @@ class Console:
                 return self.load(Path(os.path.expanduser(line.split(None, 1)[1].strip())))
             case ".load", []:
                 return self._fail("error: usage: .load FILE")
-            case ".export", [*names, target]:
+            case ".export", ["--with-vectors", *names, target]:
+                return self.export(names, Path(os.path.expanduser(target)), with_vectors=True)
+            case ".export", [*names, target] if target != "--with-vectors":
                 return self.export(names, Path(os.path.expanduser(target)))
-            case ".export", []:
-                return self._fail("error: usage: .export [NAME...] FILE")
+            case ".export", _:
+                return self._fail("error: usage: .export [--with-vectors] [NAME...] FILE")
             case ".import", [target]:
                 return self.import_file(Path(os.path.expanduser(target)))
             case ".import", _:
@@ -433,8 +436,9 @@ class Console:
             self.session._check_open()
             return self.session._call(work)
 
-    def export(self, names: list[str], path: Path) -> bool:
-        """`.export [NAME...] FILE`: the memories (default: every declared one) to FILE."""
+    def export(self, names: list[str], path: Path, *, with_vectors: bool = False) -> bool:
+        """`.export [--with-vectors] [NAME...] FILE`: the memories (default: every declared
+        one) to FILE, with their stored vectors when asked."""
         from axon.memory.transfer import export_entries
 
         for name in names:
@@ -455,7 +459,9 @@ class Console:
             return self._fail(f"{path}: error: cannot write the export ({exc.strerror or exc})")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                report = self._in_session(export_entries(handle, sources))
+                report = self._in_session(
+                    export_entries(handle, sources, with_vectors=with_vectors)
+                )
             os.replace(tmp, path)
         except OSError as exc:
             Path(tmp).unlink(missing_ok=True)

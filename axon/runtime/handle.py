@@ -132,6 +132,17 @@ class Result:
     signals: dict[str, float] | None = None
 
 
+@attrs.frozen
+class Page:
+    """One page of `handle.page(...)`: entries newest first, and `next`, the cursor to
+    pass as `after=` for the following page (None on the last page). The cursor is
+    opaque text (keep it between calls, processes or requests); paging while others
+    write or delete repeats nothing and skips nothing that stayed (LANGUAGE.md §7)."""
+
+    entries: tuple[Entry, ...]
+    next: str | None
+
+
 # ---------------------------------------------------------------- argument checks
 
 
@@ -418,6 +429,28 @@ async def _do_list(
     return [Entry.of(e) for e in await memories.list_matching(memory, limit, filters or None)]
 
 
+async def _do_page(
+    memories: MemoryManager,
+    memory: str,
+    limit: int,
+    after: str | None,
+    filters: dict[str, Any],
+) -> Page:
+    entries, cursor = await memories.page_matching(memory, limit, after, filters or None)
+    return Page(tuple(Entry.of(e) for e in entries), cursor)
+
+
+def _page_args(limit: Any, after: Any, op: str, memory: str) -> tuple[int, str | None]:
+    checked = _limit(limit, op, memory)
+    if checked is None:
+        raise TypeError(f"{op}: limit must be an int, not NoneType")
+    if checked < 1:
+        raise AxonMemoryError(f"{op}: limit must be 1 or more, got {checked}", memory=memory)
+    if after is not None and not isinstance(after, str):
+        raise TypeError(f"{op}: after must be a cursor (a str from Page.next) or None")
+    return checked, after
+
+
 Work = Callable[[MemoryManager, list[dict[str, Any]]], Coroutine[Any, Any, T]]
 
 
@@ -532,6 +565,28 @@ class MemoryHandle:
         filters = _filters(tags, where, op, self.name, type, min_importance)
         return self._run(lambda m, r: _do_list(m, self.name, checked, filters))
 
+    def page(
+        self,
+        *,
+        limit: int = 100,
+        after: str | None = None,
+        tags: Sequence[str] | None = None,
+        where: Mapping[str, Any] | None = None,
+        type: str | None = None,
+        min_importance: Importance | None = None,
+    ) -> Page:
+        """A page of at most `limit` entries, newest first, after the cursor `after`.
+
+        Walk a memory of any size with `page = notes.page()` then
+        `notes.page(after=page.next)` until `page.next` is None: each page is one
+        index range read (a keyset cursor, no OFFSET scan). Filters are recall's; with
+        one, a page holds the matching entries of the next `limit` (maybe none).
+        """
+        op = f"{self.name}.page"
+        checked, cursor = _page_args(limit, after, op, self.name)
+        filters = _filters(tags, where, op, self.name, type, min_importance)
+        return self._run(lambda m, r: _do_page(m, self.name, checked, cursor, filters))
+
     def count(self) -> int:
         """How many unexpired entries the memory holds (for this session's lifetime)."""
         return self._run(lambda m, r: m.count(self.name))
@@ -627,6 +682,22 @@ class AsyncMemoryHandle:
         checked = _limit(limit, op, self.name)
         filters = _filters(tags, where, op, self.name, type, min_importance)
         return await self._run(lambda m, r: _do_list(m, self.name, checked, filters))
+
+    async def page(
+        self,
+        *,
+        limit: int = 100,
+        after: str | None = None,
+        tags: Sequence[str] | None = None,
+        where: Mapping[str, Any] | None = None,
+        type: str | None = None,
+        min_importance: Importance | None = None,
+    ) -> Page:
+        """See `MemoryHandle.page`."""
+        op = f"{self.name}.page"
+        checked, cursor = _page_args(limit, after, op, self.name)
+        filters = _filters(tags, where, op, self.name, type, min_importance)
+        return await self._run(lambda m, r: _do_page(m, self.name, checked, cursor, filters))
 
     async def count(self) -> int:
         """See `MemoryHandle.count`."""

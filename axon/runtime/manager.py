@@ -861,18 +861,18 @@ class MemoryManager:
                 entries = [_named(entry, name) for entry in found]
             else:
                 entries = []
-                offset = 0
+                cursor = None
                 while limit is None or len(entries) < limit:
-                    page = await bound.backend.list_entries(
-                        scope=bound.scope, limit=LIST_PAGE, offset=offset
+                    page = await bound.backend.list_page(
+                        bound.scope, limit=LIST_PAGE, after=cursor
                     )
-                    for entry in page:
+                    for entry in page.entries:
                         named = _named(entry, name)
                         if matches_filters(named.metadata, filters):
                             entries.append(named)
-                    if len(page) < LIST_PAGE:
+                    if page.cursor is None:
                         break
-                    offset += LIST_PAGE
+                    cursor = page.cursor
                 entries = entries[:limit] if limit is not None else entries
         data: dict[str, Any] = {
             "op": "list",
@@ -886,6 +886,40 @@ class MemoryManager:
             data["filters"] = dict(filters)
         self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=_ms(started))
         return entries
+
+    async def page_matching(
+        self,
+        name: str,
+        limit: int,
+        after: str | None,
+        filters: Mapping[str, Any] | None = None,
+    ) -> tuple[list[MemoryEntry], str | None]:
+        """One keyset page (`MemoryBackend.list_page`) of `limit` entries, newest first,
+        those matching `filters` kept, and the cursor of the next page (None: the last).
+
+        With a filter a page may hold fewer than `limit` entries (even none) before
+        the listing ends. A `memory_read` event (`op: page`)."""
+        bound = self.get(name)
+        await self._maybe_sweep(bound)
+        started = time.perf_counter()
+        with _errors_named(name):
+            page = await bound.backend.list_page(bound.scope, limit=limit, after=after)
+        entries = [_named(entry, name) for entry in page.entries]
+        if filters:
+            entries = [entry for entry in entries if matches_filters(entry.metadata, filters)]
+        data: dict[str, Any] = {
+            "op": "page",
+            "results_count": len(entries),
+            "limit": limit,
+            "memory": name,
+            "backend": bound.backend_key[0],
+            "more": page.cursor is not None,
+            "duration_ms": _ms(started),
+        }
+        if filters:
+            data["filters"] = dict(filters)
+        self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=_ms(started))
+        return entries, page.cursor
 
     async def count(self, name: str) -> int:
         bound = self.get(name)

@@ -35,6 +35,7 @@ wait for all and handle recalls `manager.DEFAULT_EMBED_WAIT` (0.5 s).
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import functools
 import os
@@ -361,6 +362,13 @@ def _embedder_provider(embedder: Embedder | EmbedderProvider | None) -> Embedder
     )
 
 
+_Call = tuple[Callable[[], Any], "asyncio.Future[Any]", asyncio.AbstractEventLoop]
+"""A queued `AsyncSession` call: the work, the future awaiting it, that future's loop."""
+
+_Finished = tuple["asyncio.Future[Any]", bool, Any]
+"""A finished call: its future, whether it returned (else raised), the result or error."""
+
+
 class AsyncSession:
     """A `Session` for async code: `execute` and the handle methods are coroutines.
 
@@ -374,15 +382,23 @@ class AsyncSession:
 
     The design: one synchronous core, run off the caller's event loop. The
     `Session` inside runs every operation on its own event loop in its own
-    thread (database, file and model work happen there). This class hands each
-    call to one private dispatcher thread (`loop.run_in_executor` on a
-    single-worker pool, not the loop's default executor) which takes the
-    session's lock and waits for the core; the coroutine awaits the
-    dispatcher's future. So the caller's loop never blocks, concurrent calls
-    (`asyncio.gather`) run one at a time in the order they were made, and the
-    application's default executor is left alone. Cancelling a coroutine before
-    its turn drops the call (nothing happens); once its turn came, the call runs
-    to its end (it happened) and only the result is discarded.
+    thread (database, file and model work happen there). This class queues each
+    call for one private dispatcher thread (a single-worker pool, not the loop's
+    default executor) which takes the session's lock and waits for the core; the
+    coroutine awaits a plain future of its own loop. So the caller's loop never
+    blocks, concurrent calls (`asyncio.gather`) run one at a time in the order
+    they were made, and the application's default executor is left alone.
+    Cancelling a coroutine before its turn drops the call (nothing happens); once
+    its turn came, the call runs to its end (it happened) and only the result is
+    discarded.
+
+    What the caller's loop does per call is kept small, because that is what
+    stalls it (measured: benchmarks/async_session.py, docs/performance.md): a
+    call appends to the queue (no executor future, no thread wake-up per call);
+    the dispatcher is woken once per burst, by a callback that runs after the
+    loop's other ready callbacks (so the 1,000 first steps of a `gather` run
+    before the dispatcher competes with them for the GIL); results come back in
+    batches, one loop wake-up for all those finished since the last one.
 
     Takes the arguments of `Session`. `sync` is the synchronous session inside
     (calls on it from other threads are serialised with these).
@@ -408,12 +424,75 @@ class AsyncSession:
             max_workers=1, thread_name_prefix="axon-async-session"
         )
         self._shut_down = False
+        self._queue_lock = threading.Lock()
+        self._queue: collections.deque[_Call] = collections.deque()
+        self._draining = False  # a drain is scheduled or running
+        self._finished: dict[asyncio.AbstractEventLoop, list[_Finished]] = {}
 
     async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         if self._shut_down:
             raise RuntimeError("this session is closed")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._dispatcher, functools.partial(fn, *args, **kwargs))
+        future: asyncio.Future[T] = loop.create_future()
+        with self._queue_lock:
+            self._queue.append((functools.partial(fn, *args, **kwargs), future, loop))
+            kick = not self._draining
+            self._draining = True
+        if kick:
+            loop.call_soon(self._kick)
+        return await future
+
+    def _kick(self) -> None:
+        """Start the dispatcher on the queue (on the loop, after its ready callbacks)."""
+        try:
+            self._dispatcher.submit(self._drain)
+        except RuntimeError:  # shut down meanwhile: fail what is queued
+            self._drain(refuse=True)
+
+    def _drain(self, refuse: bool = False) -> None:
+        """Dispatcher thread: run the queued calls in order until the queue is empty."""
+        while True:
+            with self._queue_lock:
+                if not self._queue:
+                    self._draining = False
+                    return
+                call, future, loop = self._queue.popleft()
+            if future.cancelled():  # cancelled before its turn: it never happens
+                continue
+            outcome: _Finished
+            if refuse:
+                outcome = (future, False, RuntimeError("this session is closed"))
+            else:
+                try:
+                    outcome = (future, True, call())
+                except BaseException as exc:  # delivered to the awaiting coroutine
+                    outcome = (future, False, exc)
+            self._finish(loop, outcome)
+
+    def _finish(self, loop: asyncio.AbstractEventLoop, outcome: _Finished) -> None:
+        """Hand a result to its loop: one wake-up for every result since the last one."""
+        with self._queue_lock:
+            waiting = self._finished.get(loop)
+            if waiting is not None:
+                waiting.append(outcome)
+                return
+            self._finished[loop] = [outcome]
+        try:
+            loop.call_soon_threadsafe(self._deliver, loop)
+        except RuntimeError:  # that loop is closed: nobody awaits these any more
+            with self._queue_lock:
+                self._finished.pop(loop, None)
+
+    def _deliver(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._queue_lock:
+            outcomes = self._finished.pop(loop, [])
+        for future, ok, value in outcomes:
+            if future.cancelled():
+                continue
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
 
     async def execute(self, text: str, filename: str = "<input>") -> list[Record]:
         """`Session.execute`, as a coroutine: check and run `text`; returns its records."""

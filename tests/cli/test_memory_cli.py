@@ -236,3 +236,33 @@ def test_embed_computes_the_missing_vectors_once(tmp_path: Path) -> None:
     assert missing.returncode == 1 and "Nope" in missing.stderr
     no_model = axon("memory", "embed", "Notes", *where, AXON_EMBEDDER="none")
     assert no_model.returncode == 3 and no_model.stderr.startswith("error: ")
+
+def test_show_pages_by_cursor_and_export_with_vectors(store: Store, tmp_path: Path) -> None:
+    """`show --after CURSOR` continues where the last page ended; `export --with-vectors`
+    writes each embedded entry's vector, and `import` keeps those of its own model."""
+    first = as_json(store("show", "Notes", "--limit", "1", "--json"))
+    assert [e["key"] for e in first["entries"]] == ["tally"] and first["next"]
+    second = as_json(store("show", "Notes", "--limit", "1", "--after", first["next"], "--json"))
+    assert [e["key"] for e in second["entries"]] == ["report"] and second["next"] is None
+    people = store("show", "Notes", "--limit", "1")
+    assert f"--after {first['next']}" in people.stdout
+    bad = store("show", "Notes", "--after", "nonsense")
+    assert bad.returncode != 0 and "not a cursor of this listing" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+    # Embed Notes (a semantic search computes its vectors), then export with vectors.
+    assert store("search", "Notes", "report", "--retrieval", "semantic").returncode == 0
+    export = tmp_path / "vectors.jsonl"
+    report = as_json(store("export", "Notes", "-o", str(export), "--with-vectors", "--json"))
+    assert report["entries"] == 2 and report["vectors_kept"] == 2
+    records = [json.loads(line) for line in export.read_text().splitlines()[1:]]
+    assert [r["vector"]["model"] for r in records] == ["hashing:64", "hashing:64"]
+    assert as_json(store("forget", "Notes", "report", "--json"))["deleted"] == 1
+    imported = as_json(store("import", str(export), "--json"))
+    assert (imported["vectors_kept"], imported["vectors_dropped"]) == (2, 0)
+    other = axon("memory", "import", str(export), "--memory-dir", str(tmp_path / "other"),
+                 "--json", AXON_EMBEDDER="none")
+    assert as_json(other)["vectors_dropped"] == 2
+    unknown = axon("memory", "import", str(export), "--memory-dir", str(tmp_path / "third"),
+                   "--json", AXON_EMBEDDER="no-such-model")
+    assert (as_json(unknown)["entries"], as_json(unknown)["vectors_dropped"]) == (2, 2)

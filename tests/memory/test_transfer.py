@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.memory.entry import NewEntry
@@ -105,12 +106,30 @@ def _postgres(tmp_path: Path, clock: FakeClock) -> MemoryBackend:
     )
 
 
-async def _move(source: MemoryBackend, target: MemoryBackend) -> str:
+async def _move(
+    source: MemoryBackend, target: MemoryBackend, *, with_vectors: bool = False
+) -> str:
     out = io.StringIO()
-    await export_memories(source, out)
+    await export_memories(source, out, with_vectors=with_vectors)
     text = out.getvalue()
     await import_memories(target, io.StringIO(text))
     return text
+
+
+class CountingEmbedder(HashingEmbedder):
+    """`HashingEmbedder` counting the passages it embeds (0 means nothing was re-embedded)."""
+
+    def __init__(self, dim: int = 64) -> None:
+        super().__init__(dim)
+        self.passages = 0
+
+    def embed_passages(self, texts: Any) -> Any:
+        self.passages += len(texts)
+        return super().embed_passages(texts)
+
+
+def _semantic(snapshot: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in snapshot.items() if ".semantic." in k}
 
 
 async def test_store_many_keeps_a_given_timestamp(backend: MemoryBackend, clock: FakeClock) -> None:
@@ -295,3 +314,124 @@ async def test_export_streams_in_bounded_memory(tmp_path: Path) -> None:
     # Holding every entry costs tens of MB; the export stays a small fraction of that.
     assert export_peak < whole_peak / 4, (export_peak, whole_peak)
     await source.close()
+
+
+async def test_round_trip_with_vectors_embeds_nothing_again(tmp_path: Path) -> None:
+    """in-memory -> SQLite -> PostgreSQL -> SQLite with vectors: every hop gives the
+    same gets and rankings, the same JSONL (vectors bit for bit), and no entry is
+    embedded again when the target's model is the source's."""
+    clock = FakeClock()
+    embedders = [CountingEmbedder() for _ in range(4)]
+    origin = registry.create("in_memory", clock=clock, embedder=embedders[0])
+    await _fill(origin, clock)
+    assert await origin.ensure_vectors("Notes") + await origin.ensure_vectors("Diary") == 42
+    embedded = embedders[0].passages
+    sqlite = registry.create("sqlite", memory_dir=tmp_path / "a", clock=clock,
+                             embedder=embedders[1])
+    postgres = registry.create(
+        "pgvector", location=pg_dsn_or_skip(), schema=pg_test_schema(tmp_path / "pg"),
+        pool_size=2, clock=clock, embedder=embedders[2],
+    )
+    final = registry.create("sqlite", memory_dir=tmp_path / "b", clock=clock,
+                            embedder=embedders[3])
+    natives: list[MemoryBackend] = []
+    try:
+        expected = await _snapshot(origin)
+        texts = []
+        for source, target in ((origin, sqlite), (sqlite, postgres), (postgres, final)):
+            out = io.StringIO()
+            exported = await export_memories(source, out, with_vectors=True)
+            assert exported.vectors_kept == 42
+            texts.append(out.getvalue())
+            report = await import_memories(target, io.StringIO(texts[-1]))
+            assert (report.vectors_kept, report.vectors_dropped) == (42, 0)
+            snapshot = await _snapshot(target)
+            assert _portable(snapshot) == _portable(expected)
+            assert _tied(_semantic(snapshot)) == _tied(_semantic(expected))
+            natives.append(await _native_twin(target, tmp_path / f"n{len(natives)}"))
+            assert snapshot == await _snapshot(natives[-1])  # every mode, tie order too
+        assert embedders[0].passages == embedded
+        assert [e.passages for e in embedders[1:]] == [0, 0, 0]  # nothing re-embedded
+        assert texts[0] == texts[1] == texts[2]
+        record = json.loads(texts[0].splitlines()[1])
+        assert set(record["vector"]) == {"model", "dim", "f32"}
+        assert record["vector"]["model"] == "hashing:64" and record["vector"]["dim"] == 64
+        assert json.loads(texts[0].splitlines()[0]) == {"format": "axon-memory", "version": 1}
+    finally:
+        for backend in (origin, sqlite, postgres, final, *natives):
+            await backend.close()
+
+
+def _tied(rankings: dict[str, Any]) -> dict[str, Any]:
+    """Rankings with each run of equal scores as a set: backends order exact ties
+    (here: entries sharing no feature with the query) each their own way."""
+    out: dict[str, Any] = {}
+    for name, ranking in rankings.items():
+        runs: list[tuple[float, set[str]]] = []
+        for key, score in ranking:
+            if runs and runs[-1][0] == score:
+                runs[-1][1].add(key)
+            else:
+                runs.append((score, {key}))
+        out[name] = runs[:-1]  # the last run may be cut by top_k differently
+    return out
+
+
+async def _native_twin(like: MemoryBackend, where: Path) -> MemoryBackend:
+    """A backend of `like`'s kind filled by `_fill` and embedded by its own model."""
+    clock = FakeClock()
+    pg = like.name == "pgvector"
+    twin = _postgres(where, clock) if pg else _sqlite(where, clock, "twin")
+    await _fill(twin, clock)
+    return twin
+
+
+async def test_vectors_of_another_model_are_dropped_and_re_embedded(tmp_path: Path) -> None:
+    clock = FakeClock()
+    origin = registry.create("in_memory", clock=clock, embedder=HashingEmbedder())
+    await _fill(origin, clock)
+    await origin.ensure_vectors("Notes")
+    out = io.StringIO()
+    assert (await export_memories(origin, out, ["Notes"], with_vectors=True)).vectors_kept == 28
+    other = CountingEmbedder(32)
+    target = registry.create("sqlite", memory_dir=tmp_path / "t", clock=clock, embedder=other)
+    report = await import_memories(target, io.StringIO(out.getvalue()))
+    assert (report.entries, report.vectors_kept, report.vectors_dropped) == (28, 0, 28)
+    assert await target.read_vectors("Notes", ["k1"], "hashing:64") == {}
+    await target.retrieve("apple", 5, "Notes", mode="semantic")
+    assert other.passages == 28  # embedded by the target's own model
+    # Without an embedder, vectors cannot be exported (and are skipped on import).
+    bare = registry.create("sqlite", memory_dir=tmp_path / "bare", clock=clock)
+    with pytest.raises(AxonMemoryError, match="exporting vectors needs the embedding model"):
+        await export_memories(origin.__class__(clock=clock), io.StringIO(), ["X"],
+                              with_vectors=True)
+    report = await import_memories(bare, io.StringIO(out.getvalue()))
+    assert report.vectors_dropped == 28
+    for backend in (origin, target, bare):
+        await backend.close()
+
+
+@pytest.mark.parametrize(
+    ("vector", "message"),
+    [
+        ([1, 2], '"vector" must be an object, not a list'),
+        ({"dim": 2, "f32": "AAAAAAAAAAA="}, '"vector" needs a "model"'),
+        ({"model": "m", "dim": 0, "f32": ""}, '"vector" needs a "dim"'),
+        ({"model": "m", "dim": 2}, '"vector" needs "f32"'),
+        ({"model": "m", "dim": 2, "f32": "not base64!"}, "is not base64"),
+        ({"model": "m", "dim": 3, "f32": "AAAAAAAAAAA="}, "holds 8 bytes, not 12"),
+    ],
+)
+async def test_a_bad_vector_names_the_line(
+    tmp_path: Path, vector: Any, message: str
+) -> None:
+    header = json.dumps({"format": "axon-memory", "version": 1})
+    line = json.dumps(
+        {"memory": "A", "key": "k", "value": "v", "created_at": 1.0, "vector": vector}
+    )
+    target = _sqlite(tmp_path, FakeClock(), "bad")
+    with pytest.raises(TransferError) as info:
+        await import_memories(target, [header, line], source="v.jsonl")
+    assert str(info.value).startswith("v.jsonl:2: error: ") and message in str(info.value)
+    assert await target.count() == 0
+    await target.close()

@@ -57,3 +57,22 @@ def test_import_names_an_undeclared_memory(tmp_path: Path) -> None:
         f"{path}:2: error: memory 'Note' is not declared in this session "
         "(did you mean 'Notes'?); declare it first"
     )
+
+
+def test_export_with_vectors(tmp_path: Path) -> None:
+    out = tmp_path / "vectors.jsonl"
+    script = (
+        "memory Notes { store: persistent backend: sqlite retrieval: semantic }\n"
+        'remember("the quarterly report is due friday") -> Notes with { key: "report" }\n'
+        'remember("lunch with the client") -> Notes with { key: "lunch" }\n'
+        'recall("report") from Notes\n'
+        f".export --with-vectors Notes {out}\n"
+        ".export --with-vectors\n"
+    )
+    result = run_axon_repl(["--memory-dir", str(tmp_path / "m")], script, cwd=tmp_path)
+    assert f"exported 2 entries of 1 memories to {out}" in result.stdout
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()[1:]]
+    assert [r["key"] for r in records] == ["report", "lunch"]
+    assert all(r["vector"]["model"] == "hashing:64" and r["vector"]["dim"] == 64
+               for r in records)
+    assert "error: usage: .export [--with-vectors] [NAME...] FILE" in result.stderr

@@ -100,6 +100,10 @@ async def test_the_async_handle_does_what_the_sync_one_does(
         (r["key"], r["score"]) for r in record["results"]
     ]
     assert [e.key for e in await notes.list(limit=2)] == ["b4", "b3"]
+    first = await notes.page(limit=2)
+    assert first == session.sync.memory("Notes").page(limit=2)
+    second = await notes.page(limit=2, after=first.next)
+    assert [e.key for e in (*first.entries, *second.entries)] == ["b4", "b3", "b2", "b1"]
     assert await notes.count() == 6
     assert await notes.delete("b4") is True and await notes.delete("b4") is False
     assert await notes.count() == 5
@@ -216,3 +220,31 @@ async def test_close_is_idempotent_and_a_closed_session_refuses_calls(tmp_path: 
     async with axon.AsyncSession(memory_dir=tmp_path) as other:
         await other.execute("memory M { store: session backend: sqlite }")
         assert await other.memory("M").count() == 0  # the session entry left with its session
+
+
+async def test_a_burst_of_calls_wakes_the_dispatcher_once_and_keeps_its_order(
+    tmp_path: Path,
+) -> None:
+    """What stalls the caller's loop is per-call work on it: 300 concurrent calls make
+    a handful of dispatcher submissions, not one executor future per call (which
+    made 300, each waking the dispatcher to contend for the GIL while the rest of
+    the burst still ran on the loop), and still run in order."""
+    async with axon.AsyncSession(memory_dir=tmp_path) as session:
+        await session.execute("memory Log { store: persistent backend: sqlite retrieval: keyword }")
+        log = session.memory("Log")
+        submitted = 0
+        submit = session._dispatcher.submit
+
+        def counting(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+            nonlocal submitted
+            submitted += 1
+            return submit(fn, *args, **kwargs)
+
+        session._dispatcher.submit = counting  # type: ignore[method-assign]
+        calls = []
+        for i in range(150):
+            calls.append(log.remember(f"entry token{i}", key=f"k{i}"))
+            calls.append(log.count())
+        results = await asyncio.gather(*calls)
+        assert results[1::2] == list(range(1, 151))  # each count sees the remembers before it
+        assert submitted <= 3, submitted

@@ -497,3 +497,42 @@ def test_pg_dsn_is_a_session_argument_and_the_cli_passes_it_without_the_environm
         axon.AxonRuntimeError, match="set the AXON_PG_DSN"
     ):
         session.execute("memory P { store: persistent backend: pgvector }")
+
+
+def test_page_walks_by_cursor_while_others_write_and_delete(
+    session: Session, kit: SessionKit
+) -> None:
+    """`handle.page(after=page.next)`: newest first, a cursor per page; entries written
+    or deleted meanwhile never make an entry that stayed repeat or go missing."""
+    notes = session.memory("Notes")
+    for i in range(25):
+        if i % 4 == 0:
+            kit.clock.advance(1)  # runs of equal timestamps, too
+        notes.remember(f"note {i}", key=f"k{i:02}", tags=["even" if i % 2 == 0 else "odd"])
+    everything = [e.key for e in notes.list()]
+    page = notes.page(limit=4)
+    assert [e.key for e in page.entries] == everything[:4] and page.next is not None
+    seen = [e.key for e in page.entries]
+    deleted = set()
+    step = 0
+    while page.next is not None and step < 50:
+        step += 1
+        victim = everything[(step * 5) % len(everything)]
+        if notes.delete(victim):
+            deleted.add(victim)
+        kit.clock.advance(1)
+        notes.remember(f"late {step}", key=f"late{step}")
+        page = notes.page(limit=4, after=page.next)
+        seen += [e.key for e in page.entries]
+    assert page.next is None
+    assert len(seen) == len(set(seen))
+    assert {k for k in everything if k not in deleted} <= set(seen)
+    assert not any(key.startswith("late") for key in seen)  # newer than the first page
+    evens = notes.page(limit=100, tags=["even"])
+    assert evens.next is None and all(e.metadata["tags"] == ["even"] for e in evens.entries)
+    with pytest.raises(AxonMemoryError, match="not a cursor of this listing"):
+        notes.page(after="garbage")
+    with pytest.raises(AxonMemoryError, match="limit must be 1 or more"):
+        notes.page(limit=0)
+    with pytest.raises(TypeError, match="after must be a cursor"):
+        notes.page(after=3)  # type: ignore[arg-type]

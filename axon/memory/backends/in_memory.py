@@ -423,3 +423,64 @@ class InMemoryBackend(MemoryBackend):
             for key, cosine in state.vectors.search(query_vector, top_k, accept):
                 found.append((cosine, state, str(key)))
         return self._rank(found, top_k)
+
+    # ------------------------------------------------------------------ paging and vectors
+
+    async def _list_after(
+        self,
+        scope: str | None,
+        limit: int,
+        after: tuple[float, Any] | None,
+        now: float,
+        oldest_first: bool,
+    ) -> list[tuple[MemoryEntry, Any]]:
+        """A keyset page, tie = the identity's first-store position (`seq`).
+
+        One pass over the live entries keeping the `limit` smallest (no full sort):
+        O(n log limit) per page.
+        """
+        sign = 1.0 if oldest_first else -1.0
+        mark = None if after is None or not isinstance(after[1], int) else (
+            sign * after[0], after[1]
+        )
+        if after is not None and mark is None:
+            return []
+        rows = (
+            ((sign * entry.timestamp, state.seq[entry.key]), entry)
+            for state in self._named(scope)
+            for entry in state.live_entries(now)
+        )
+        if mark is not None:
+            rows = (row for row in rows if row[0] > mark)
+        best = heapq.nsmallest(limit, rows, key=lambda row: row[0])
+        return [(entry, order[1]) for order, entry in best]
+
+    async def _read_vectors(
+        self, scope: str | None, keys: list[str], model_id: str
+    ) -> dict[str, np.ndarray]:
+        state = self._scopes.get(scope)
+        if state is None or state.vectors is None or state.vector_model != model_id:
+            return {}
+        found = {}
+        for key in keys:
+            vector = state.vectors.vector(key)
+            if vector is not None:
+                found[key] = vector
+        return found
+
+    async def _write_vectors(
+        self, scope: str | None, model_id: str, items: Sequence[tuple[str, np.ndarray]]
+    ) -> int:
+        state = self._scopes.get(scope)
+        if state is None:
+            return 0
+        if state.vector_model != model_id:
+            state.vectors = None
+            state.vector_model = model_id
+        kept = [
+            ((scope, key, state.entries[key]), vector)
+            for key, vector in items
+            if key in state.entries
+        ]
+        await self._save_vectors(model_id, kept)
+        return len(kept)

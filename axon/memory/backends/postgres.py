@@ -898,6 +898,94 @@ class PostgresBackend(MemoryBackend):
         found.sort(key=lambda entry: best_first(entry.score, entry.timestamp))
         return found
 
+    # ------------------------------------------------------------------ paging and vectors
+
+    async def _list_after(
+        self,
+        scope: str | None,
+        limit: int,
+        after: tuple[float, Any] | None,
+        now: float,
+        oldest_first: bool,
+    ) -> list[tuple[MemoryEntry, Any]]:
+        """A keyset page over `entries_scope_time` (scope, timestamp DESC, id).
+
+        Two index range reads in one transaction, as SQLite's (see there): the rest of
+        the cursor's run of equal timestamps in id order, then the timestamps after it.
+        """
+        if after is not None and not isinstance(after[1], int):
+            return []
+        where, params = self._scope_sql(scope)
+        order = "e.timestamp, e.id" if oldest_first else "e.timestamp DESC, e.id"
+        beyond = ">" if oldest_first else "<"
+        select = f"SELECT {_COLUMNS} FROM {self._entries} AS e WHERE {_LIVE}{where}"
+
+        def body(conn: Connection[Any]) -> list[Row]:
+            rows: list[Row] = []
+            seek = ""
+            seek_params: tuple[Any, ...] = ()
+            if after is not None:
+                rows = conn.execute(
+                    f"{select} AND e.timestamp = %s AND e.id > %s ORDER BY e.id LIMIT %s",
+                    (now, *params, after[0], after[1], limit),
+                ).fetchall()
+                seek, seek_params = f" AND e.timestamp {beyond} %s", (after[0],)
+            if len(rows) < limit:
+                rows += conn.execute(
+                    f"{select}{seek} ORDER BY {order} LIMIT %s",
+                    (now, *params, *seek_params, limit - len(rows)),
+                ).fetchall()
+            return rows
+
+        return [(self._entry(row), int(row[0])) for row in self._run(body)]
+
+    async def _read_vectors(
+        self, scope: str | None, keys: list[str], model_id: str
+    ) -> dict[str, np.ndarray]:
+        where, params = (
+            ("e.scope IS NULL", ()) if scope is None else ("e.scope = %s", (scope,))
+        )
+
+        def body(conn: Connection[Any]) -> dict[str, np.ndarray]:
+            table = self._vector_table(conn, model_id, None)
+            if table is None:
+                return {}
+            rows = conn.execute(
+                f"SELECT e.key, v.embedding::real[] FROM {self._entries} AS e "
+                f"JOIN {table} AS v ON v.entry_id = e.id AND v.vgen = e.vgen "
+                f"WHERE {where} AND e.key = ANY(%s)",
+                (*params, list(keys)),
+            ).fetchall()
+            return {str(key): np.asarray(values, dtype=np.float32) for key, values in rows}
+
+        return self._run(body, atomic=False)
+
+    async def _write_vectors(
+        self, scope: str | None, model_id: str, items: Sequence[tuple[str, np.ndarray]]
+    ) -> int:
+        dim = int(np.asarray(items[0][1]).shape[-1])
+        where, params = (
+            ("e.scope IS NULL", ()) if scope is None else ("e.scope = %s", (scope,))
+        )
+
+        def body(conn: Connection[Any]) -> int:
+            table = self._vector_table(conn, model_id, dim)
+            with conn.cursor() as cur:
+                cur.executemany(
+                    f"INSERT INTO {table} (entry_id, vgen, embedding) "
+                    f"SELECT e.id, e.vgen, %s::vector FROM {self._entries} AS e "
+                    f"WHERE {where} AND e.key = %s ON CONFLICT (entry_id) DO UPDATE "
+                    "SET vgen = excluded.vgen, embedding = excluded.embedding",
+                    [(VectorParam(vector), *params, key) for key, vector in items],
+                )
+                return max(cur.rowcount, 0)  # summed over the batch
+
+        try:
+            return int(self._run(body))
+        except BaseException:
+            self._vector_tables.pop(model_id, None)  # its creation may have rolled back
+            raise
+
 
 def _env_pool_size() -> int:
     """`AXON_PG_POOL_SIZE` as a number of connections (default 8); a clear error if not one."""

@@ -797,6 +797,93 @@ class SQLiteBackend(MemoryBackend):
 
         return self._read(body)
 
+    # ------------------------------------------------------------------ paging and vectors
+
+    async def _list_after(
+        self,
+        scope: str | None,
+        limit: int,
+        after: tuple[float, Any] | None,
+        now: float,
+        oldest_first: bool,
+    ) -> list[tuple[MemoryEntry, Any]]:
+        """A keyset page over `entries_recent` (scope, timestamp DESC, id).
+
+        Two index range reads: the rest of the cursor's run of equal timestamps (in
+        id order, as the index holds it), then the following timestamps. Never an
+        OFFSET, and no sort of a long run (one `store_many` batch shares a timestamp).
+        """
+        self._maybe_purge(now)
+        if after is not None and not isinstance(after[1], int):
+            return []
+        where, params = self._scope_sql(scope)
+        order, beyond = ("timestamp, id", ">") if oldest_first else ("timestamp DESC, id", "<")
+
+        def body(conn: sqlite3.Connection) -> list[Row]:
+            rows: list[Row] = []
+            seek = ""
+            seek_params: tuple[Any, ...] = ()
+            if after is not None:
+                rows = conn.execute(
+                    f"{_SELECT} WHERE {LIVE}{where} AND timestamp = ? AND id > ? "
+                    "ORDER BY id LIMIT ?",
+                    (now, *params, after[0], after[1], limit),
+                ).fetchall()
+                seek, seek_params = f" AND timestamp {beyond} ?", (after[0],)
+            if len(rows) < limit:
+                rows += conn.execute(
+                    f"{_SELECT} WHERE {LIVE}{where}{seek} ORDER BY {order} LIMIT ?",
+                    (now, *params, *seek_params, limit - len(rows)),
+                ).fetchall()
+            return rows
+
+        return [(self._entry(row), int(row[0])) for row in self._read(body)]
+
+    async def _read_vectors(
+        self, scope: str | None, keys: list[str], model_id: str
+    ) -> dict[str, np.ndarray]:
+        import numpy as np
+
+        ident = scope if scope is not None else b"\x00"
+
+        def body(conn: sqlite3.Connection) -> dict[str, np.ndarray]:
+            found: dict[str, np.ndarray] = {}
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                for key, dim, blob in conn.execute(
+                    "SELECT e.key, v.dim, v.vector FROM entries AS e CROSS JOIN vectors AS v "
+                    f"ON v.entry_id = e.id WHERE ifnull(e.scope, X'00') = ? AND e.key IN ({marks}) "
+                    "AND +v.model = ?",
+                    (ident, *chunk, model_id),
+                ):
+                    found[key] = np.frombuffer(blob, dtype=np.float32, count=int(dim)).copy()
+            return found
+
+        return self._read(body)
+
+    async def _write_vectors(
+        self, scope: str | None, model_id: str, items: Sequence[tuple[str, np.ndarray]]
+    ) -> int:
+        import numpy as np
+
+        ident = scope if scope is not None else b"\x00"
+        rows = []
+        for key, vector in items:
+            array = np.ascontiguousarray(vector, dtype=np.float32).reshape(-1)
+            rows.append((model_id, int(array.shape[0]), array.tobytes(), ident, key))
+        sql = (
+            "INSERT OR REPLACE INTO vectors (entry_id, model, dim, vector) "
+            "SELECT id, ?, ?, ? FROM entries WHERE ifnull(scope, X'00') = ? AND key = ?"
+        )
+
+        def body(conn: sqlite3.Connection) -> int:
+            before = conn.total_changes
+            conn.executemany(sql, rows)
+            return conn.total_changes - before
+
+        return self._write(body)
+
 
 class VectorDBBackend(SQLiteBackend):
     """The embedded persistent semantic store: the SQLite backend, `semantic` by default."""

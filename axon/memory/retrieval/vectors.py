@@ -46,6 +46,11 @@ class VectorIndex:
         for i, ident in enumerate(idents):
             self.upsert(ident, vectors[i])
 
+    def vector(self, ident: Hashable) -> np.ndarray | None:
+        """A copy of the vector stored for `ident`, or None."""
+        row = self._row.get(ident)
+        return None if row is None else self._matrix[row].copy()
+
     def remove(self, ident: Hashable) -> bool:
         row = self._row.pop(ident, None)
         if row is None:
