@@ -49,6 +49,8 @@ from axon.compiler.check_options import (
     related_problem,
     retrieval_problem,
     tags_problem,
+    tier_problem,
+    tiers_problem,
     top_k_problem,
     type_problem,
 )
@@ -115,6 +117,12 @@ class Entry:
         value = self.metadata.get("importance")
         return float(value) if isinstance(value, int | float) else None
 
+    @property
+    def tier(self) -> str | None:
+        """The tier holding the entry (a tiered memory's), else None."""
+        tier = self.metadata.get("tier")
+        return tier if isinstance(tier, str) else None
+
 
 @attrs.frozen
 class Result:
@@ -129,6 +137,8 @@ class Result:
     score: float
     metadata: dict[str, Any]
     signals: dict[str, float] | None = None
+    tier: str | None = None
+    """The tier the result was found in (a tiered memory's), else None."""
 
 
 # ---------------------------------------------------------------- argument checks
@@ -226,6 +236,28 @@ class _Remember:
     value: Any
     metadata: dict[str, Any]
     expires_in: float | None = None
+    tier: str | None = None
+
+
+def _tier(value: Any, op: str, memory: str) -> str | None:
+    """`tier=`: a tier name (whether the memory has it, the manager says)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{op}: tier must be a str, not {type(value).__name__}")
+    _check(tier_problem(value), op, memory)
+    return value
+
+
+def _tiers(value: Any, op: str, memory: str) -> tuple[str, ...] | None:
+    """`tiers=`: a non-empty list of tier names."""
+    if value is None:
+        return None
+    as_list = list(value) if isinstance(value, tuple) else value
+    if not isinstance(as_list, list):
+        raise TypeError(f"{op}: tiers must be a list of str, not {type(value).__name__}")
+    _check(tiers_problem(as_list), op, memory)
+    return tuple(as_list)
 
 
 def _expires_in(value: Any, op: str, memory: str, key: str) -> float:
@@ -271,8 +303,10 @@ def _remember_args(
     record_type: str | None = None,
     expires_in: float | datetime.timedelta | str | None = None,
     related: Sequence[str] | None = None,
+    tier: str | None = None,
 ) -> _Remember:
     op = f"{memory}.remember"
+    chosen_tier = _tier(tier, op, memory)
     problem = find_unstorable(value, "value", strict=True, finite=False)
     if problem is not None:
         raise TypeError(f"{op}: {problem} (memory '{memory}')")
@@ -304,7 +338,7 @@ def _remember_args(
     meta = entry_metadata(
         HANDLE_SOURCE, checked_tags, number, free, record_type=kind, related=links
     )
-    return _Remember(chosen, copy.deepcopy(value), meta, seconds)
+    return _Remember(chosen, copy.deepcopy(value), meta, seconds, chosen_tier)
 
 
 @attrs.frozen
@@ -313,6 +347,7 @@ class _Recall:
     top_k: int | None
     retrieval: str | None
     filters: dict[str, Any]
+    tiers: tuple[str, ...] | None = None
 
 
 def _recall_args(
@@ -324,8 +359,10 @@ def _recall_args(
     where: Mapping[str, Any] | None,
     record_type: str | None = None,
     min_importance: Importance | None = None,
+    tiers: Sequence[str] | None = None,
 ) -> _Recall:
     op = f"{memory}.recall"
+    chosen_tiers = _tiers(tiers, op, memory)
     if not isinstance(query, str):
         raise TypeError(
             f"{op}: query must be a str, not {type(query).__name__} (memory '{memory}')"
@@ -341,7 +378,7 @@ def _recall_args(
             )
         _check(retrieval_problem(retrieval), op, memory)
     filters = _filters(tags, where, op, memory, record_type, min_importance)
-    return _Recall(query, top_k, retrieval, filters)
+    return _Recall(query, top_k, retrieval, filters, chosen_tiers)
 
 
 # ---------------------------------------------------------------- the operations
@@ -353,7 +390,7 @@ async def _do_remember(
     memories: MemoryManager, records: list[dict[str, Any]], memory: str, args: _Remember
 ) -> str:
     entry = await memories.remember(
-        memory, args.key, args.value, args.metadata, expires_in=args.expires_in
+        memory, args.key, args.value, args.metadata, expires_in=args.expires_in, tier=args.tier
     )
     records.append(
         remember_record(memory, args.key, args.value, entry, line=None, column=None, flow=None)
@@ -368,7 +405,7 @@ async def _do_recall(
     top_k = args.top_k or decl.top_k
     mode = args.retrieval or decl.retrieval
     entries, effective = await memories.recall(
-        memory, args.query, top_k, mode, args.filters or None
+        memory, args.query, top_k, mode, args.filters or None, tiers=args.tiers
     )
     results = recall_results(entries)
     records.append(
@@ -382,6 +419,7 @@ async def _do_recall(
             score=r["score"],
             metadata=copy.deepcopy(r["metadata"]),
             signals=dict(r["signals"]) if "signals" in r else None,
+            tier=r.get("tier"),
         )
         for r in results
     ]
@@ -412,6 +450,10 @@ async def _do_list(
     return [Entry.of(e) for e in await memories.list_matching(memory, limit, filters or None)]
 
 
+async def _do_stats(memories: MemoryManager, memory: str) -> dict[str, dict[str, int]]:
+    return memories.stats(memory)
+
+
 Work = Callable[[MemoryManager, list[dict[str, Any]]], Coroutine[Any, Any, T]]
 
 
@@ -439,6 +481,7 @@ class MemoryHandle:
         type: str | None = None,
         expires_in: float | datetime.timedelta | str | None = None,
         related: Sequence[str] | None = None,
+        tier: str | None = None,
     ) -> str:
         """Store `value` (replacing the entry under the same key); returns the key.
 
@@ -448,10 +491,11 @@ class MemoryHandle:
         `source`, `tags`, `importance`, `type`, `related`), `type` (a record type:
         "long_term", "short_term", "reflex", "dreams"), `expires_in` (seconds, a
         `timedelta`, or "3d"/"never") and `related` (keys of stored entries to
-        associate, both ways) are those of `with { ... }`.
+        associate, both ways) are those of `with { ... }`; so is `tier` (a tiered
+        memory's tier to write to; else its `persist_if` policy, then its `store:`).
         """
         args = _remember_args(
-            self.name, value, key, tags, importance, metadata, type, expires_in, related
+            self.name, value, key, tags, importance, metadata, type, expires_in, related, tier
         )
         return self._run(lambda m, r: _do_remember(m, r, self.name, args))
 
@@ -465,6 +509,7 @@ class MemoryHandle:
         where: Mapping[str, Any] | None = None,
         type: str | None = None,
         min_importance: Importance | None = None,
+        tiers: Sequence[str] | None = None,
     ) -> list[Result]:
         """The best entries for `query`, best first: a recall statement's results.
 
@@ -472,10 +517,11 @@ class MemoryHandle:
         one of the tags, `type` the records of that type, `min_importance` (a
         number or a level) those at least that important (an entry without an
         importance counts as normal), `where` those whose metadata has the given
-        values.
+        values. `tiers` (a tiered memory's) restricts the search to those tiers; each
+        result says its `tier`.
         """
         args = _recall_args(
-            self.name, query, top_k, retrieval, tags, where, type, min_importance
+            self.name, query, top_k, retrieval, tags, where, type, min_importance, tiers
         )
         return self._run(lambda m, r: _do_recall(m, r, self.name, args))
 
@@ -515,6 +561,14 @@ class MemoryHandle:
         """How many unexpired entries the memory holds (for this session's lifetime)."""
         return self._run(lambda m, r: m.count(self.name))
 
+    def stats(self) -> dict[str, dict[str, int]]:
+        """Per tier: `stores`, `recalls`, `forgets`, `promotions`, `demotions` (seed 004).
+
+        A tiered memory has a row per tier, its persistent tier's counted across
+        sessions; another memory one row, its `store`, counted in this session.
+        """
+        return self._run(lambda m, r: _do_stats(m, self.name))
+
 
 class AsyncMemoryHandle:
     """`MemoryHandle` for an `AsyncSession`: the same methods, as coroutines.
@@ -545,10 +599,11 @@ class AsyncMemoryHandle:
         type: str | None = None,
         expires_in: float | datetime.timedelta | str | None = None,
         related: Sequence[str] | None = None,
+        tier: str | None = None,
     ) -> str:
         """See `MemoryHandle.remember`."""
         args = _remember_args(
-            self.name, value, key, tags, importance, metadata, type, expires_in, related
+            self.name, value, key, tags, importance, metadata, type, expires_in, related, tier
         )
         return await self._run(lambda m, r: _do_remember(m, r, self.name, args))
 
@@ -562,10 +617,11 @@ class AsyncMemoryHandle:
         where: Mapping[str, Any] | None = None,
         type: str | None = None,
         min_importance: Importance | None = None,
+        tiers: Sequence[str] | None = None,
     ) -> list[Result]:
         """See `MemoryHandle.recall`."""
         args = _recall_args(
-            self.name, query, top_k, retrieval, tags, where, type, min_importance
+            self.name, query, top_k, retrieval, tags, where, type, min_importance, tiers
         )
         return await self._run(lambda m, r: _do_recall(m, r, self.name, args))
 
@@ -603,3 +659,7 @@ class AsyncMemoryHandle:
     async def count(self) -> int:
         """See `MemoryHandle.count`."""
         return await self._run(lambda m, r: m.count(self.name))
+
+    async def stats(self) -> dict[str, dict[str, int]]:
+        """See `MemoryHandle.stats`."""
+        return await self._run(lambda m, r: _do_stats(m, self.name))

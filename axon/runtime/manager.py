@@ -910,6 +910,7 @@ class MemoryManager:
         A tiered memory lists every tier (one event per tier), newest first overall."""
         tiered = self.tiered.get(name)
         if tiered is not None:
+            await self._maintain(tiered, flush=True)
             per_tier: list[tuple[str, MemoryEntry]] = []
             for tier, one in tiered.tiers.items():
                 with self._as_tier(name, one):
@@ -954,6 +955,7 @@ class MemoryManager:
     async def count(self, name: str) -> int:
         tiered = self.tiered.get(name)
         if tiered is not None:
+            await self._maintain(tiered, flush=True)
             total = 0
             for one in tiered.tiers.values():
                 with self._as_tier(name, one):
@@ -1040,15 +1042,20 @@ class MemoryManager:
         seen: dict[str, tuple[str, MemoryEntry]] = {}
         for tier, entry in found:
             seen[entry.key] = (tier, entry)  # tiers come fastest first: the slower wins
-        merged = sorted(seen.values(), key=lambda item: -item[1].timestamp)
+        merged = sorted(seen.values(), key=lambda item: -item[1].timestamp)  # stable: ties
+        # keep each tier's own order, faster tiers first
         entries = [tiering.located(e, e.metadata.get("scope") or "", t) for t, e in merged]
         return entries[:limit] if limit is not None else entries
 
-    async def _maintain(self, tiered: Tiered) -> None:
-        """Before a tiered operation: each tier's expiry sweep, then due demotions."""
+    async def _maintain(self, tiered: Tiered, *, flush: bool = False) -> None:
+        """Before a tiered operation: each tier's expiry sweep, then due demotions
+        (and, with `flush`, the counters written when those changed them)."""
         for one in tiered.tiers.values():
             await self._maybe_sweep(one)
-        await tiering.demote_idle(self, tiered)
+        with _errors_named(tiered.name):
+            await tiering.demote_idle(self, tiered)
+            if flush:
+                await tiering.flush_stats(tiered)
 
     async def _remember_tiered(
         self,

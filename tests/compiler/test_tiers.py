@@ -53,7 +53,8 @@ def test_an_untiered_memory_keeps_the_old_shape() -> None:
     [
         ("  tiers: [persistent, session]", "must be listed fastest first", 2, 23),
         ("  tiers: [session, session]", "Tier 'session' is listed twice", 2, 20),
-        ("  tiers: [sesion]", "Unknown tier 'sesion' in memory 'M' (did you mean 'session'?)", 2, 11),
+        ("  tiers: [sesion]", "Unknown tier 'sesion' in memory 'M' (did you mean 'session'?)",
+         2, 11),
         ("  tiers: [none]", "Unknown tier 'none'", 2, 11),
         ("  tiers: []", "tiers of memory 'M' is empty", 2, 3),
         ("  tiers: session", "tiers of memory 'M' must be a list", 2, 10),

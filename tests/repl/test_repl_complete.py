@@ -44,7 +44,8 @@ def test_memory_names_after_arrow_from_and_in(completer: AxonCompleter) -> None:
 
 def test_memory_fields_and_their_values(completer: AxonCompleter) -> None:
     assert complete(completer, "memory M {\n  ") == [
-        "backend: ", "decay: ", "link: ", "location: ", "retrieval: ", "store: ", "top_k: ",
+        "backend: ", "decay: ", "demote_after: ", "link: ", "location: ", "persist_if: ",
+        "promote_after: ", "retrieval: ", "store: ", "tiers: ", "top_k: ",
     ]
     assert complete(completer, "memory M { link: ") == ["none", "sequence"]
     assert complete(completer, "memory M { store: session, re") == ["retrieval: "]
@@ -66,10 +67,11 @@ def test_memory_fields_and_their_values(completer: AxonCompleter) -> None:
 
 def test_with_options(completer: AxonCompleter) -> None:
     assert complete(completer, 'remember("x") -> Notes with { ') == [
-        "expires_in: ", "importance: ", "key: ", "metadata: ", "related: ", "tags: ", "type: ",
+        "expires_in: ", "importance: ", "key: ", "metadata: ", "related: ", "tags: ", "tier: ",
+        "type: ",
     ]
     assert complete(completer, 'recall("x") from Notes with { tags: ["a"], ') == [
-        "min_importance: ", "retrieval: ", "top_k: ", "type: ", "where: ",
+        "min_importance: ", "retrieval: ", "tiers: ", "top_k: ", "type: ", "where: ",
     ]
     assert complete(completer, 'recall("x") from Notes with { retrieval: k') == ["keyword"]
 
