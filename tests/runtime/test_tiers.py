@@ -242,16 +242,34 @@ def test_an_untiered_memory_counts_its_one_tier(session: Session) -> None:
     }
 
 
-def test_the_counters_scope_is_not_a_memory(tmp_path: Path) -> None:
-    with axon.Session(memory_dir=tmp_path) as s:
-        s.execute(MEMORY)
-        s.memory("A").remember("x", key="x", tier="persistent")
+def cli(*args: str) -> str:
     out = subprocess.run(
-        [sys.executable, "-m", "axon.cli", "memory", "ls", "--json", "--memory-dir", str(tmp_path)],
-        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True,
+        [sys.executable, "-m", "axon.cli", "memory", *args],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120,
     )
-    names = [m["memory"] for m in json.loads(out.stdout)["memories"]]
-    assert names == ["A"] and not any(n.startswith(STATS_SCOPE_PREFIX) for n in names)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_axon_memory_stats_shows_the_persistent_tier_counters(tmp_path: Path) -> None:
+    with axon.Session(memory_dir=tmp_path) as s:
+        s.execute(MEMORY + "memory Plain {\n  store: persistent\n}\n")
+        s.memory("A").remember("x", key="x", tier="persistent")
+        s.memory("A").remember("y", key="y", tier="persistent")
+        s.memory("A").recall("x")
+        s.memory("Plain").remember("z", key="z")
+    names = [m["memory"] for m in json.loads(cli("ls", "--json", "--memory-dir", str(tmp_path)))[
+        "memories"]]
+    assert names == ["A", "Plain"]  # the counters' reserved scope is no memory
+    assert not any(n.startswith(STATS_SCOPE_PREFIX) for n in names)
+    data = json.loads(cli("stats", "--json", "--memory-dir", str(tmp_path)))
+    by_name = {m["memory"]: m for m in data["memories"]}
+    assert by_name["A"]["entries"] == 2
+    assert by_name["A"]["tiers"] == {"persistent": {
+        "stores": 2, "recalls": 1, "forgets": 0, "promotions": 0, "demotions": 0}}
+    assert "tiers" not in by_name["Plain"]
+    table = cli("stats", "--memory-dir", str(tmp_path))
+    assert "promotions" in table and "persistent" in table
 
 
 # ---------------------------------------------------------------- a crash between the writes
