@@ -325,3 +325,16 @@ def test_a_move_killed_between_its_two_writes_loses_nothing(tmp_path: Path, kind
         kept = {k: v for k, v in entry.metadata.items() if k != "tier"}
         assert kept == {k: v for k, v in before["metadata"].items() if k != "tier"}
         assert [r.key for r in notes.recall("report")] == ["r"]
+
+
+def test_the_tiered_example_program(tmp_path: Path) -> None:
+    path = ROOT / "examples" / "tiered_assistant.axon"
+    records, events = axon.run(path.read_text(), filename=str(path), memory_dir=tmp_path)
+    recalls = {r["alias"]: r["results"] for r in records if r["op"] == "recall"}
+    assert [(r["key"], r["tier"]) for r in recalls["work"]] == [
+        ("todo_quotes", "session"), ("ops_friday", "persistent"),
+    ]
+    assert {r["tier"] for r in recalls["prefs"]} == {"persistent"}
+    assert [(r["key"], r["tier"]) for r in recalls["again"]] == [("todo_quotes", "persistent")]
+    promoted = [e["data"]["key"] for e in events if e["event_type"] == "memory_promote"]
+    assert promoted == ["todo_quotes"]
