@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import attrs
 import pytest
