@@ -472,6 +472,10 @@ class Console:
             return self._fail("error: no memories declared yet: nothing to export")
         sources = []
         for name in chosen:
+            tiered = self.session.memories.tiered.get(name)
+            if tiered is not None:  # every tier of a tiered memory
+                sources += [(name, one.backend, one.scope) for one in tiered.tiers.values()]
+                continue
             bound = self.session.memories.get(name)
             sources.append((name, bound.backend, bound.scope))
         try:

@@ -140,7 +140,7 @@ def test_check_errors_list_every_diagnostic(repl: Repl) -> None:
     assert "<repl:1>:3:3: error:" in err and "retreival" in err
 
 
-def test_stats_lists_the_counters_per_tier(repl: Repl) -> None:
+def test_stats_lists_the_counters_per_tier(repl: Repl, tmp_path: Path) -> None:
     assert repl.run(".stats")
     assert "no memories declared yet" in repl.take()[0]
     repl.run("memory T {\n  tiers: [session, persistent]\n  store: session\n}\n")
@@ -160,6 +160,9 @@ def test_stats_lists_the_counters_per_tier(repl: Repl) -> None:
                     ["T", "persistent", "1", "1", "0", "0", "0"]]
     assert repl.run(".stats")
     assert "Notes" in repl.take()[0]
+    export = tmp_path / "t.jsonl"
+    assert repl.run(f".export T {export}")
+    assert "exported 2 entries" in repl.take()[0]  # both tiers
     assert not repl.run(".stats Nope")
     assert "no memory named 'Nope'" in repl.take()[1]
 
