@@ -970,7 +970,9 @@ def stats_cmd(
     pg_schema: PgSchema = None,
     as_json: AsJson = False,
 ) -> None:
-    """Per memory: entries, oldest and newest entry, how many expire, bytes of values."""
+    """Per memory: entries, oldest and newest entry, how many expire, bytes of values;
+    and, for a tiered memory, its persistent tier's counters (stores, recalls, forgets,
+    promotions, demotions), which survive restarts."""
     store = _store(ctx, memory_dir, pg_dsn, use_pg, pg_schema)
     wants_json = _json_flag(ctx, as_json)
 
@@ -1005,6 +1007,19 @@ def stats_cmd(
         ]
         headers = ("memory", "entries", "oldest", "newest", "expiring", "bytes")
         _print(_table(headers, rows, right={1, 4, 5}, flex=0))
+        tiered = [s for s in stats if s.get("tiers")]
+        if tiered:
+            from axon.runtime.tiers import COUNTERS
+
+            counter_rows = [
+                (s["memory"], tier, *(f"{c[name]:,}" for name in COUNTERS))
+                for s in tiered
+                for tier, c in s["tiers"].items()
+            ]
+            _print(
+                _table(("memory", "tier", *COUNTERS), counter_rows,
+                       right=set(range(2, 2 + len(COUNTERS))), flex=0)
+            )
 
     _run(body)
 
@@ -1033,7 +1048,9 @@ async def _memory_stats(
         if page.cursor is None:
             break
         cursor = page.cursor
-    return {
+    from axon.runtime.tiers import STATS_KEY, read_persisted_stats, stats_scope
+
+    item: dict[str, Any] = {
         "memory": name,
         "entries": count,
         "oldest": oldest,
@@ -1041,3 +1058,6 @@ async def _memory_stats(
         "expiring": expiring,
         "bytes": size,
     }
+    if await backend.get(STATS_KEY, scope=stats_scope(name)) is not None:
+        item["tiers"] = {"persistent": await read_persisted_stats(backend, name)}
+    return item

@@ -37,6 +37,8 @@ class TraceEventType(enum.StrEnum):
     MEMORY_EXPIRE = "memory_expire"
     MEMORY_CLEAR = "memory_clear"
     MEMORY_DELETE = "memory_delete"
+    MEMORY_PROMOTE = "memory_promote"
+    MEMORY_DEMOTE = "memory_demote"
     ERROR = "error"
 
     # The event names of the public reference implementation of AXON's tracer, kept so

@@ -14,6 +14,13 @@ from collections.abc import Callable
 import attrs
 
 from axon.compiler import ast, ir
+from axon.compiler.check_tiers import (
+    check_demote_after,
+    check_persist_if,
+    check_promote_after,
+    check_tier_store,
+    check_tiers,
+)
 from axon.compiler.durations import DurationError, parse_decay
 from axon.compiler.lowering import plain, value_span
 from axon.compiler.names import did_you_mean
@@ -67,6 +74,11 @@ class _Memory:
     link: str = "none"
     top_k: int = DEFAULT_TOP_K
     location: str | None = None
+    tiers: tuple[str, ...] = ()
+    promote_after: int | None = None
+    demote_after: str | None = None
+    demote_after_seconds: float | None = None
+    persist_if: ir.IRTierPolicy | None = None
 
     @property
     def name(self) -> str:
@@ -88,11 +100,24 @@ def _store(m: _Memory, f: ast.Field | None) -> None:
         )
         store = None
     m.store = "ephemeral" if store == "none" else (store or "session")
+    check_tier_store(m, f)
 
 
 def _backend(m: _Memory, f: ast.Field | None) -> None:
-    """The registry's name for the backend (default by store) and what it can do."""
-    default = PERSISTENT_DEFAULT_BACKEND if m.store == "persistent" else SESSION_DEFAULT_BACKEND
+    """The registry's name for the backend (default by store) and what it can do.
+
+    A tiered memory's backend is its persistent tier's (the others are in-process).
+    """
+    if m.tiers and "persistent" not in m.tiers:
+        if f is not None:
+            m.report.error(
+                f"backend: of memory '{m.name}' is its persistent tier's, and its tiers "
+                f"[{', '.join(m.tiers)}] have none (ephemeral and session tiers are in-process)",
+                m.backend_span(),
+            )
+        f = None
+    persistent = m.store == "persistent" or "persistent" in m.tiers
+    default = PERSISTENT_DEFAULT_BACKEND if persistent else SESSION_DEFAULT_BACKEND
     m.backend = _word(f, "backend", m.name, m.report) or default
     info = m.backends.lookup(m.backend)
     if info is None:
@@ -112,13 +137,14 @@ def _backend(m: _Memory, f: ast.Field | None) -> None:
             m.backend_span(),
         )
         return
-    if m.store == "persistent" and not m.capabilities.persistent:
+    if persistent and not m.capabilities.persistent:
+        declared = "has a persistent tier" if m.tiers else "is declared store: persistent"
         m.report.error(
-            f"Memory '{m.name}' is declared store: persistent but backend '{m.backend}' "
+            f"Memory '{m.name}' {declared} but backend '{m.backend}' "
             "keeps nothing across processes (use sqlite, vector_db or pgvector)",
             m.backend_span(),
         )
-    if m.store != "persistent" and m.capabilities.persistent:
+    if not persistent and m.capabilities.persistent:
         m.report.warn(
             f"Memory '{m.name}' is store: {m.store} on persistent backend '{m.backend}': "
             "its entries are removed when the "
@@ -202,6 +228,7 @@ def _location(m: _Memory, f: ast.Field | None) -> None:
 
 
 _VALIDATORS: dict[str, Callable[[_Memory, ast.Field | None], None]] = {
+    "tiers": check_tiers,  # first: the store and backend of a tiered memory depend on it
     "store": _store,
     "backend": _backend,  # after store: the default backend depends on it
     "retrieval": _retrieval,  # after backend: its capabilities decide
@@ -209,6 +236,9 @@ _VALIDATORS: dict[str, Callable[[_Memory, ast.Field | None], None]] = {
     "link": _link,
     "top_k": _top_k,
     "location": _location,
+    "promote_after": check_promote_after,
+    "demote_after": check_demote_after,
+    "persist_if": check_persist_if,
 }
 """Each memory field's validator, run in this order (diagnostics come out in it)."""
 
@@ -247,6 +277,11 @@ def check_memory(decl: ast.Declaration, backends: BackendRegistry, report: Repor
         top_k=memory.top_k,
         location=memory.location,
         link=memory.link,
+        tiers=memory.tiers,
+        promote_after=memory.promote_after,
+        demote_after=memory.demote_after,
+        demote_after_seconds=memory.demote_after_seconds,
+        persist_if=memory.persist_if,
         line=decl.span.line,
         column=decl.span.column,
     )

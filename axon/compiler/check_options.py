@@ -33,12 +33,14 @@ from axon.memory.entry import (
     is_number,
 )
 
-REMEMBER_OPTIONS = ("expires_in", "importance", "key", "metadata", "related", "tags", "type")
-"""What `with { ... }` accepts on remember."""
-RECALL_OPTIONS = ("min_importance", "retrieval", "tags", "top_k", "type", "where")
-"""What `with { ... }` accepts on recall."""
-PLANNED_OPTIONS = ("tier", "tiers")
-"""Options planned for tiers that this implementation does not have yet."""
+REMEMBER_OPTIONS = (
+    "expires_in", "importance", "key", "metadata", "related", "tags", "tier", "type",
+)
+"""What `with { ... }` accepts on remember (`tier`: tiered memories only, see the checker)."""
+RECALL_OPTIONS = ("min_importance", "retrieval", "tags", "tiers", "top_k", "type", "where")
+"""What `with { ... }` accepts on recall (`tiers`: tiered memories only, see the checker)."""
+TIER_NAMES = ("ephemeral", "session", "persistent")
+"""The tiers `tier` and `tiers` may name (fastest first, as `check_tiers.TIER_ORDER`)."""
 RECORD_FIELDS = ("importance", "related", "tags", "type")
 """Metadata names that are options of their own (records, seed 002): not free metadata."""
 FILTER_OPTIONS = ("importance", "tags", "type")
@@ -59,6 +61,8 @@ class RememberOptions:
     expires_in: str | None = None
     """The entry's own expiry as written (`3d`, `never`), checked by `expires_in_problem`."""
     related: tuple[str, ...] | None = None
+    tier: str | None = None
+    tier_field: ast.Field | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen
@@ -69,6 +73,8 @@ class RecallOptions:
     retrieval: str | None = None
     filters: dict[str, JSON] = attrs.field(factory=dict)
     retrieval_field: ast.Field | None = attrs.field(default=None, eq=False)
+    tiers: tuple[str, ...] | None = None
+    tiers_field: ast.Field | None = attrs.field(default=None, eq=False)
 
 
 def _fields(op: str, options: ast.MapValue | None, report: Reporter) -> dict[str, ast.Field]:
@@ -89,12 +95,6 @@ def _fields(op: str, options: ast.MapValue | None, report: Reporter) -> dict[str
             report.error(
                 f"'{f.name}' is a {'recall' if op == 'remember' else 'remember'} option, "
                 f"not valid in {op}. Valid: {', '.join(valid)}",
-                f.span,
-            )
-        elif f.name in PLANNED_OPTIONS:
-            report.error(
-                f"Option '{f.name}' (tiers) is not implemented yet. "
-                f"Valid in {op}: {', '.join(valid)}",
                 f.span,
             )
         elif op == "remember" and f.name in RUNTIME_METADATA:
@@ -218,6 +218,41 @@ def retrieval_problem(value: Any) -> str | None:
     )
 
 
+def tier_problem(value: Any) -> str | None:
+    """`with { tier: ... }` names a tier (whether the memory has it is checked apart)."""
+    if isinstance(value, str) and value in TIER_NAMES:
+        return None
+    return (
+        f"Unknown tier {_shown(value)}{did_you_mean(str(value), TIER_NAMES)}. "
+        f"Valid: {', '.join(TIER_NAMES)}"
+    )
+
+
+def tiers_problem(value: Any) -> str | None:
+    """`with { tiers: [...] }` is a non-empty list of tier names."""
+    if not isinstance(value, list) or not value:
+        return f"tiers must be a non-empty list of tiers, such as [session], got {_shown(value)}"
+    for item in value:
+        problem = tier_problem(item)
+        if problem is not None:
+            return problem
+    return None
+
+
+def tier_membership_problem(memory: str, tiers: Any, asked: Any) -> str | None:
+    """A tier that the memory does not have (`tiers` are its declared tiers, maybe none)."""
+    names = asked if isinstance(asked, list | tuple) else [asked]
+    if not tiers:
+        return (
+            f"Memory '{memory}' has no tiers: declare tiers: [...] in it to use "
+            f"{'tier' if isinstance(asked, str) else 'tiers'} in with"
+        )
+    for name in names:
+        if name not in tiers:
+            return f"Memory '{memory}' has no tier '{name}'. Its tiers: {', '.join(tiers)}"
+    return None
+
+
 def filter_problem(name: str, value: Any, filters: dict[str, Any]) -> str | None:
     """A `where` field: not given twice (nor as `tags` too), a scalar or a list of scalars."""
     if name in filters:
@@ -302,9 +337,17 @@ def remember_options(options: ast.MapValue | None, report: Reporter) -> Remember
             report.error(problem, f.span)
         else:
             metadata[f.name] = plain(f.value)
+    tier = None
+    if "tier" in fields:
+        value = plain(fields["tier"].value)
+        problem = tier_problem(value)
+        if problem is not None:
+            report.error(problem, value_span(fields["tier"]))
+        elif isinstance(value, str):
+            tier = value
     return RememberOptions(
         key, _tags(fields.get("tags"), report), importance, metadata,
-        record_type, expires_in, related,
+        record_type, expires_in, related, tier, fields.get("tier"),
     )
 
 
@@ -373,7 +416,17 @@ def recall_options(options: ast.MapValue | None, report: Reporter) -> RecallOpti
     if least is not None:
         filters["importance"] = min_importance_filter(least)
     _add_where(fields, "recall", report, filters)
-    return RecallOptions(top_k, retrieval, filters, fields.get("retrieval"))
+    tiers = None
+    if "tiers" in fields:
+        value = plain(fields["tiers"].value)
+        problem = tiers_problem(value)
+        if problem is not None:
+            report.error(problem, value_span(fields["tiers"]))
+        elif isinstance(value, list):
+            tiers = tuple(dict.fromkeys(str(t) for t in value))
+    return RecallOptions(
+        top_k, retrieval, filters, fields.get("retrieval"), tiers, fields.get("tiers")
+    )
 
 
 # ---------------------------------------------------------------- forget
@@ -416,12 +469,6 @@ def _forget_fields(options: ast.MapValue | None, report: Reporter) -> dict[str, 
             kind = f"a {kind}"
             report.error(
                 f"'{f.name}' is {kind} option, not valid in forget. Valid: {valid}", f.span
-            )
-        elif f.name in PLANNED_OPTIONS:
-            report.error(
-                f"Option '{f.name}' (tiers and memory records) is not implemented yet. "
-                f"Valid in forget: {valid}",
-                f.span,
             )
         else:
             report.error(

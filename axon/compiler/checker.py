@@ -21,6 +21,7 @@ from axon.compiler.check_options import (
     key_problem,
     recall_options,
     remember_options,
+    tier_membership_problem,
 )
 from axon.compiler.lowering import condition_text, expr, names_in, plain, text_of, value_span
 from axon.compiler.names import Suggester, did_you_mean, key_for_literal, key_for_name
@@ -456,9 +457,11 @@ class Checker:
         return memory
 
     def _remember(self, stmt: ast.Remember, bound: set[str], *, top: bool) -> ir.IRRemember:
-        self._memory_ref("remember", "target", stmt.target, stmt.target_span)
+        memory = self._memory_ref("remember", "target", stmt.target, stmt.target_span)
         self._check_refs(stmt.value, bound, "remember", stmt.span, top=top)
         checked = remember_options(stmt.options, self.report)
+        if memory is not None and checked.tier is not None and checked.tier_field is not None:
+            self._check_tiers(memory, checked.tier, checked.tier_field)
         key = checked.key
         if key is None:
             if isinstance(stmt.value, ast.Name):
@@ -479,7 +482,16 @@ class Checker:
             type=checked.type,
             expires_in=checked.expires_in,
             related=checked.related,
+            tier=checked.tier,
         )
+
+    def _check_tiers(self, memory: ir.IRMemory, asked: str | tuple[str, ...], f: ast.Field) -> None:
+        """`with { tier: ... }` / `with { tiers: [...] }` name tiers the memory has."""
+        problem = tier_membership_problem(
+            memory.name, memory.tiers, asked if isinstance(asked, str) else list(asked)
+        )
+        if problem is not None:
+            self.error(problem, value_span(f))
 
     def _recall(self, stmt: ast.Recall, bound: set[str]) -> ir.IRRecall:
         memory = self._memory_ref("recall", "source", stmt.source, stmt.source_span)
@@ -489,6 +501,8 @@ class Checker:
         if checked.retrieval is not None and checked.retrieval_field is not None:
             retrieval = checked.retrieval
             self._check_mode(memory, retrieval, value_span(checked.retrieval_field))
+        if memory is not None and checked.tiers is not None and checked.tiers_field is not None:
+            self._check_tiers(memory, checked.tiers, checked.tiers_field)
         bound.add(stmt.alias or stmt.source)
         return ir.IRRecall(
             query=text_of(stmt.query),
@@ -501,6 +515,7 @@ class Checker:
             query_value=expr(stmt.query),
             retrieval=retrieval,
             filters=checked.filters,
+            tiers=checked.tiers,
         )
 
     def _forget(self, stmt: ast.Forget, bound: set[str], *, top: bool) -> ir.IRForget:

@@ -18,12 +18,15 @@ import attrs
 from axon.errors import Diagnostic
 from axon.source import Span
 
-IR_VERSION = 2
+IR_VERSION = 3
 """The shape of `IRProgram.to_dict()`. 1: no `ir_version` key, `runs` beside
 `statements`, `on_failure` as written. 2: `on_failure` an `IROnFailure` node, flows
 carry `result_name`, no `runs` (a run is in `statements`). Still 2 with `IRForget`:
 a new node type, no existing node changed shape (a reader of version 2 that meets a
-node it does not know should refuse the program, not skip the statement)."""
+node it does not know should refuse the program, not skip the statement). 3: tiered
+memories: `IRMemory` carries `tiers`, `promote_after`, `demote_after`,
+`demote_after_seconds` and `persist_if` (an `IRTierPolicy` or null), `IRRemember`
+carries `tier`, `IRRecall` carries `tiers` (docs/language.md, Tiered memories)."""
 
 JSON: TypeAlias = "str | int | float | bool | list[JSON] | dict[str, JSON] | None"
 """Plain data as the checker keeps a field's value: names as their text."""
@@ -125,6 +128,27 @@ class IRMemory(_Located):
     column: int = _position()
     link: str = "none"
     """`none` (entries independent) or `sequence` (each read with the one before it)."""
+    tiers: tuple[str, ...] = ()
+    """The tiers of a tiered memory, fastest first (`ephemeral`, `session`,
+    `persistent`); empty for a memory of one lifetime (its `store`). For a tiered
+    memory `store` is the default write tier and `backend` the persistent tier's."""
+    promote_after: int | None = None
+    """Recalls that move an entry one tier toward persistent (tiered memories only)."""
+    demote_after: str | None = None
+    """Idle time, as written, that moves an entry one tier back (tiered memories only)."""
+    demote_after_seconds: float | None = None
+    persist_if: IRTierPolicy | None = None
+    """The write policy: which entries go to the persistent tier when `with` names none."""
+
+
+@attrs.frozen
+class IRTierPolicy(_Node):
+    """`persist_if: { importance: high, type: [long_term] }` of a tiered memory: a write
+    whose importance is at least `min_importance`, or whose record type is one of
+    `types`, goes to the persistent tier (docs/language.md, Tiered memories)."""
+
+    min_importance: float | None = None
+    types: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -200,6 +224,8 @@ class IRRemember(_Located):
     type: str | None = None
     expires_in: str | None = None
     related: tuple[str, ...] | None = None
+    tier: str | None = None
+    """`with { tier: session }` of a tiered memory: the tier this write goes to."""
 
 
 @attrs.frozen
@@ -221,6 +247,8 @@ class IRRecall(_Located):
     query_value: IRExpr = IRLiteral("")
     retrieval: str = "exact"
     filters: dict[str, JSON] = attrs.field(factory=dict)
+    tiers: tuple[str, ...] | None = None
+    """`with { tiers: [...] }` of a tiered memory: the tiers searched (None: all)."""
 
 
 @attrs.frozen(kw_only=True)

@@ -26,7 +26,7 @@ import attrs
 from axon.errors import AxonMemoryError
 from axon.memory.entry import Clock, MemoryEntry, NewEntry, validate_entry
 from axon.memory.retrieval.hybrid import HybridWeights
-from axon.memory.retrieval.scores import semantic_score, similarity_floor
+from axon.memory.retrieval.scores import semantic_score, similarity_floor, weigh_importance
 from axon.trace import TraceEventType
 
 if TYPE_CHECKING:
@@ -229,6 +229,8 @@ class MemoryBackend(MinimalMemoryBackend):
             results = await self._semantic(query, top_k, scope, filters, now)
         else:
             results = await self._hybrid(query, top_k, scope, filters, now, linked)
+        if mode != "exact":  # records' importance (`scores.IMPORTANCE_WEIGHT`)
+            results = weigh_importance(results)
         if self._tracer is not None:
             self._tracer.emit(
                 TraceEventType.MEMORY_READ,

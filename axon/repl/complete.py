@@ -99,7 +99,7 @@ class AxonCompleter(Completer):
             return
         word = _WORD.search(line)
         typed = word.group(0) if word else ""
-        if re.fullmatch(r"\.(show|clear|export(\s+\w+)*)\s+\w*", line):
+        if re.fullmatch(r"\.(show|clear|(export|stats)(\s+\w+)*)\s+\w*", line):
             yield from _matching([(n, "memory") for n in self.memory_names()], typed)
         elif re.fullmatch(r"\.trace\s+\w*", line):
             yield from _matching([("on", ""), ("off", "")], typed)

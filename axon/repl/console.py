@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     ".help": "show this help",
     ".memories": "list memories: store, backend, retrieval, decay, entry count",
     ".show": ".show NAME [N]: the N newest entries of memory NAME (default 10)",
+    ".stats": ".stats [NAME...]: per tier stores, recalls, forgets, promotions, demotions",
     ".clear": ".clear NAME: delete every entry of memory NAME",
     ".trace": ".trace on|off: print trace events as they happen",
     ".load": ".load FILE: run a whole program (declarations and statements)",
@@ -347,6 +348,8 @@ class Console:
                 return self.show(name, int(count))
             case ".show", _:
                 return self._fail("error: usage: .show NAME [N]  (N a positive number)")
+            case ".stats", names:
+                return self.show_stats(names)
             case ".clear", [name]:
                 return self.clear(name)
             case ".clear", _:
@@ -399,6 +402,30 @@ class Console:
         self._say(render.memories_table(memories, self.width))
         return True
 
+    def show_stats(self, names: list[str]) -> bool:
+        """`.stats [NAME...]`: the counters of each memory (default: every declared one),
+        a row per tier (`MemoryHandle.stats`)."""
+        from axon.render import text_table
+        from axon.runtime.tiers import COUNTERS
+
+        for name in names:
+            if not self._known_memory(name):
+                return False
+        chosen = names or self.session.memory_names()
+        if not chosen:
+            self._say("no memories declared yet (memory Notes { store: session })")
+            return True
+        rows = [
+            (name, tier, *(f"{counts[c]:,}" for c in COUNTERS))
+            for name in chosen
+            for tier, counts in self.session.memory(name).stats().items()
+        ]
+        self._say(
+            text_table(("memory", "tier", *COUNTERS), rows, width=self.width,
+                       right=set(range(2, 2 + len(COUNTERS))), flex=0)
+        )
+        return True
+
     def _known_memory(self, name: str) -> bool:
         names = self.session.memory_names()
         if name in names:
@@ -449,6 +476,10 @@ class Console:
             return self._fail("error: no memories declared yet: nothing to export")
         sources = []
         for name in chosen:
+            tiered = self.session.memories.tiered.get(name)
+            if tiered is not None:  # every tier of a tiered memory
+                sources += [(name, one.backend, one.scope) for one in tiered.tiers.values()]
+                continue
             bound = self.session.memories.get(name)
             sources.append((name, bound.backend, bound.scope))
         try:

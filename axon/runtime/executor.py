@@ -128,7 +128,7 @@ class Executor:
         )
         entry = await self.memories.remember(
             stmt.memory_target, stmt.key, value, metadata,
-            expires_in=expires_in_seconds(stmt.expires_in),
+            expires_in=expires_in_seconds(stmt.expires_in), tier=stmt.tier,
         )
         self.records.append(
             remember_record(
@@ -143,7 +143,8 @@ class Executor:
             query = " ".join(str(r.get("value")) for r in query.results)
         text = query if isinstance(query, str) else str(query)
         entries, retrieval, pending = await self.memories.recall_pending(
-            stmt.memory_source, text, stmt.top_k, stmt.retrieval, stmt.filters
+            stmt.memory_source, text, stmt.top_k, stmt.retrieval, stmt.filters,
+            tiers=stmt.tiers,
         )
         results = tuple(recall_results(entries))
         frame.bind(

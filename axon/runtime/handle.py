@@ -49,6 +49,8 @@ from axon.compiler.check_options import (
     related_problem,
     retrieval_problem,
     tags_problem,
+    tier_problem,
+    tiers_problem,
     top_k_problem,
     type_problem,
 )
@@ -116,6 +118,12 @@ class Entry:
         value = self.metadata.get("importance")
         return float(value) if isinstance(value, int | float) else None
 
+    @property
+    def tier(self) -> str | None:
+        """The tier holding the entry (a tiered memory's), else None."""
+        tier = self.metadata.get("tier")
+        return tier if isinstance(tier, str) else None
+
 
 @attrs.frozen
 class Result:
@@ -130,6 +138,8 @@ class Result:
     score: float
     metadata: dict[str, Any]
     signals: dict[str, float] | None = None
+    tier: str | None = None
+    """The tier the result was found in (a tiered memory's), else None."""
 
 
 @attrs.frozen
@@ -238,6 +248,28 @@ class _Remember:
     value: Any
     metadata: dict[str, Any]
     expires_in: float | None = None
+    tier: str | None = None
+
+
+def _tier(value: Any, op: str, memory: str) -> str | None:
+    """`tier=`: a tier name (whether the memory has it, the manager says)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{op}: tier must be a str, not {type(value).__name__}")
+    _check(tier_problem(value), op, memory)
+    return value
+
+
+def _tiers(value: Any, op: str, memory: str) -> tuple[str, ...] | None:
+    """`tiers=`: a non-empty list of tier names."""
+    if value is None:
+        return None
+    as_list = list(value) if isinstance(value, tuple) else value
+    if not isinstance(as_list, list):
+        raise TypeError(f"{op}: tiers must be a list of str, not {type(value).__name__}")
+    _check(tiers_problem(as_list), op, memory)
+    return tuple(as_list)
 
 
 def _expires_in(value: Any, op: str, memory: str, key: str) -> float:
@@ -283,8 +315,10 @@ def _remember_args(
     record_type: str | None = None,
     expires_in: float | datetime.timedelta | str | None = None,
     related: Sequence[str] | None = None,
+    tier: str | None = None,
 ) -> _Remember:
     op = f"{memory}.remember"
+    chosen_tier = _tier(tier, op, memory)
     problem = find_unstorable(value, "value", strict=True, finite=False)
     if problem is not None:
         raise TypeError(f"{op}: {problem} (memory '{memory}')")
@@ -316,7 +350,7 @@ def _remember_args(
     meta = entry_metadata(
         HANDLE_SOURCE, checked_tags, number, free, record_type=kind, related=links
     )
-    return _Remember(chosen, copy.deepcopy(value), meta, seconds)
+    return _Remember(chosen, copy.deepcopy(value), meta, seconds, chosen_tier)
 
 
 @attrs.frozen
@@ -327,6 +361,7 @@ class _Recall:
     filters: dict[str, Any]
     embed_wait: float | None = None
     """Seconds to wait for pending vectors (inf: all); None: the session's default."""
+    tiers: tuple[str, ...] | None = None
 
 
 def _recall_args(
@@ -339,8 +374,10 @@ def _recall_args(
     record_type: str | None = None,
     min_importance: Importance | None = None,
     embed_wait: float | str | None = None,
+    tiers: Sequence[str] | None = None,
 ) -> _Recall:
     op = f"{memory}.recall"
+    chosen_tiers = _tiers(tiers, op, memory)
     if not isinstance(query, str):
         raise TypeError(
             f"{op}: query must be a str, not {type(query).__name__} (memory '{memory}')"
@@ -357,7 +394,7 @@ def _recall_args(
         _check(retrieval_problem(retrieval), op, memory)
     filters = _filters(tags, where, op, memory, record_type, min_importance)
     wait = None if embed_wait is None else embed_wait_seconds(embed_wait, op)
-    return _Recall(query, top_k, retrieval, filters, wait)
+    return _Recall(query, top_k, retrieval, filters, wait, chosen_tiers)
 
 
 # ---------------------------------------------------------------- the operations
@@ -369,7 +406,7 @@ async def _do_remember(
     memories: MemoryManager, records: list[dict[str, Any]], memory: str, args: _Remember
 ) -> str:
     entry = await memories.remember(
-        memory, args.key, args.value, args.metadata, expires_in=args.expires_in
+        memory, args.key, args.value, args.metadata, expires_in=args.expires_in, tier=args.tier
     )
     records.append(
         remember_record(memory, args.key, args.value, entry, line=None, column=None, flow=None)
@@ -385,7 +422,8 @@ async def _do_recall(
     mode = args.retrieval or decl.retrieval
     wait = memories.call_embed_wait if args.embed_wait is None else args.embed_wait
     entries, effective, pending = await memories.recall_pending(
-        memory, args.query, top_k, mode, args.filters or None, embed_wait=wait
+        memory, args.query, top_k, mode, args.filters or None, embed_wait=wait,
+        tiers=args.tiers,
     )
     results = recall_results(entries)
     records.append(
@@ -399,6 +437,7 @@ async def _do_recall(
             score=r["score"],
             metadata=copy.deepcopy(r["metadata"]),
             signals=dict(r["signals"]) if "signals" in r else None,
+            tier=r.get("tier"),
         )
         for r in results
     ]
@@ -451,6 +490,10 @@ def _page_args(limit: Any, after: Any, op: str, memory: str) -> tuple[int, str |
     return checked, after
 
 
+async def _do_stats(memories: MemoryManager, memory: str) -> dict[str, dict[str, int]]:
+    return memories.stats(memory)
+
+
 Work = Callable[[MemoryManager, list[dict[str, Any]]], Coroutine[Any, Any, T]]
 
 
@@ -478,6 +521,7 @@ class MemoryHandle:
         type: str | None = None,
         expires_in: float | datetime.timedelta | str | None = None,
         related: Sequence[str] | None = None,
+        tier: str | None = None,
     ) -> str:
         """Store `value` (replacing the entry under the same key); returns the key.
 
@@ -487,10 +531,11 @@ class MemoryHandle:
         `source`, `tags`, `importance`, `type`, `related`), `type` (a record type:
         "long_term", "short_term", "reflex", "dreams"), `expires_in` (seconds, a
         `timedelta`, or "3d"/"never") and `related` (keys of stored entries to
-        associate, both ways) are those of `with { ... }`.
+        associate, both ways) are those of `with { ... }`; so is `tier` (a tiered
+        memory's tier to write to; else its `persist_if` policy, then its `store:`).
         """
         args = _remember_args(
-            self.name, value, key, tags, importance, metadata, type, expires_in, related
+            self.name, value, key, tags, importance, metadata, type, expires_in, related, tier
         )
         return self._run(lambda m, r: _do_remember(m, r, self.name, args))
 
@@ -505,6 +550,7 @@ class MemoryHandle:
         type: str | None = None,
         min_importance: Importance | None = None,
         embed_wait: float | str | None = None,
+        tiers: Sequence[str] | None = None,
     ) -> list[Result]:
         """The best entries for `query`, best first: a recall statement's results.
 
@@ -514,10 +560,12 @@ class MemoryHandle:
         importance counts as normal), `where` those whose metadata has the given
         values. `embed_wait` bounds how long a semantic or hybrid recall waits for
         vectors still being computed in the background (seconds, 0, or "all";
-        default the session's, `manager.DEFAULT_EMBED_WAIT`).
+        default the session's, `manager.DEFAULT_EMBED_WAIT`). `tiers` (a tiered
+        memory's) restricts the search to those tiers; each result says its `tier`.
         """
         args = _recall_args(
-            self.name, query, top_k, retrieval, tags, where, type, min_importance, embed_wait
+            self.name, query, top_k, retrieval, tags, where, type, min_importance,
+            embed_wait, tiers
         )
         return self._run(lambda m, r: _do_recall(m, r, self.name, args))
 
@@ -591,6 +639,14 @@ class MemoryHandle:
         """How many unexpired entries the memory holds (for this session's lifetime)."""
         return self._run(lambda m, r: m.count(self.name))
 
+    def stats(self) -> dict[str, dict[str, int]]:
+        """Per tier: `stores`, `recalls`, `forgets`, `promotions`, `demotions` (seed 004).
+
+        A tiered memory has a row per tier, its persistent tier's counted across
+        sessions; another memory one row, its `store`, counted in this session.
+        """
+        return self._run(lambda m, r: _do_stats(m, self.name))
+
 
 class AsyncMemoryHandle:
     """`MemoryHandle` for an `AsyncSession`: the same methods, as coroutines.
@@ -621,10 +677,11 @@ class AsyncMemoryHandle:
         type: str | None = None,
         expires_in: float | datetime.timedelta | str | None = None,
         related: Sequence[str] | None = None,
+        tier: str | None = None,
     ) -> str:
         """See `MemoryHandle.remember`."""
         args = _remember_args(
-            self.name, value, key, tags, importance, metadata, type, expires_in, related
+            self.name, value, key, tags, importance, metadata, type, expires_in, related, tier
         )
         return await self._run(lambda m, r: _do_remember(m, r, self.name, args))
 
@@ -639,10 +696,12 @@ class AsyncMemoryHandle:
         type: str | None = None,
         min_importance: Importance | None = None,
         embed_wait: float | str | None = None,
+        tiers: Sequence[str] | None = None,
     ) -> list[Result]:
         """See `MemoryHandle.recall`."""
         args = _recall_args(
-            self.name, query, top_k, retrieval, tags, where, type, min_importance, embed_wait
+            self.name, query, top_k, retrieval, tags, where, type, min_importance,
+            embed_wait, tiers
         )
         return await self._run(lambda m, r: _do_recall(m, r, self.name, args))
 
@@ -702,3 +761,7 @@ class AsyncMemoryHandle:
     async def count(self) -> int:
         """See `MemoryHandle.count`."""
         return await self._run(lambda m, r: m.count(self.name))
+
+    async def stats(self) -> dict[str, dict[str, int]]:
+        """See `MemoryHandle.stats`."""
+        return await self._run(lambda m, r: _do_stats(m, self.name))

@@ -47,6 +47,8 @@ from axon.memory.entry import (
 )
 from axon.memory.lifetimes import OWNED_MARKER, Owner, is_reserved, parse_owned
 from axon.memory.registry import BackendRegistry
+from axon.runtime import tiers as tiering
+from axon.runtime.tiers import COUNTERS, Tiered, TierStats
 from axon.runtime.tracer import TraceEventType, Tracer
 
 if TYPE_CHECKING:
@@ -229,6 +231,7 @@ def recall_results(entries: Sequence[MemoryEntry]) -> list[dict[str, Any]]:
             "value": e.value,
             "score": round(e.score, 6),
             "metadata": e.metadata,
+            **({"tier": e.metadata["tier"]} if "tier" in e.metadata else {}),
             **({"signals": e.signals} if e.signals else {}),
         }
         for e in entries
@@ -341,6 +344,10 @@ class MemoryManager:
         self._lifetimes: list[list[tuple[str, str]]] = []
         self.owner = Owner.current()
         self._fallback_warned: set[str] = set()
+        self.tiered: dict[str, Tiered] = {}
+        """The tiered memories (`axon.runtime.tiers`): each tier bound on its own."""
+        self._counters: dict[str, TierStats] = {}
+        """The `stats()` counters of the untiered memories (in-process only)."""
 
     # ------------------------------------------------------------ binding
     def embedder(self) -> Embedder | None:
@@ -355,7 +362,62 @@ class MemoryManager:
         return self._embedder
 
     async def bind(self, decl: IRMemory) -> BoundMemory:
-        """Attach a declared memory to its backend instance (created on first use)."""
+        """Attach a declared memory to its backend instance (created on first use).
+
+        A tiered memory gets one binding per tier (`_bind_tiered`); `self.bound` then
+        holds its default write tier's, with the memory's own declaration.
+        """
+        if decl.tiers:
+            return await self._bind_tiered(decl)
+        bound = await self._bind_one(decl)
+        self.tiered.pop(decl.name, None)
+        self._counters.setdefault(decl.name, TierStats.empty([decl.store]))
+        if decl.store not in self._counters[decl.name].counts:  # redeclared otherwise
+            self._counters[decl.name] = TierStats.empty([decl.store])
+        return bound
+
+    async def _bind_tiered(self, decl: IRMemory) -> BoundMemory:
+        """Bind each tier: `in_memory` for ephemeral and session (owned scopes), the
+        memory's backend and location for persistent; then read the persistent tier's
+        counters and demote what has been idle too long."""
+        previous = self.bound.get(decl.name)
+        bound_tiers: dict[str, BoundMemory] = {}
+        try:
+            for tier in decl.tiers:
+                persistent = tier == "persistent"
+                tier_decl = attrs.evolve(
+                    decl,
+                    store=tier,
+                    backend=decl.backend if persistent else "in_memory",
+                    location=decl.location if persistent else None,
+                    tiers=(),
+                    promote_after=None,
+                    demote_after=None,
+                    demote_after_seconds=None,
+                    persist_if=None,
+                )
+                bound_tiers[tier] = await self._bind_one(tier_decl)
+            tiered = Tiered(decl, bound_tiers, TierStats.empty(decl.tiers))
+            with _errors_named(decl.name):
+                await tiering.load_stats(tiered)
+        except BaseException:
+            if previous is None:
+                self.bound.pop(decl.name, None)
+            else:
+                self.bound[decl.name] = previous
+            raise
+        face = bound_tiers[decl.store]
+        bound = BoundMemory(decl, face.backend, face.backend_key, face.scope)
+        self.bound[decl.name] = bound
+        self.tiered[decl.name] = tiered
+        self._counters.pop(decl.name, None)
+        with _errors_named(decl.name):
+            await tiering.demote_idle(self, tiered, force=True)
+            await tiering.flush_stats(tiered)
+        return bound
+
+    async def _bind_one(self, decl: IRMemory) -> BoundMemory:
+        """Attach one memory of one lifetime (or one tier) to its backend instance."""
         if is_reserved(decl.name):
             raise AxonMemoryError(
                 f"memory names may not start with '{OWNED_MARKER}' (reserved)", memory=decl.name
@@ -505,7 +567,8 @@ class MemoryManager:
         written = self._lifetimes.pop() if self._lifetimes else []
         dropped = 0
         for memory, key in dict.fromkeys(written):
-            bound = self.bound.get(memory)
+            tiered = self.tiered.get(memory)
+            bound = tiered.tiers.get("ephemeral") if tiered else self.bound.get(memory)
             if bound is not None and await bound.backend.delete(key, scope=bound.scope):
                 dropped += 1
         return dropped
@@ -525,13 +588,23 @@ class MemoryManager:
         metadata: Mapping[str, Any],
         *,
         expires_in: float | None = None,
+        tier: str | None = None,
     ) -> MemoryEntry:
         """Store one entry; its expiry from `expiry_of` (`expires_in` seconds or `NEVER`).
 
         With `related` metadata, the entry and the entries it names are written in one
         batch (every named key must exist: else nothing is written), each side naming
-        the other. Replacing an entry keeps the associations it had.
+        the other. Replacing an entry keeps the associations it had. `tier` (tiered
+        memories only) is `with { tier: ... }`: see `_remember_tiered`.
         """
+        tiered = self.tiered.get(name)
+        if tiered is not None:
+            return await self._remember_tiered(tiered, key, value, metadata, expires_in, tier)
+        if tier is not None:
+            raise AxonMemoryError(
+                f"memory has no tiers: cannot write to tier '{tier}'", memory=name, key=key
+            )
+        self._count(name, "stores")
         bound = self.get(name)
         decl = bound.decl
         await self._maybe_sweep(bound)
@@ -614,6 +687,10 @@ class MemoryManager:
         await self._maybe_sweep(bound)
         if a == b:
             raise AxonMemoryError("an entry cannot be related to itself", memory=name, key=a)
+        tiered = self.tiered.get(name)
+        if tiered is not None:
+            await self._associate_tiered(tiered, a, b)
+            return
         started = time.perf_counter()
         with _errors_named(name):
             entries = []
@@ -652,6 +729,14 @@ class MemoryManager:
         order; keys whose entry has gone (expired) are skipped."""
         bound = self.get(name)
         found: list[MemoryEntry] = []
+        tiered = self.tiered.get(name)
+        if tiered is not None:
+            with _errors_named(name):
+                for key in related_keys(entry.metadata):
+                    where = await tiering.find(tiered, key)
+                    if where is not None:
+                        found.append(tiering.located(where[1], name, where[0]))
+            return found
         with _errors_named(name):
             for key in related_keys(entry.metadata):
                 other = await bound.backend.get(key, scope=bound.scope)
@@ -666,9 +751,16 @@ class MemoryManager:
         top_k: int,
         mode: str,
         filters: Mapping[str, Any] | None = None,
+        *,
+        tiers: Sequence[str] | None = None,
     ) -> tuple[list[MemoryEntry], str]:
-        """The results of a recall and the retrieval mode that produced them."""
-        entries, effective, _ = await self.recall_pending(name, query, top_k, mode, filters)
+        """The results of a recall and the retrieval mode that produced them.
+
+        `tiers` (tiered memories only) is `with { tiers: [...] }`: see `_recall_tiered`.
+        """
+        entries, effective, _ = await self.recall_pending(
+            name, query, top_k, mode, filters, tiers=tiers
+        )
         return entries, effective
 
     async def recall_pending(
@@ -679,11 +771,40 @@ class MemoryManager:
         mode: str,
         filters: Mapping[str, Any] | None = None,
         *,
+        tiers: Sequence[str] | None = None,
         embed_wait: float | None = None,
     ) -> tuple[list[MemoryEntry], str, int]:
         """`recall`, and how many entries of the memory were still without a vector after
         waiting at most `embed_wait` seconds for them (None: `statement_embed_wait`)."""
-        bound = self.get(name)
+        tiered = self.tiered.get(name)
+        if tiered is not None:
+            return await self._recall_tiered(
+                tiered, query, top_k, mode, filters, tiers, embed_wait=embed_wait
+            )
+        if tiers is not None:
+            raise AxonMemoryError("memory has no tiers: cannot recall from tiers", memory=name)
+        self._count(name, "recalls")
+        started = time.perf_counter()
+        results, effective, data, pending = await self._recall_one(
+            self.get(name), query, top_k, mode, filters, embed_wait=embed_wait
+        )
+        data["duration_ms"] = _ms(started)
+        self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=_ms(started))
+        return results, effective, pending
+
+    async def _recall_one(
+        self,
+        bound: BoundMemory,
+        query: str,
+        top_k: int,
+        mode: str,
+        filters: Mapping[str, Any] | None,
+        *,
+        embed_wait: float | None = None,
+    ) -> tuple[list[MemoryEntry], str, dict[str, Any], int]:
+        """One memory's (or one tier's) recall: results, mode, its event's data and how
+        many of its entries were still without a vector (see `recall_pending`)."""
+        name = bound.name
         await self._maybe_sweep(bound)
         if mode in ("semantic", "hybrid") and bound.backend.embedder is None:
             # An override (`with { retrieval: semantic }`) gets the model it asks for.
@@ -734,10 +855,16 @@ class MemoryManager:
                 data["warning"] = keyword_fallback_warning(name, mode) or data["note"]
         if filters:
             data["filters"] = dict(filters)
-        self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=_ms(started))
-        return results, effective, pending
+        return results, effective, data, pending
 
     async def clear(self, name: str) -> int:
+        tiered = self.tiered.get(name)
+        if tiered is not None:
+            total = 0
+            for bound in tiered.tiers.values():
+                with self._as_tier(name, bound):
+                    total += await self.clear(name)
+            return total
         bound = self.get(name)
         started = time.perf_counter()
         with _errors_named(name):
@@ -751,10 +878,33 @@ class MemoryManager:
         return count
 
     async def get_entry(self, name: str, key: str) -> MemoryEntry | None:
-        """The unexpired entry under `key`, or None; a `memory_read` event (`op: get`)."""
+        """The unexpired entry under `key`, or None; a `memory_read` event (`op: get`).
+
+        In a tiered memory the entry is looked for in every tier (its metadata says
+        which holds it: `tier`)."""
         bound = self.get(name)
         await self._maybe_sweep(bound)
         started = time.perf_counter()
+        tiered = self.tiered.get(name)
+        if tiered is not None:
+            with _errors_named(name):
+                await self._maintain(tiered)
+                where = await tiering.find(tiered, key)
+                await tiering.flush_stats(tiered)
+            if where is not None:
+                tiered.used[key] = self.clock()
+            self.tracer.emit(
+                TraceEventType.MEMORY_READ,
+                data={
+                    "op": "get", "query": key, "key": key,
+                    "results_count": int(where is not None), "top_k": 1, "memory": name,
+                    "backend": bound.backend_key[0],
+                    **({"tier": where[0]} if where is not None else {}),
+                    "duration_ms": _ms(started),
+                },
+                duration_ms=_ms(started),
+            )
+            return None if where is None else tiering.located(where[1], name, where[0])
         with _errors_named(name):
             found = await bound.backend.get(key, scope=bound.scope)
         self.tracer.emit(
@@ -781,8 +931,25 @@ class MemoryManager:
         """
         bound = self.get(name)
         started = time.perf_counter()
+        tiered = self.tiered.get(name)
+        if tiered is not None:
+            with _errors_named(name):
+                tier = await self._delete_tiered(tiered, key)
+                await tiering.flush_stats(tiered)
+            self.tracer.emit(
+                TraceEventType.MEMORY_DELETE,
+                data={
+                    "key": key, "count": int(tier is not None), "memory": name,
+                    "backend": bound.backend_key[0], "store": tier or bound.decl.store,
+                    **({"tier": tier} if tier is not None else {}),
+                    "duration_ms": _ms(started),
+                },
+                duration_ms=_ms(started),
+            )
+            return tier is not None
         with _errors_named(name):
             removed = await delete_entry(bound.backend, key, bound.scope)
+        self._count(name, "forgets", int(removed))
         self.tracer.emit(
             TraceEventType.MEMORY_DELETE,
             data={
@@ -814,6 +981,9 @@ class MemoryManager:
             raise AxonMemoryError(
                 "forget with an empty filter would delete everything", memory=name
             )
+        tiered = self.tiered.get(name)
+        if tiered is not None:
+            return await self._delete_matching_tiered(tiered, filters)
         bound = self.get(name)
         await self._maybe_sweep(bound)
         started = time.perf_counter()
@@ -833,6 +1003,7 @@ class MemoryManager:
                 offset += LIST_PAGE
             for key in keys:  # one by one through delete_entry: associations go too
                 deleted += int(await delete_entry(bound.backend, key, bound.scope))
+        self._count(name, "forgets", deleted)
         self.tracer.emit(
             TraceEventType.MEMORY_DELETE,
             data={
@@ -851,7 +1022,17 @@ class MemoryManager:
         self, name: str, limit: int | None = None, filters: Mapping[str, Any] | None = None
     ) -> list[MemoryEntry]:
         """Unexpired entries, newest first, those matching `filters` (as recall's), at most
-        `limit`; a `memory_read` event (`op: list`). Filtered lists are read in pages."""
+        `limit`; a `memory_read` event (`op: list`). Filtered lists are read in pages.
+        A tiered memory lists every tier (one event per tier), newest first overall."""
+        tiered = self.tiered.get(name)
+        if tiered is not None:
+            await self._maintain(tiered, flush=True)
+            per_tier: list[tuple[str, MemoryEntry]] = []
+            for tier, one in tiered.tiers.items():
+                with self._as_tier(name, one):
+                    listed = await self.list_matching(name, limit, filters)
+                per_tier += [(tier, e) for e in listed]
+            return self._merged(per_tier, limit)
         bound = self.get(name)
         await self._maybe_sweep(bound)
         started = time.perf_counter()
@@ -922,19 +1103,45 @@ class MemoryManager:
         return entries, page.cursor
 
     async def count(self, name: str) -> int:
+        tiered = self.tiered.get(name)
+        if tiered is not None:
+            await self._maintain(tiered, flush=True)
+            total = 0
+            for one in tiered.tiers.values():
+                with self._as_tier(name, one):
+                    total += await self.count(name)
+            return total
         bound = self.get(name)
         with _errors_named(name):
             return await bound.backend.count(scope=bound.scope)
 
     async def entries(self, name: str, limit: int | None = None) -> list[MemoryEntry]:
+        tiered = self.tiered.get(name)
+        if tiered is not None:
+            found: list[tuple[str, MemoryEntry]] = []
+            for tier, one in tiered.tiers.items():
+                with self._as_tier(name, one):
+                    found += [(tier, e) for e in await self.entries(name, limit)]
+            return self._merged(found, limit)
         bound = self.get(name)
         with _errors_named(name):
             entries = await bound.backend.list_entries(scope=bound.scope, limit=limit)
         return [_named(entry, name) for entry in entries]
 
     async def sweep(self, name: str) -> int:
-        """Purge expired entries of the backend holding `name` now; returns the count."""
-        return await self._maybe_sweep(self.get(name), force=True)
+        """Purge expired entries of the backend holding `name` now; returns the count.
+
+        For a tiered memory: every tier's backend, then idle entries are demoted."""
+        tiered = self.tiered.get(name)
+        if tiered is None:
+            return await self._maybe_sweep(self.get(name), force=True)
+        total = 0
+        for one in tiered.tiers.values():
+            total += await self._maybe_sweep(one, force=True)
+        with _errors_named(name):
+            await tiering.demote_idle(self, tiered, force=True)
+            await tiering.flush_stats(tiered)
+        return total
 
     async def _maybe_sweep(self, bound: BoundMemory, *, force: bool = False) -> int:
         state = self._backends[bound.backend_key]
@@ -943,6 +1150,269 @@ class MemoryManager:
             return 0
         state.last_sweep = now
         return await state.instance.purge_expired()  # reported by `_purge_reporter`
+
+    # ------------------------------------------------------------ stats
+    def stats(self, name: str) -> dict[str, dict[str, int]]:
+        """Per tier: `stores`, `recalls`, `forgets`, `promotions`, `demotions` (seed 004).
+
+        An untiered memory has one tier, its `store`, counted in this session only; a
+        tiered memory's persistent tier counts across sessions (`axon.runtime.tiers`).
+        """
+        self.get(name)
+        tiered = self.tiered.get(name)
+        if tiered is not None:
+            return tiered.stats.snapshot()
+        counters = self._counters.get(name)
+        if counters is None:
+            return {self.get(name).decl.store: dict.fromkeys(COUNTERS, 0)}
+        return counters.snapshot()
+
+    def _count(self, name: str, counter: str, n: int = 1) -> None:
+        counters = self._counters.get(name)
+        if counters is not None:
+            for tier in counters.counts:
+                counters.add(tier, counter, n)
+
+    # ------------------------------------------------------------ tiered memories
+    @contextlib.contextmanager
+    def _as_tier(self, name: str, bound: BoundMemory) -> Iterator[None]:
+        """Run a one-tier operation on one tier of `name` (calls are serialised)."""
+        face = self.bound[name]
+        tiered = self.tiered.pop(name)
+        self.bound[name] = bound
+        try:
+            yield
+        finally:
+            self.bound[name] = face
+            self.tiered[name] = tiered
+
+    @staticmethod
+    def _merged(found: Sequence[tuple[str, MemoryEntry]], limit: int | None) -> list[MemoryEntry]:
+        """Entries of several tiers as one list, newest first, each key once."""
+        seen: dict[str, tuple[str, MemoryEntry]] = {}
+        for tier, entry in found:
+            seen[entry.key] = (tier, entry)  # tiers come fastest first: the slower wins
+        merged = sorted(seen.values(), key=lambda item: -item[1].timestamp)  # stable: ties
+        # keep each tier's own order, faster tiers first
+        entries = [tiering.located(e, e.metadata.get("scope") or "", t) for t, e in merged]
+        return entries[:limit] if limit is not None else entries
+
+    async def _maintain(self, tiered: Tiered, *, flush: bool = False) -> None:
+        """Before a tiered operation: each tier's expiry sweep, then due demotions
+        (and, with `flush`, the counters written when those changed them)."""
+        for one in tiered.tiers.values():
+            await self._maybe_sweep(one)
+        with _errors_named(tiered.name):
+            await tiering.demote_idle(self, tiered)
+            if flush:
+                await tiering.flush_stats(tiered)
+
+    async def _remember_tiered(
+        self,
+        tiered: Tiered,
+        key: str,
+        value: Any,
+        metadata: Mapping[str, Any],
+        expires_in: float | None,
+        asked: str | None,
+    ) -> MemoryEntry:
+        """Write to the chosen tier (`tiers.choose_tier`), then remove the key's copy from
+        any other tier. Associations may cross tiers: each named entry is rewritten where
+        it lives. A failure before the first write changes nothing."""
+        name = tiered.name
+        decl = tiered.decl
+        with _errors_named(name):
+            await self._maintain(tiered)
+        tier = tiering.choose_tier(decl, metadata, asked)
+        target = tiered.tiers[tier]
+        now = self.clock()
+        expires_at = expiry_of(decl, metadata, now, expires_in)
+        meta = {**metadata, "scope": target.scope}
+        started = time.perf_counter()
+        with _errors_named(name):
+            old = await tiering.find(tiered, key)
+            given = related_keys(meta)
+            kept = related_keys(old[1].metadata) if old is not None else []
+            if key in given:
+                raise AxonMemoryError("an entry cannot be related to itself", memory=name, key=key)
+            rewrites: dict[str, list[NewEntry]] = {}
+            for other_key in given:
+                if other_key in kept:
+                    continue
+                other = await tiering.find(tiered, other_key)
+                if other is None:
+                    raise AxonMemoryError(
+                        f"related entry '{other_key}' is not stored in this memory",
+                        memory=name, key=key,
+                    )
+                back = related_keys(other[1].metadata)
+                if key not in back:
+                    rewrites.setdefault(other[0], []).append(
+                        _with_related(other[1], [*back, key])
+                    )
+            if given or kept:
+                meta["related"] = list(dict.fromkeys([*kept, *given]))
+            else:
+                meta.pop("related", None)
+            stored, *_ = await target.backend.store_many(
+                [NewEntry(key, value, meta, expires_at), *rewrites.pop(tier, [])]
+            )
+            for other_tier, batch in rewrites.items():
+                one = tiered.tiers[other_tier]
+                await one.backend.store_many(batch)
+            if old is not None and old[0] != tier:
+                one = tiered.tiers[old[0]]
+                await one.backend.delete(key, scope=one.scope)
+            tiered.stats.add(tier, "stores")
+            tiered.used[key] = now
+            tiered.recalls.pop(key, None)
+            await tiering.flush_stats(tiered)
+        if tier == "ephemeral" and self._lifetimes:
+            self._lifetimes[-1].append((name, key))
+        self.tracer.emit(
+            TraceEventType.MEMORY_WRITE,
+            data={
+                "key": key,
+                "value_type": type(value).__name__,
+                "memory": name,
+                "backend": target.backend_key[0],
+                "store": tier,
+                "tier": tier,
+                "expires_at": expires_at,
+                **({"type": meta["type"]} if "type" in meta else {}),
+                **({"related": meta["related"]} if "related" in meta else {}),
+                "duration_ms": _ms(started),
+            },
+            duration_ms=_ms(started),
+        )
+        return tiering.located(stored, name, tier)
+
+    async def _associate_tiered(self, tiered: Tiered, a: str, b: str) -> None:
+        """`associate` across tiers: each entry is rewritten in the tier it lives in."""
+        name = tiered.name
+        started = time.perf_counter()
+        with _errors_named(name):
+            found = []
+            for key in (a, b):
+                where = await tiering.find(tiered, key)
+                if where is None:
+                    raise AxonMemoryError("cannot associate: no such entry", memory=name, key=key)
+                found.append(where)
+            count = 0
+            for (tier, entry), other in ((found[0], b), (found[1], a)):
+                if other not in related_keys(entry.metadata):
+                    one = tiered.tiers[tier]
+                    await one.backend.store_many(
+                        [_with_related(entry, [*related_keys(entry.metadata), other])]
+                    )
+                    count += 1
+        self.tracer.emit(
+            TraceEventType.MEMORY_WRITE,
+            data={"op": "associate", "key": a, "related": b, "count": count, "memory": name,
+                  "backend": self.get(name).backend_key[0], "duration_ms": _ms(started)},
+            duration_ms=_ms(started),
+        )
+
+    async def _recall_tiered(
+        self,
+        tiered: Tiered,
+        query: str,
+        top_k: int,
+        mode: str,
+        filters: Mapping[str, Any] | None,
+        asked: Sequence[str] | None,
+        *,
+        embed_wait: float | None = None,
+    ) -> tuple[list[MemoryEntry], str, int]:
+        """Search the tiers (all, or `asked`), rank the results together (`tiers.rank`),
+        count the recall, promote what has been recalled `promote_after` times. One
+        `memory_read` event with `tiers` and each result's tier; also returns how many
+        entries of the searched tiers were still without a vector."""
+        name = tiered.name
+        started = time.perf_counter()
+        chosen = tiered.selected(asked)
+        with _errors_named(name):
+            await self._maintain(tiered)
+        found: list[tuple[str, MemoryEntry]] = []
+        effective = mode
+        data: dict[str, Any] = {}
+        pending = 0
+        for tier in chosen:
+            one = tiered.tiers[tier]
+            results, effective, data, waiting = await self._recall_one(
+                one, query, top_k, mode, filters, embed_wait=embed_wait
+            )
+            pending += waiting
+            found += [(tier, tiering.located(e, name, tier)) for e in results]
+            tiered.stats.add(tier, "recalls")
+        ranked = tiering.rank(found, tiered.decl.tiers, top_k)
+        with _errors_named(name):
+            await tiering.after_recall(self, tiered, ranked)
+            await tiering.flush_stats(tiered)
+        data.update(
+            memory=name,
+            backend=self.get(name).backend_key[0],
+            tiers=chosen,
+            results_count=len(ranked),
+            results=[
+                {"key": r.key, "score": r.score, "tier": r.metadata["tier"],
+                 **({"signals": r.signals} if r.signals else {})}
+                for r in ranked
+            ],
+            duration_ms=_ms(started),
+        )
+        if pending:
+            data["pending_vectors"] = pending
+        else:
+            data.pop("pending_vectors", None)
+        self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=_ms(started))
+        return ranked, effective, pending
+
+    async def _delete_tiered(self, tiered: Tiered, key: str) -> str | None:
+        """Delete `key` from the tier holding it (every copy), then unlink it from the
+        entries that named it, in whichever tier they live; returns that tier or None."""
+        await self._maintain(tiered)
+        where = await tiering.find(tiered, key)
+        if where is None:
+            return None
+        tier, entry = where
+        one = tiered.tiers[tier]
+        if not await one.backend.delete(key, scope=one.scope):
+            return None
+        tiered.stats.add(tier, "forgets")
+        tiered.recalls.pop(key, None)
+        tiered.used.pop(key, None)
+        for other_key in related_keys(entry.metadata):
+            other = await tiering.find(tiered, other_key)
+            if other is not None and key in related_keys(other[1].metadata):
+                holder = tiered.tiers[other[0]]
+                rest = [k for k in related_keys(other[1].metadata) if k != key]
+                await holder.backend.store_many([_with_related(other[1], rest)])
+        return tier
+
+    async def _delete_matching_tiered(self, tiered: Tiered, filters: Mapping[str, Any]) -> int:
+        """A filtered forget over every tier: the matching keys first, then each deleted
+        (`_delete_tiered`); one `memory_delete` event."""
+        name = tiered.name
+        if not filters:
+            raise AxonMemoryError(
+                "forget with an empty filter would delete everything", memory=name
+            )
+        started = time.perf_counter()
+        keys = [e.key for e in await self.list_matching(name, None, filters)]
+        deleted = 0
+        with _errors_named(name):
+            for key in keys:
+                deleted += int(await self._delete_tiered(tiered, key) is not None)
+            await tiering.flush_stats(tiered)
+        self.tracer.emit(
+            TraceEventType.MEMORY_DELETE,
+            data={"filter": dict(filters), "count": deleted, "memory": name,
+                  "backend": self.get(name).backend_key[0], "store": tiered.decl.store,
+                  "duration_ms": _ms(started)},
+            duration_ms=_ms(started),
+        )
+        return deleted
 
     # ------------------------------------------------------------ closing
     async def close(self) -> None:
@@ -959,6 +1429,11 @@ class MemoryManager:
                 await self.pop_lifetime()
         except AxonMemoryError as exc:
             failures.append(str(exc))
+        for tiered in self.tiered.values():
+            try:
+                await tiering.flush_stats(tiered)
+            except AxonMemoryError as exc:
+                failures.append(f"memory '{tiered.name}': {exc}")
         for (backend_name, _, _), state in self._backends.items():
             backend = state.instance
             try:

@@ -37,4 +37,4 @@ def test_every_install_hint_names_the_distribution() -> None:
 def test_setup_replaces_an_old_axon_install() -> None:
     setup = (ROOT / "scripts" / "setup").read_text()
     uninstall = setup.index("pip uninstall -q -y axon\n")
-    assert uninstall < setup.index("pip install -q -e '.[dev,semantic,postgres]'")
+    assert uninstall < setup.index("pip install -q -e '.[dev,semantic,postgres,mcp,chroma,bench]'")

@@ -68,10 +68,18 @@ def test_options_of_the_other_statement_are_refused() -> None:
     assert "remember option" in message
 
 
-@pytest.mark.parametrize("name", ["tier", "tiers"])
-def test_planned_options_say_they_are_not_implemented(name: str) -> None:
-    message, _, _ = only_error(f'remember("a") -> Notes with {{ {name}: 1 }}')
-    assert f"Option '{name}' (tiers) is not implemented yet" in message
+@pytest.mark.parametrize(
+    ("text", "wanted"),
+    [
+        ('remember("a") -> Notes with { tier: session }', "Memory 'Notes' has no tiers"),
+        ('recall("a") from Notes with { tiers: [session] }', "Memory 'Notes' has no tiers"),
+        ('remember("a") -> Notes with { tiers: [session] }', "'tiers' is a recall option"),
+        ('recall("a") from Notes with { tier: session }', "'tier' is a remember option"),
+    ],
+)
+def test_tier_options_need_a_tiered_memory(text: str, wanted: str) -> None:
+    message, _, _ = only_error(text)
+    assert message.startswith(wanted)
 
 
 @pytest.mark.parametrize(

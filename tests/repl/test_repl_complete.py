@@ -44,7 +44,8 @@ def test_memory_names_after_arrow_from_and_in(completer: AxonCompleter) -> None:
 
 def test_memory_fields_and_their_values(completer: AxonCompleter) -> None:
     assert complete(completer, "memory M {\n  ") == [
-        "backend: ", "decay: ", "link: ", "location: ", "retrieval: ", "store: ", "top_k: ",
+        "backend: ", "decay: ", "demote_after: ", "link: ", "location: ", "persist_if: ",
+        "promote_after: ", "retrieval: ", "store: ", "tiers: ", "top_k: ",
     ]
     assert complete(completer, "memory M { link: ") == ["none", "sequence"]
     assert complete(completer, "memory M { store: session, re") == ["retrieval: "]
@@ -66,10 +67,11 @@ def test_memory_fields_and_their_values(completer: AxonCompleter) -> None:
 
 def test_with_options(completer: AxonCompleter) -> None:
     assert complete(completer, 'remember("x") -> Notes with { ') == [
-        "expires_in: ", "importance: ", "key: ", "metadata: ", "related: ", "tags: ", "type: ",
+        "expires_in: ", "importance: ", "key: ", "metadata: ", "related: ", "tags: ", "tier: ",
+        "type: ",
     ]
     assert complete(completer, 'recall("x") from Notes with { tags: ["a"], ') == [
-        "min_importance: ", "retrieval: ", "top_k: ", "type: ", "where: ",
+        "min_importance: ", "retrieval: ", "tiers: ", "top_k: ", "type: ", "where: ",
     ]
     assert complete(completer, 'recall("x") from Notes with { retrieval: k') == ["keyword"]
 
@@ -89,11 +91,12 @@ def test_braces_in_strings_and_comments_do_not_confuse_it(completer: AxonComplet
 
 def test_dot_commands_and_their_arguments(completer: AxonCompleter, tmp_path: Path) -> None:
     assert complete(completer, ".") == [
-        ".help", ".memories", ".show", ".clear", ".trace", ".load", ".export", ".import",
-        ".quit", ".exit",
+        ".help", ".memories", ".show", ".stats", ".clear", ".trace", ".load", ".export",
+        ".import", ".quit", ".exit",
     ]
     assert complete(completer, ".export Notes F") == ["Facts"]
-    assert complete(completer, ".s") == [".show"]
+    assert complete(completer, ".s") == [".show", ".stats"]
+    assert complete(completer, ".stats Notes F") == ["Facts"]
     assert complete(completer, ".show ") == ["Notes", "Facts"]
     assert complete(completer, ".clear F") == ["Facts"]
     assert complete(completer, ".trace o") == ["on", "off"]

@@ -140,6 +140,33 @@ def test_check_errors_list_every_diagnostic(repl: Repl) -> None:
     assert "<repl:1>:3:3: error:" in err and "retreival" in err
 
 
+def test_stats_lists_the_counters_per_tier(repl: Repl, tmp_path: Path) -> None:
+    assert repl.run(".stats")
+    assert "no memories declared yet" in repl.take()[0]
+    repl.run("memory T {\n  tiers: [session, persistent]\n  store: session\n}\n")
+    repl.run(NOTES)
+    repl.run('remember("alpha") -> T')
+    repl.run('remember("beta") -> T with { tier: persistent }')
+    repl.run('recall("alpha") from T')
+    repl.take()
+    assert repl.run(".stats T")
+    out, _ = repl.take()
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "memory", "tier", "stores", "recalls", "forgets", "promotions", "demotions",
+    ]
+    rows = [line.split() for line in lines[2:] if line.strip()]
+    assert rows == [["T", "session", "1", "1", "0", "0", "0"],
+                    ["T", "persistent", "1", "1", "0", "0", "0"]]
+    assert repl.run(".stats")
+    assert "Notes" in repl.take()[0]
+    export = tmp_path / "t.jsonl"
+    assert repl.run(f".export T {export}")
+    assert "exported 2 entries" in repl.take()[0]  # both tiers
+    assert not repl.run(".stats Nope")
+    assert "no memory named 'Nope'" in repl.take()[1]
+
+
 def test_memories_lists_settings_and_entry_counts(repl: Repl) -> None:
     assert repl.run(".memories")
     assert "no memories declared yet" in repl.take()[0]

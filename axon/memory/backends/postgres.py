@@ -222,6 +222,13 @@ class PostgresBackend(MemoryBackend):
     def _entry(row: Row, score: float = 0.0) -> MemoryEntry:
         return row_entry(row, score)  # psycopg has decoded the json columns
 
+    def _exact_scope_sql(self, scope: str | None) -> tuple[SQL, tuple[Any, ...]]:
+        """`e.scope` equal to `scope`, the unscoped rows for None (not every scope)."""
+        sql = self._q.sql
+        if scope is None:
+            return sql.SQL("e.scope IS NULL"), ()
+        return sql.SQL("e.scope = %s"), (scope,)
+
     def _scope_sql(self, scope: str | None, column: str = "e.scope") -> tuple[SQL, tuple[Any, ...]]:
         """A condition restricting to `scope` (nothing when None: every scope)."""
         sql = self._q.sql
@@ -916,24 +923,31 @@ class PostgresBackend(MemoryBackend):
         if after is not None and not isinstance(after[1], int):
             return []
         where, params = self._scope_sql(scope)
-        order = "e.timestamp, e.id" if oldest_first else "e.timestamp DESC, e.id"
-        beyond = ">" if oldest_first else "<"
-        select = f"SELECT {_COLUMNS} FROM {self._entries} AS e WHERE {_LIVE}{where}"
+        q = self._q
+        order = q.sql.SQL("e.timestamp, e.id" if oldest_first else "e.timestamp DESC, e.id")
+        beyond = q.sql.SQL(">" if oldest_first else "<")
+        same_run = q.query(
+            "SELECT {columns} FROM {entries} AS e WHERE {live}{where} "
+            "AND e.timestamp = %s AND e.id > %s ORDER BY e.id LIMIT %s",
+            where=where,
+        )
+        rest = q.query(
+            "SELECT {columns} FROM {entries} AS e WHERE {live}{where}{seek} "
+            "ORDER BY {order} LIMIT %s",
+            where=where,
+            seek=q.nothing if after is None else q.sql.SQL(" AND e.timestamp {} %s").format(beyond),
+            order=order,
+        )
 
         def body(conn: Connection[Any]) -> list[Row]:
             rows: list[Row] = []
-            seek = ""
             seek_params: tuple[Any, ...] = ()
             if after is not None:
-                rows = conn.execute(
-                    f"{select} AND e.timestamp = %s AND e.id > %s ORDER BY e.id LIMIT %s",
-                    (now, *params, after[0], after[1], limit),
-                ).fetchall()
-                seek, seek_params = f" AND e.timestamp {beyond} %s", (after[0],)
+                rows = conn.execute(same_run, (now, *params, after[0], after[1], limit)).fetchall()
+                seek_params = (after[0],)
             if len(rows) < limit:
                 rows += conn.execute(
-                    f"{select}{seek} ORDER BY {order} LIMIT %s",
-                    (now, *params, *seek_params, limit - len(rows)),
+                    rest, (now, *params, *seek_params, limit - len(rows))
                 ).fetchall()
             return rows
 
@@ -942,20 +956,20 @@ class PostgresBackend(MemoryBackend):
     async def _read_vectors(
         self, scope: str | None, keys: list[str], model_id: str
     ) -> dict[str, np.ndarray]:
-        where, params = (
-            ("e.scope IS NULL", ()) if scope is None else ("e.scope = %s", (scope,))
-        )
+        where, params = self._exact_scope_sql(scope)
 
         def body(conn: Connection[Any]) -> dict[str, np.ndarray]:
             table = self._vector_table(conn, model_id, None)
             if table is None:
                 return {}
-            rows = conn.execute(
-                f"SELECT e.key, v.embedding::real[] FROM {self._entries} AS e "
-                f"JOIN {table} AS v ON v.entry_id = e.id AND v.vgen = e.vgen "
-                f"WHERE {where} AND e.key = ANY(%s)",
-                (*params, list(keys)),
-            ).fetchall()
+            statement = self._q.query(
+                "SELECT e.key, v.embedding::real[] FROM {entries} AS e "
+                "JOIN {table} AS v ON v.entry_id = e.id AND v.vgen = e.vgen "
+                "WHERE {where} AND e.key = ANY(%s)",
+                table=table,
+                where=where,
+            )
+            rows = conn.execute(statement, (*params, list(keys))).fetchall()
             return {str(key): np.asarray(values, dtype=np.float32) for key, values in rows}
 
         return self._run(body, atomic=False)
@@ -964,18 +978,21 @@ class PostgresBackend(MemoryBackend):
         self, scope: str | None, model_id: str, items: Sequence[tuple[str, np.ndarray]]
     ) -> int:
         dim = int(np.asarray(items[0][1]).shape[-1])
-        where, params = (
-            ("e.scope IS NULL", ()) if scope is None else ("e.scope = %s", (scope,))
-        )
+        where, params = self._exact_scope_sql(scope)
 
         def body(conn: Connection[Any]) -> int:
             table = self._vector_table(conn, model_id, dim)
+            assert table is not None  # created for `dim`
             with conn.cursor() as cur:
                 cur.executemany(
-                    f"INSERT INTO {table} (entry_id, vgen, embedding) "
-                    f"SELECT e.id, e.vgen, %s::vector FROM {self._entries} AS e "
-                    f"WHERE {where} AND e.key = %s ON CONFLICT (entry_id) DO UPDATE "
-                    "SET vgen = excluded.vgen, embedding = excluded.embedding",
+                    self._q.query(
+                        "INSERT INTO {table} (entry_id, vgen, embedding) "
+                        "SELECT e.id, e.vgen, %s::vector FROM {entries} AS e "
+                        "WHERE {where} AND e.key = %s ON CONFLICT (entry_id) DO UPDATE "
+                        "SET vgen = excluded.vgen, embedding = excluded.embedding",
+                        table=table,
+                        where=where,
+                    ),
                     [(VectorParam(vector), *params, key) for key, vector in items],
                 )
                 return max(cur.rowcount, 0)  # summed over the batch

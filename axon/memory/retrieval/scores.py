@@ -149,3 +149,39 @@ def clip(score: float) -> float:
     if not score > 0.0:
         return 0.0
     return min(score, 1.0)
+
+
+IMPORTANCE_WEIGHT = 0.4
+"""How much an entry's importance moves its score (records, seed 002): the score is
+multiplied by `1 + IMPORTANCE_WEIGHT * (importance - DEFAULT_IMPORTANCE)`, then clipped
+to [0, 1]. So `critical` (1.0) scores x1.2, `high` (0.75) x1.1, `normal` (0.5, and an
+entry without importance) x1, `low` (0.25) x0.9. `MemoryBackend.retrieve` applies it to
+the keyword, semantic and hybrid results of every backend (not to `exact`, which keeps
+the seed's scores); it reorders the `top_k` results a recall returns, it does not bring
+in an entry from beyond them. With every entry at the default, nothing changes."""
+
+
+def importance_factor(metadata: Mapping[str, Any]) -> float:
+    """The multiplier of an entry's score for its `importance` metadata (1 by default)."""
+    from axon.memory.entry import DEFAULT_IMPORTANCE, is_number
+
+    importance = metadata.get("importance", DEFAULT_IMPORTANCE)
+    if not is_number(importance):
+        return 1.0
+    return 1.0 + IMPORTANCE_WEIGHT * (min(max(float(importance), 0.0), 1.0) - DEFAULT_IMPORTANCE)
+
+
+def weigh_importance(results: Sequence[Any]) -> list[Any]:
+    """`results` (best first) with each score weighted by `importance_factor` and
+    re-sorted (stable: ties keep their order); untouched when every factor is 1."""
+    factors = [importance_factor(entry.metadata) for entry in results]
+    if all(f == 1.0 for f in factors):
+        return list(results)
+    weighed = [
+        entry if f == 1.0 else entry.with_score(
+            clip(entry.score * f),
+            None if entry.signals is None else {**entry.signals, "importance": f},
+        )
+        for entry, f in zip(results, factors, strict=True)
+    ]
+    return sorted(weighed, key=lambda entry: -entry.score)

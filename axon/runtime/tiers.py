@@ -1,0 +1,343 @@
+"""Tiered memories at run time (seed 004; docs/language.md, Tiered memories).
+
+A memory declared with `tiers: [...]` is one memory over several stores, fastest
+first. Each tier is a `BoundMemory` of its own (`MemoryManager.bind` makes them):
+
+- `ephemeral` and `session`: the in-process backend (`in_memory`) under this
+  session's owned scopes (`axon.memory.lifetimes`), exactly the lifetimes of an
+  untiered memory with that `store:`;
+- `persistent`: the memory's `backend:` (default `sqlite`) under the memory's name.
+
+A key lives in exactly one tier. What each operation does:
+
+- write: to `with { tier: ... }`, else the tier the `persist_if` policy picks
+  (`persistent` for an entry at least that important or of one of those types),
+  else the memory's `store:`, else `persistent` (`choose_tier`). The copy in any
+  other tier is removed after the new one is written.
+- recall: every tier (or `with { tiers: [...] }`) is searched with the same mode;
+  the results are ranked together by score, ties broken by tier order (faster
+  first), cut to `top_k`. Scores are the absolute scores of
+  `axon.memory.retrieval.scores` (keyword statistics are each tier's own scope's,
+  as for any memory). Each result's metadata carries `tier`.
+- get, delete, list, count, forget (by filter), clear: across every tier.
+- promotion: an entry returned by `promote_after` recalls in this session moves
+  one tier toward persistent. Demotion: an entry idle for `demote_after` (since
+  the later of its write time and its last recall or get in this session) moves
+  one tier back; idle entries are looked for by the memory's sweep (at bind, then
+  at most every `SWEEP_INTERVAL` seconds of the session clock, and on `sweep`).
+  A move keeps key, value, metadata and both timestamps, and is crash-safe: the
+  target copy is written first, then the source copy deleted (`move`). A reader
+  that meets a key in two tiers keeps the copy in the slower tier (which is the
+  moved copy of a promotion, and the untouched original of a demotion) and
+  deletes the other (`_dedupe`); since the fast tiers live in the process, a
+  process killed between the two writes leaves one copy behind in any case.
+- counters (`TierStats`): per tier `stores`, `recalls` (recalls that searched
+  it), `forgets` (entries deleted), `promotions` and `demotions` (moves out of
+  it). Those of the persistent tier are kept in its backend under the reserved
+  scope `STATS_SCOPE_PREFIX + memory` (key `STATS_KEY`, an ordinary entry that no
+  memory listing shows): read at bind, written after each operation that changed
+  them, so they survive restarts with no schema change. Two processes updating the
+  same memory's counters at once may lose an increment of one of them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from axon.compiler.ir import IRMemory
+from axon.errors import AxonMemoryError
+from axon.memory.entry import DEFAULT_IMPORTANCE, MemoryEntry, NewEntry
+from axon.memory.lifetimes import OWNED_MARKER
+from axon.runtime.tracer import TraceEventType
+
+if TYPE_CHECKING:
+    from axon.runtime.manager import BoundMemory, MemoryManager
+
+COUNTERS = ("stores", "recalls", "forgets", "promotions", "demotions")
+"""What `stats()` counts per tier (seed 004's `get_stats`)."""
+
+STATS_SCOPE_PREFIX = OWNED_MARKER + "stats|"
+"""The reserved scope (per memory) of the persistent tier's counters."""
+STATS_KEY = "counters"
+
+KILL_HOOK_ENV = "AXON_TEST_KILL_BETWEEN_TIER_WRITES"
+"""Test only: `promote` or `demote` makes the process SIGKILL itself between the two
+writes of that move (after the target copy is written, before the source is deleted)."""
+
+
+def choose_tier(decl: IRMemory, metadata: Mapping[str, Any], asked: str | None) -> str:
+    """The tier a write goes to: `asked` (`with { tier }`), the policy, `store:`.
+
+    The checker has made `decl.store` one of the tiers (`persistent`, or the slowest
+    tier, when no `store:` is written), so that is the last resort of seed 004.
+    """
+    if asked is not None:
+        if asked not in decl.tiers:
+            raise AxonMemoryError(
+                f"no tier '{asked}' (its tiers: {', '.join(decl.tiers)})", memory=decl.name
+            )
+        return asked
+    policy = decl.persist_if
+    if policy is not None and "persistent" in decl.tiers:
+        importance = metadata.get("importance", DEFAULT_IMPORTANCE)
+        if (
+            policy.min_importance is not None
+            and isinstance(importance, int | float)
+            and importance >= policy.min_importance
+        ):
+            return "persistent"
+        if metadata.get("type") in policy.types:
+            return "persistent"
+    return decl.store
+
+
+@attrs.define
+class TierStats:
+    """The counters of one tiered memory, per tier; `dirty` says the persistent tier's
+    counters changed since they were last written."""
+
+    counts: dict[str, dict[str, int]]
+    dirty: bool = False
+
+    @classmethod
+    def empty(cls, tiers: Sequence[str]) -> TierStats:
+        return cls({tier: dict.fromkeys(COUNTERS, 0) for tier in tiers})
+
+    def add(self, tier: str, counter: str, n: int = 1) -> None:
+        if n:
+            self.counts[tier][counter] += n
+            self.dirty = self.dirty or tier == "persistent"
+
+    def snapshot(self) -> dict[str, dict[str, int]]:
+        return {tier: dict(c) for tier, c in self.counts.items()}
+
+
+@attrs.define
+class Tiered:
+    """A tiered memory of one session: its tiers (fastest first) and what it tracks."""
+
+    decl: IRMemory
+    tiers: dict[str, BoundMemory]
+    stats: TierStats
+    recalls: dict[str, int] = attrs.field(factory=dict)
+    """Recalls that returned each key in this session since it last moved."""
+    used: dict[str, float] = attrs.field(factory=dict)
+    """When each key was last written, recalled or read in this session."""
+    persisted: dict[str, int] = attrs.field(factory=dict)
+    """The persistent tier's counters as last read from or written to its backend."""
+    last_check: float = float("-inf")
+
+    @property
+    def name(self) -> str:
+        return self.decl.name
+
+    def order(self, tier: str) -> int:
+        return self.decl.tiers.index(tier)
+
+    def selected(self, asked: Sequence[str] | None) -> list[str]:
+        if asked is None:
+            return list(self.decl.tiers)
+        unknown = [t for t in asked if t not in self.tiers]
+        if unknown:
+            raise AxonMemoryError(
+                f"no tier '{unknown[0]}' (its tiers: {', '.join(self.decl.tiers)})",
+                memory=self.name,
+            )
+        return [t for t in self.decl.tiers if t in asked]
+
+
+def stats_scope(memory: str) -> str:
+    return STATS_SCOPE_PREFIX + memory
+
+
+async def read_persisted_stats(backend: Any, memory: str) -> dict[str, int]:
+    """The persistent tier's counters as stored (zeros when none are)."""
+    found = await backend.get(STATS_KEY, scope=stats_scope(memory))
+    counts = dict.fromkeys(COUNTERS, 0)
+    if found is not None and isinstance(found.value, dict):
+        for name in COUNTERS:
+            value = found.value.get(name)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                counts[name] = value
+    return counts
+
+
+async def load_stats(tiered: Tiered) -> None:
+    """Start the persistent tier's counters from what its backend kept."""
+    bound = tiered.tiers.get("persistent")
+    if bound is None:
+        return
+    stored = await read_persisted_stats(bound.backend, tiered.name)
+    tiered.persisted = dict(stored)
+    tiered.stats.counts["persistent"] = dict(stored)
+
+
+async def flush_stats(tiered: Tiered) -> None:
+    """Write the persistent tier's counters back: what is stored now plus this
+    session's increments since the last write (so two sessions one after the other
+    add up)."""
+    bound = tiered.tiers.get("persistent")
+    if bound is None or not tiered.stats.dirty or bound.backend.closed:
+        return
+    mine = tiered.stats.counts["persistent"]
+    stored = await read_persisted_stats(bound.backend, tiered.name)
+    total = {
+        name: stored[name] + mine[name] - tiered.persisted.get(name, 0) for name in COUNTERS
+    }
+    await bound.backend.store_many(
+        [NewEntry(STATS_KEY, total, {"scope": stats_scope(tiered.name)})]
+    )
+    tiered.persisted = dict(total)
+    tiered.stats.counts["persistent"] = dict(total)
+    tiered.stats.dirty = False
+
+
+def located(entry: MemoryEntry, name: str, tier: str) -> MemoryEntry:
+    """`entry` as a tiered memory shows it: scope the memory's name, `tier` its tier."""
+    meta = {**entry.metadata, "scope": name, "tier": tier}
+    return MemoryEntry(
+        key=entry.key,
+        value=entry.value,
+        metadata=meta,
+        score=entry.score,
+        timestamp=entry.timestamp,
+        expires_at=entry.expires_at,
+        signals=entry.signals,
+    )
+
+
+def stored_copy(entry: MemoryEntry, scope: str) -> NewEntry:
+    """`entry` to be written under `scope`: same key, value, metadata and both times."""
+    meta = {k: v for k, v in entry.metadata.items() if k != "tier"}
+    meta["scope"] = scope
+    return NewEntry(entry.key, entry.value, meta, entry.expires_at, entry.timestamp)
+
+
+async def find(tiered: Tiered, key: str) -> tuple[str, MemoryEntry] | None:
+    """The tier holding `key` and its (unexpired) entry, or None; duplicates repaired."""
+    found: list[tuple[str, MemoryEntry]] = []
+    for tier, bound in tiered.tiers.items():
+        entry = await bound.backend.get(key, scope=bound.scope)
+        if entry is not None:
+            found.append((tier, entry))
+    if not found:
+        return None
+    return await _dedupe(tiered, key, found)
+
+
+async def _dedupe(
+    tiered: Tiered, key: str, found: list[tuple[str, MemoryEntry]]
+) -> tuple[str, MemoryEntry]:
+    """Of the copies of `key` (tier order), keep the slowest tier's; delete the others."""
+    keep = found[-1]
+    for tier, _ in found[:-1]:
+        bound = tiered.tiers[tier]
+        await bound.backend.delete(key, scope=bound.scope)
+    return keep
+
+
+async def move(manager: MemoryManager, tiered: Tiered, key: str, source: str, target: str) -> bool:
+    """Move the entry under `key` from tier `source` to `target`: written to the target
+    first, then deleted from the source, so a crash in between leaves a copy (and
+    `_dedupe` keeps one). Emits `memory_promote` or `memory_demote`; False when the
+    entry is no longer in `source`."""
+    promote = tiered.order(target) > tiered.order(source)
+    kind = "promote" if promote else "demote"
+    started = time.perf_counter()
+    src, dst = tiered.tiers[source], tiered.tiers[target]
+    entry = await src.backend.get(key, scope=src.scope)
+    if entry is None:
+        return False
+    await dst.backend.store_many([stored_copy(entry, dst.scope)])
+    if os.environ.get(KILL_HOOK_ENV) == kind:  # test only: die between the two writes
+        os.kill(os.getpid(), signal.SIGKILL)
+    await src.backend.delete(key, scope=src.scope)
+    tiered.stats.add(source, "promotions" if promote else "demotions")
+    tiered.recalls.pop(key, None)
+    manager.tracer.emit(
+        TraceEventType.MEMORY_PROMOTE if promote else TraceEventType.MEMORY_DEMOTE,
+        data={
+            "memory": tiered.name,
+            "key": key,
+            "from": source,
+            "to": target,
+            "backend": dst.backend_key[0],
+            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+        },
+    )
+    return True
+
+
+async def after_recall(manager: MemoryManager, tiered: Tiered, hits: Sequence[MemoryEntry]) -> None:
+    """Count the recall of each result; promote those recalled `promote_after` times."""
+    now = manager.clock()
+    for hit in hits:
+        tiered.used[hit.key] = now
+        tier = str(hit.metadata["tier"])
+        count = tiered.recalls.get(hit.key, 0) + 1
+        tiered.recalls[hit.key] = count
+        limit = tiered.decl.promote_after
+        index = tiered.order(tier)
+        if limit is not None and count >= limit and index + 1 < len(tiered.decl.tiers):
+            await move(manager, tiered, hit.key, tier, tiered.decl.tiers[index + 1])
+
+
+async def demote_idle(manager: MemoryManager, tiered: Tiered, *, force: bool = False) -> int:
+    """Move every entry idle for `demote_after` one tier back; returns how many moved.
+
+    Runs at most every `SWEEP_INTERVAL` seconds of the session clock unless `force`.
+    Each tier above the fastest is read in pages of `LIST_PAGE`; the moves come after
+    the reading, so no page shifts under the reader.
+    """
+    from axon.runtime.manager import LIST_PAGE, SWEEP_INTERVAL
+
+    idle = tiered.decl.demote_after_seconds
+    now = manager.clock()
+    if idle is None or (not force and now - tiered.last_check < SWEEP_INTERVAL):
+        return 0
+    tiered.last_check = now
+    moves: list[tuple[str, str, str]] = []
+    names = tiered.decl.tiers
+    for index in range(1, len(names)):
+        bound = tiered.tiers[names[index]]
+        offset = 0
+        while True:
+            page = await bound.backend.list_entries(
+                scope=bound.scope, limit=LIST_PAGE, offset=offset
+            )
+            for entry in page:
+                last = max(entry.timestamp, tiered.used.get(entry.key, float("-inf")))
+                if now - last >= idle:
+                    moves.append((entry.key, names[index], names[index - 1]))
+            if len(page) < LIST_PAGE:
+                break
+            offset += LIST_PAGE
+    moved = 0
+    for key, source, target in moves:
+        moved += int(await move(manager, tiered, key, source, target))
+        tiered.used[key] = now  # it starts its idle time again in the tier below
+    return moved
+
+
+def rank(
+    found: Sequence[tuple[str, MemoryEntry]], order: Sequence[str], top_k: int
+) -> list[MemoryEntry]:
+    """One ranking of the results of several tiers: score (best first), then tier order
+    (faster first), then each tier's own order; a key found twice counts once (the
+    slower tier's copy, as `_dedupe` keeps)."""
+    by_key: dict[str, tuple[int, int, MemoryEntry]] = {}
+    for position, (tier, entry) in enumerate(found):
+        index = order.index(tier)
+        seen = by_key.get(entry.key)
+        if seen is None or index > seen[0]:
+            by_key[entry.key] = (index, position, entry)
+    ranked = sorted(
+        by_key.values(), key=lambda item: (-round(item[2].score, 9), item[0], item[1])
+    )
+    return [entry for _, _, entry in ranked[:top_k]]
