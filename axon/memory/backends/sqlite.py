@@ -830,11 +830,30 @@ class SQLiteBackend(MemoryBackend):
                     (now, *params, after[0], after[1], limit),
                 ).fetchall()
                 seek, seek_params = f" AND timestamp {beyond} ?", (after[0],)
-            if len(rows) < limit:
+            if len(rows) < limit and not oldest_first:
                 rows += conn.execute(
                     f"{_SELECT} WHERE {LIVE}{where}{seek} ORDER BY {order} LIMIT ?",
                     (now, *params, *seek_params, limit - len(rows)),
                 ).fetchall()
+            elif len(rows) < limit:
+                # Oldest first the index gives timestamps in order but ids of a run in
+                # reverse, so SQLite sorts the last run it touches whole. Sort ids only
+                # (the index covers them: no row is read for it), then read the rows.
+                ids = [
+                    int(found[0])
+                    for found in conn.execute(
+                        f"SELECT id FROM entries WHERE {LIVE}{where}{seek} "
+                        f"ORDER BY {order} LIMIT ?",
+                        (now, *params, *seek_params, limit - len(rows)),
+                    )
+                ]
+                by_id: dict[int, Row] = {}
+                for start in range(0, len(ids), 500):
+                    chunk = ids[start : start + 500]
+                    marks = ",".join("?" * len(chunk))
+                    for found in conn.execute(f"{_SELECT} WHERE id IN ({marks})", chunk):
+                        by_id[int(found[0])] = found
+                rows += [by_id[ident] for ident in ids if ident in by_id]
             return rows
 
         return [(self._entry(row), int(row[0])) for row in self._read(body)]
