@@ -288,36 +288,38 @@ async def after_recall(manager: MemoryManager, tiered: Tiered, hits: Sequence[Me
             await move(manager, tiered, hit.key, tier, tiered.decl.tiers[index + 1])
 
 
+DEMOTE_INTERVAL = 60.0
+"""Seconds (of the session clock) between two looks for idle entries of a tiered memory."""
+DEMOTE_PAGE = 500
+"""Entries read per page while looking for idle entries."""
+
+
 async def demote_idle(manager: MemoryManager, tiered: Tiered, *, force: bool = False) -> int:
     """Move every entry idle for `demote_after` one tier back; returns how many moved.
 
-    Runs at most every `SWEEP_INTERVAL` seconds of the session clock unless `force`.
-    Each tier above the fastest is read in pages of `LIST_PAGE`; the moves come after
-    the reading, so no page shifts under the reader.
+    Runs at most every `DEMOTE_INTERVAL` seconds of the session clock unless `force`.
+    Each tier above the fastest is read by keyset pages of `DEMOTE_PAGE`; the moves come
+    after the reading, so no page shifts under the reader.
     """
-    from axon.runtime.manager import LIST_PAGE, SWEEP_INTERVAL
-
     idle = tiered.decl.demote_after_seconds
     now = manager.clock()
-    if idle is None or (not force and now - tiered.last_check < SWEEP_INTERVAL):
+    if idle is None or (not force and now - tiered.last_check < DEMOTE_INTERVAL):
         return 0
     tiered.last_check = now
     moves: list[tuple[str, str, str]] = []
     names = tiered.decl.tiers
     for index in range(1, len(names)):
         bound = tiered.tiers[names[index]]
-        offset = 0
+        cursor: str | None = None
         while True:
-            page = await bound.backend.list_entries(
-                scope=bound.scope, limit=LIST_PAGE, offset=offset
-            )
-            for entry in page:
+            page = await bound.backend.list_page(bound.scope, limit=DEMOTE_PAGE, after=cursor)
+            for entry in page.entries:
                 last = max(entry.timestamp, tiered.used.get(entry.key, float("-inf")))
                 if now - last >= idle:
                     moves.append((entry.key, names[index], names[index - 1]))
-            if len(page) < LIST_PAGE:
+            if page.cursor is None:
                 break
-            offset += LIST_PAGE
+            cursor = page.cursor
     moved = 0
     for key, source, target in moves:
         moved += int(await move(manager, tiered, key, source, target))
