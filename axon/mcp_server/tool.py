@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from axon.compiler.names import did_you_mean
 from axon.errors import AxonError
-from axon.memory.entry import IMPORTANCE_LEVELS, RECORD_TYPES
+from axon.memory.entry import IMPORTANCE_LEVELS, RECORD_TYPES, json_kind
 
 if TYPE_CHECKING:
     from axon.runtime.handle import AsyncMemoryHandle, Entry
@@ -173,24 +173,13 @@ class ToolError(Exception):
 Payload = dict[str, Any]
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
-
 
 def _string(args: Mapping[str, Any], field: str, limit: int) -> str | None:
     value = args.get(field)
     if value is None:
         return None
     if not isinstance(value, str):
-        raise ToolError(f"{field} must be a string, not {_type_name(value)}")
+        raise ToolError(f"{field} must be a string, not {json_kind(value)}")
     if len(value) > limit:
         raise ToolError(
             f"{field} is {len(value):,} characters long; the limit is {limit:,}"
@@ -211,7 +200,7 @@ def _choice(args: Mapping[str, Any], field: str, choices: Mapping[str, Any]) -> 
         return None
     valid = ", ".join(choices)
     if not isinstance(value, str):
-        raise ToolError(f"{field} must be one of {valid}, not {_type_name(value)}")
+        raise ToolError(f"{field} must be one of {valid}, not {json_kind(value)}")
     if value not in choices:
         raise ToolError(
             f"unknown {field} {json.dumps(value)}{did_you_mean(value, list(choices))}; "
@@ -225,7 +214,7 @@ def _names(args: Mapping[str, Any], field: str, each: int) -> list[str] | None:
     if value is None:
         return None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ToolError(f"{field} must be an array of strings, not {_type_name(value)}")
+        raise ToolError(f"{field} must be an array of strings, not {json_kind(value)}")
     if len(value) > MAX_TAGS:
         raise ToolError(f"{field} has {len(value)} items; the limit is {MAX_TAGS}")
     for item in value:
@@ -243,7 +232,7 @@ def _limit(args: Mapping[str, Any], default: int) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)  # 10.0: some clients send every number as a float
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ToolError(f"limit must be an integer, not {_type_name(value)}")
+        raise ToolError(f"limit must be an integer, not {json_kind(value)}")
     if not 1 <= value <= MAX_LIMIT:
         raise ToolError(f"limit must be from 1 to {MAX_LIMIT}, got {value}")
     return value
@@ -254,7 +243,7 @@ def _expires_in(args: Mapping[str, Any]) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ToolError(f"expires_in_days must be a number of days, not {_type_name(value)}")
+        raise ToolError(f"expires_in_days must be a number of days, not {json_kind(value)}")
     if not (math.isfinite(value) and 0 < value <= MAX_EXPIRES_IN_DAYS):
         raise ToolError(
             f"expires_in_days must be more than 0 and at most {MAX_EXPIRES_IN_DAYS:,}, "
@@ -268,7 +257,7 @@ def check_arguments(arguments: Any) -> tuple[str, dict[str, Any]]:
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, Mapping):
-        raise ToolError(f"the arguments must be an object, not {_type_name(arguments)}")
+        raise ToolError(f"the arguments must be an object, not {json_kind(arguments)}")
     args = dict(arguments)
     action = args.get("action")
     if action is None:

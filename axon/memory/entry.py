@@ -254,6 +254,20 @@ COMPARISONS: dict[str, Callable[[float, float], bool]] = {
 """The operators of a comparison filter (see `matches_filters`)."""
 
 
+def json_kind(value: Any, *, array: str = "an array") -> str:
+    """What a decoded JSON value is, for an error message: "null", "a boolean", "a
+    number", "a string", `array` (JSON's "an array", or e.g. "a list") or "an object"."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return array if isinstance(value, list) else "an object"
+
+
 def is_number(value: Any) -> bool:
     """An int or float that is not a boolean."""
     return isinstance(value, int | float) and not isinstance(value, bool)

@@ -65,7 +65,14 @@ import attrs
 
 from axon.errors import AxonError, AxonMemoryError
 from axon.memory.backend import MemoryBackend
-from axon.memory.entry import MemoryEntry, NewEntry, encode_json, scope_of, validate_entry
+from axon.memory.entry import (
+    MemoryEntry,
+    NewEntry,
+    encode_json,
+    json_kind,
+    scope_of,
+    validate_entry,
+)
 from axon.memory.lifetimes import OWNED_MARKER, is_reserved
 
 FORMAT = "axon-memory"
@@ -264,20 +271,13 @@ async def export_memories(
     )
 
 
+def _kind_of(value: Any) -> str:
+    return json_kind(value, array="a list")
+
+
 def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "a list" if isinstance(value, list) else "an object"
 
 
 def _parse_json(text: str, where: str) -> Any:
@@ -305,7 +305,7 @@ def check_header(data: Any, where: str) -> None:
         )
     version = data.get("version")
     if version != VERSION:
-        shown = version if _finite(version) else _kind(version)
+        shown = version if _finite(version) else _kind_of(version)
         raise TransferError(
             f"export format version {shown} is not one this AXON reads (it reads {VERSION})",
             where=where,
@@ -315,33 +315,33 @@ def check_header(data: Any, where: str) -> None:
 def parse_record(data: Any, where: str) -> NewEntry:
     """One entry line -> the `NewEntry` that stores it (with its original timestamp)."""
     if not isinstance(data, dict):
-        raise TransferError(f"an entry must be a JSON object, not {_kind(data)}", where=where)
+        raise TransferError(f"an entry must be a JSON object, not {_kind_of(data)}", where=where)
     for name in ("memory", "key", "value", "created_at"):
         if name not in data:
             raise TransferError(f'the entry has no "{name}"', where=where)
     memory, key = data["memory"], data["key"]
     if not isinstance(memory, str) or not memory:
         raise TransferError(
-            f'"memory" must be a non-empty string, not {_kind(memory)}', where=where
+            f'"memory" must be a non-empty string, not {_kind_of(memory)}', where=where
         )
     if is_reserved(memory):
         raise TransferError(
             f"memory '{memory}': names starting with '{OWNED_MARKER}' are reserved", where=where
         )
     if not isinstance(key, str):
-        raise TransferError(f'"key" must be a string, not {_kind(key)}', where=where)
+        raise TransferError(f'"key" must be a string, not {_kind_of(key)}', where=where)
     metadata = data.get("metadata", {})
     if metadata is None:
         metadata = {}
     if not isinstance(metadata, dict):
-        raise TransferError(f'"metadata" must be an object, not {_kind(metadata)}', where=where)
+        raise TransferError(f'"metadata" must be an object, not {_kind_of(metadata)}', where=where)
     created = data["created_at"]
     if not _finite(created):
-        raise TransferError(f'"created_at" must be a number, not {_kind(created)}', where=where)
+        raise TransferError(f'"created_at" must be a number, not {_kind_of(created)}', where=where)
     expires = data.get("expires_at")
     if expires is not None and not _finite(expires):
         raise TransferError(
-            f'"expires_at" must be a number or null, not {_kind(expires)}', where=where
+            f'"expires_at" must be a number or null, not {_kind_of(expires)}', where=where
         )
     meta = {**metadata, "scope": memory}
     try:
@@ -361,7 +361,7 @@ def parse_vector(data: dict[str, Any], where: str) -> ImportedVector | None:
     if field is None:
         return None
     if not isinstance(field, dict):
-        raise TransferError(f'"vector" must be an object, not {_kind(field)}', where=where)
+        raise TransferError(f'"vector" must be an object, not {_kind_of(field)}', where=where)
     model, dim, text = field.get("model"), field.get("dim"), field.get("f32")
     if not isinstance(model, str) or not model:
         raise TransferError('"vector" needs a "model" (a non-empty string)', where=where)

@@ -617,10 +617,26 @@ class MemoryManager:
             stored, *_ = await bound.backend.store_many(
                 [NewEntry(key, value, meta, expires_at), *batch]
             )
-        entry = _named(stored, name)
+        self._written(bound, key, value, decl.store, expires_at, meta, started)
+        return _named(stored, name)
+
+    def _written(
+        self,
+        bound: BoundMemory,
+        key: str,
+        value: Any,
+        store: str,
+        expires_at: float | None,
+        meta: Mapping[str, Any],
+        started: float,
+        tier: str | None = None,
+    ) -> None:
+        """After a remember stored `key` in `bound` (a memory, or a tier of one): wake the
+        vector worker, record an ephemeral write for its flow's end, emit `memory_write`."""
+        name = bound.name
         if self._vectors is not None and not bound.backend.embed_on_recall:
             self._vectors.notify(bound.backend, bound.scope)
-        if decl.store == "ephemeral" and self._lifetimes:
+        if store == "ephemeral" and self._lifetimes:
             self._lifetimes[-1].append((name, key))
         self.tracer.emit(
             TraceEventType.MEMORY_WRITE,
@@ -629,7 +645,8 @@ class MemoryManager:
                 "value_type": type(value).__name__,
                 "memory": name,
                 "backend": bound.backend_key[0],
-                "store": decl.store,
+                "store": store,
+                **({"tier": tier} if tier is not None else {}),
                 "expires_at": expires_at,
                 **({"type": meta["type"]} if "type" in meta else {}),
                 **({"related": meta["related"]} if "related" in meta else {}),
@@ -637,7 +654,6 @@ class MemoryManager:
             },
             duration_ms=_ms(started),
         )
-        return entry
 
     async def _associations(
         self, bound: BoundMemory, key: str, meta: dict[str, Any]
@@ -1267,24 +1283,7 @@ class MemoryManager:
             tiered.used[key] = now
             tiered.recalls.pop(key, None)
             await tiering.flush_stats(tiered)
-        if tier == "ephemeral" and self._lifetimes:
-            self._lifetimes[-1].append((name, key))
-        self.tracer.emit(
-            TraceEventType.MEMORY_WRITE,
-            data={
-                "key": key,
-                "value_type": type(value).__name__,
-                "memory": name,
-                "backend": target.backend_key[0],
-                "store": tier,
-                "tier": tier,
-                "expires_at": expires_at,
-                **({"type": meta["type"]} if "type" in meta else {}),
-                **({"related": meta["related"]} if "related" in meta else {}),
-                "duration_ms": _ms(started),
-            },
-            duration_ms=_ms(started),
-        )
+        self._written(target, key, value, tier, expires_at, meta, started, tier=tier)
         return tiering.located(stored, name, tier)
 
     async def _associate_tiered(self, tiered: Tiered, a: str, b: str) -> None:

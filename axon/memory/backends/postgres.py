@@ -833,27 +833,41 @@ class PostgresBackend(MemoryBackend):
     async def _save_vectors(self, model_id: str, items: Sequence[tuple[Any, np.ndarray]]) -> None:
         if not items:
             return
-        dim = int(np.asarray(items[0][1]).shape[-1])
+        # An entry rewritten or deleted since its text was read keeps no vector.
+        self._upsert_vectors(
+            model_id,
+            int(np.asarray(items[0][1]).shape[-1]),
+            self._q.sql.SQL("e.id = %s AND e.vgen = %s"),
+            [(VectorParam(vector), ident[0], ident[1]) for ident, vector in items],
+        )
 
-        def body(conn: Connection[Any]) -> None:
+    def _upsert_vectors(
+        self, model_id: str, dim: int, match: SQL, rows: Sequence[tuple[Any, ...]]
+    ) -> int:
+        """Store vectors of `dim` for `model_id` (its table made on first use): each row
+        is the vector then the parameters of `match`, which picks the entry (alias `e`)
+        it belongs to; the vector is tagged with that entry's `vgen`. Returns how many
+        entries got one."""
+
+        def body(conn: Connection[Any]) -> int:
             table = self._vector_table(conn, model_id, dim)
             assert table is not None  # created for `dim`
-            # An entry rewritten or deleted since its text was read keeps no vector.
             with conn.cursor() as cur:
                 cur.executemany(
                     self._q.query(
                         "INSERT INTO {table} (entry_id, vgen, embedding) "
                         "SELECT e.id, e.vgen, %s::vector FROM {entries} AS e "
-                        "WHERE e.id = %s AND e.vgen = %s "
-                        "ON CONFLICT (entry_id) DO UPDATE SET vgen = excluded.vgen, "
-                        "embedding = excluded.embedding",
+                        "WHERE {match} ON CONFLICT (entry_id) DO UPDATE "
+                        "SET vgen = excluded.vgen, embedding = excluded.embedding",
                         table=table,
+                        match=match,
                     ),
-                    [(VectorParam(vector), ident[0], ident[1]) for ident, vector in items],
+                    rows,
                 )
+                return max(cur.rowcount, 0)  # summed over the batch
 
         try:
-            self._run(body)
+            return int(self._run(body))
         except BaseException:
             self._vector_tables.pop(model_id, None)  # its creation may have rolled back
             raise
@@ -977,32 +991,13 @@ class PostgresBackend(MemoryBackend):
     async def _write_vectors(
         self, scope: str | None, model_id: str, items: Sequence[tuple[str, np.ndarray]]
     ) -> int:
-        dim = int(np.asarray(items[0][1]).shape[-1])
         where, params = self._exact_scope_sql(scope)
-
-        def body(conn: Connection[Any]) -> int:
-            table = self._vector_table(conn, model_id, dim)
-            assert table is not None  # created for `dim`
-            with conn.cursor() as cur:
-                cur.executemany(
-                    self._q.query(
-                        "INSERT INTO {table} (entry_id, vgen, embedding) "
-                        "SELECT e.id, e.vgen, %s::vector FROM {entries} AS e "
-                        "WHERE {where} AND e.key = %s ON CONFLICT (entry_id) DO UPDATE "
-                        "SET vgen = excluded.vgen, embedding = excluded.embedding",
-                        table=table,
-                        where=where,
-                    ),
-                    [(VectorParam(vector), *params, key) for key, vector in items],
-                )
-                return max(cur.rowcount, 0)  # summed over the batch
-
-        try:
-            return int(self._run(body))
-        except BaseException:
-            self._vector_tables.pop(model_id, None)  # its creation may have rolled back
-            raise
-
+        return self._upsert_vectors(
+            model_id,
+            int(np.asarray(items[0][1]).shape[-1]),
+            self._q.sql.SQL("{} AND e.key = %s").format(where),
+            [(VectorParam(vector), *params, key) for key, vector in items],
+        )
 
 def _env_pool_size() -> int:
     """`AXON_PG_POOL_SIZE` as a number of connections (default 8); a clear error if not one."""
