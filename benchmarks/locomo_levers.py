@@ -4,9 +4,10 @@ For each lever (a `HybridWeights` field set to 0, or another value), the LoCoMo
 benchmark (`benchmarks/locomo.py`, default mode, in-memory) runs once linked and
 once unlinked, and the change in recall@5 against the defaults is given with a
 95% paired bootstrap interval over questions (resampling questions, each counted
-with its evidence turns, 2,000 resamples, fixed seed); "gain" is what the lever
-adds (defaults minus the run without it). The linked-only levers never touch a
-memory of independent notes; `benchmarks/notes.py --weight semantic=0.4` gives the
+with its evidence turns, 2,000 resamples, fixed seed); "change" is what recall@5
+does without the lever (the run without it minus the defaults). The linked-only
+levers never touch a memory of independent notes; `benchmarks/notes.py --weight
+semantic=0.4` gives the
 notes figure of the unlinked weighting before. `--only` splits the conversations
 (e.g. tune on 26,30, report 41,42,43).
 
@@ -81,7 +82,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         for unlinked in (False, True)
     }
     print(
-        f"{'lever':<32} {'linked R@5':>10} {'gain [95% CI]':>24} {'unlinked R@5':>12} {'gain':>7}"
+        f"{'lever':<32} {'linked R@5':>10} {'change [95% CI]':>24} "
+        f"{'unlinked R@5':>12} {'change':>7}"
     )
     for name in LEVERS:
         cells = []
