@@ -1,7 +1,8 @@
 """Sessions over every registered backend, for the handle and AsyncSession tests.
 
 `SessionKit(kind, ...)` gives the `Session` arguments for one backend on real
-storage (a temporary SQLite directory, a private PostgreSQL schema) with a
+storage (a temporary SQLite directory, a private PostgreSQL schema, a private
+Chroma collection) with a
 controllable clock and the small deterministic embedder of tests/memory, so
 every retrieval mode runs. PostgreSQL is reached through `Session(pg_dsn=...)`
 with `AXON_PG_DSN` removed from the environment: the argument alone must do.
@@ -15,7 +16,13 @@ from typing import Any
 import pytest
 
 from axon.memory.embeddings.hashing import HashingEmbedder
-from tests.memory.conftest import BACKEND_FACTORIES, FakeClock, pg_dsn_or_skip, pg_test_schema
+from tests.memory.conftest import (
+    BACKEND_FACTORIES,
+    FakeClock,
+    chroma_test_url,
+    pg_dsn_or_skip,
+    pg_test_schema,
+)
 
 KINDS = sorted(BACKEND_FACTORIES)
 """Every backend the conformance suite knows (a test fails there if one is missing)."""
@@ -33,6 +40,9 @@ class SessionKit:
             self.pg_dsn = pg_dsn_or_skip()
             monkeypatch.delenv("AXON_PG_DSN")
             monkeypatch.setenv("AXON_PG_SCHEMA", pg_test_schema(tmp_path))
+        if kind == "chroma":
+            # A collection of this test's own (a memory without `location:` uses it).
+            monkeypatch.setenv("AXON_CHROMA_URL", chroma_test_url(tmp_path))
 
     def kwargs(self) -> dict[str, Any]:
         return {

@@ -559,7 +559,9 @@ class ChromaBackend(MemoryBackend):
                 return 0, 0.0
             import numpy as np
 
-            matrix = np.asarray(rows, dtype=np.float64)
+            # Token counts, stored as float32 vector components that Chroma may return
+            # a rounding away from the integer: rounded back, so sums are exact.
+            matrix = np.rint(np.asarray(rows, dtype=np.float64))
             total = float(matrix[:, 0].sum())
             if linked:
                 total += CONTEXT_WEIGHT * float(matrix[:, 1].sum())
@@ -617,6 +619,57 @@ class ChromaBackend(MemoryBackend):
 
         self._db.run(body)
 
+    async def _read_vectors(
+        self, scope: str | None, keys: list[str], model_id: str
+    ) -> dict[str, np.ndarray]:
+        """The `model_id` vectors of `keys` whose `vgen` is still their entry's."""
+        by_id = {entry_id(scope, key): key for key in keys}
+
+        def body(db: ChromaConnection) -> dict[str, np.ndarray]:
+            import numpy as np
+
+            vectors = db.collection(self._vector_name(model_id), create=False)
+            if vectors is None:
+                return {}
+            got = self._entries(db).get(ids=list(by_id), include=["metadatas"])
+            current = {
+                ident: meta["vgen"]
+                for ident, meta in zip(got["ids"], got["metadatas"] or [], strict=True)
+                if meta.get("vm") == model_id
+            }
+            if not current:
+                return {}
+            hits = vectors.get(ids=list(current), include=["embeddings", "metadatas"])
+            embeddings = hits["embeddings"] if hits["embeddings"] is not None else []
+            return {
+                by_id[ident]: np.asarray(vector, dtype=np.float32)
+                for ident, vector, meta in zip(
+                    hits["ids"], embeddings, hits["metadatas"] or [], strict=True
+                )
+                if meta["vgen"] == current.get(ident)
+            }
+
+        result: dict[str, np.ndarray] = self._db.run(body)
+        return result
+
+    async def _write_vectors(
+        self, scope: str | None, model_id: str, items: Sequence[tuple[str, np.ndarray]]
+    ) -> int:
+        """Keep vectors computed elsewhere for the current text of `(scope, key)` entries."""
+        by_id = {entry_id(scope, key): vector for key, vector in items}
+
+        def body(db: ChromaConnection) -> list[tuple[Any, np.ndarray]]:
+            got = self._entries(db).get(ids=list(by_id), include=["metadatas"])
+            return [
+                ((ident, str(meta["vgen"])), by_id[ident])
+                for ident, meta in zip(got["ids"], got["metadatas"] or [], strict=True)
+                if meta.get("kind") == "e"
+            ]
+
+        found: list[tuple[Any, np.ndarray]] = self._db.run(body)
+        await self._save_vectors(model_id, found)
+        return len(found)
+
     async def _semantic_search(
         self,
         query_vector: np.ndarray,
@@ -635,7 +688,9 @@ class ChromaBackend(MemoryBackend):
             if vectors is None:
                 return []
             total = vectors.count()
-            want = top_k if not filters else max(top_k * 4, 32)
+            # More than top_k: results tied at the cut are then ranked by `_ranked`'s
+            # order (newest, first stored), not by whichever of them the index returned.
+            want = top_k + 16 if not filters else max(top_k * 4, 32)
             while True:
                 hits = vectors.query(
                     query_embeddings=[query],
