@@ -45,13 +45,17 @@ def one_conversation(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(f"LoCoMo dev data not found at {DATA}")
     folder = tmp_path_factory.mktemp("locomo")
     shutil.copy(source, folder / CONVERSATION)
+    (folder / "vectors").mkdir()
     return folder
 
 
 async def _run(folder: Path, embedder: str, modes: str, *extra: str) -> dict[str, Any]:
+    """The benchmark over `folder`'s conversation; vectors are computed once per module
+    (the benchmark's `--cache`, kept beside the data), so each further run only ranks."""
     locomo = _benchmark()
     args = locomo.build_parser().parse_args(
-        ["--data", str(folder), "--embedder", embedder, "--modes", modes, *extra]
+        ["--data", str(folder), "--embedder", embedder, "--modes", modes,
+         "--cache", str(folder / "vectors"), *extra]
     )
     result: dict[str, Any] = await locomo.run(args)
     return result
