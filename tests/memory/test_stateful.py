@@ -11,7 +11,6 @@ import pytest
 from axon.testing.stateful import run_stateful
 from tests.memory.conftest import BACKEND_FACTORIES
 
-
 FEWER_EXAMPLES = {"chroma": 15}
 """Chroma answers every step over HTTP (two to four round trips): 50 examples take
 about 100 s there, so it runs fewer (the other backends keep the kit's default)."""
