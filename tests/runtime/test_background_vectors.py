@@ -26,16 +26,22 @@ STORES = {"in_memory": "session", "sqlite": "persistent"}
 
 
 class SlowEmbedder(HashingEmbedder):
-    """The test embedder, `delay` seconds per passage batch (a big model on a small machine)."""
+    """The test embedder, `delay` seconds per passage batch (a big model on a small machine).
 
-    def __init__(self, delay: float) -> None:
+    With `per_texts`, the delay is for a batch of that many texts and a batch of another
+    size takes proportionally long (as a real model does), so a worker that shrinks its
+    batches does not make waiting for all of them slower."""
+
+    def __init__(self, delay: float, per_texts: int | None = None) -> None:
         super().__init__()
         self.delay = delay
+        self.per_texts = per_texts
         self.passages = 0
         self.calls_lock = threading.Lock()
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        time.sleep(self.delay)
+        scale = 1.0 if self.per_texts is None else max(1, len(texts)) / self.per_texts
+        time.sleep(self.delay * scale)
         with self.calls_lock:
             self.passages += len(texts)
         return super().embed_passages(texts)
@@ -68,7 +74,7 @@ def _wait_until(condition: Any, timeout: float = 20.0) -> bool:
 def test_a_recall_past_its_budget_answers_by_keyword_and_says_what_was_pending(
     tmp_path: Path, backend: str
 ) -> None:
-    embedder = SlowEmbedder(0.25)
+    embedder = SlowEmbedder(0.25, per_texts=16)
     with axon.Session(memory_dir=tmp_path, embedder=embedder) as session:
         session.execute(DECL.format(backend=backend, store=STORES[backend]))
         notes = session.memory("Notes")
@@ -204,7 +210,7 @@ def test_batches_shrink_when_the_model_is_slow(tmp_path: Path) -> None:
     with axon.Session(memory_dir=tmp_path, embedder=embedder, embed_wait=0) as session:
         session.execute(DECL.format(backend="in_memory", store="session"))
         notes = session.memory("Notes")
-        for i in range(40):
+        for i in range(20):  # a first batch of 16 takes 0.4 s: the next ones are smaller
             notes.remember(f"entry {i}", key=f"k{i}")
         notes.embed()
         worker = session.memories._vectors
