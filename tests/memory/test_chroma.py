@@ -235,6 +235,45 @@ async def test_a_batch_larger_than_chromas_limit_is_stored_whole(tmp_path: Path)
     await backend.close()
 
 
+async def test_reads_that_match_many_records_are_paged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chroma refuses one answer of more than 32,766 records (SQL variables): every read
+    that may match many is paged (`GET_PAGE`), so count, list, keyword, expiry and clear
+    see every entry. A page of 3 here stands for the 5,000 of a real store."""
+    from chromadb.api.models.Collection import Collection
+
+    from axon.memory.backends import chroma
+
+    monkeypatch.setattr(chroma, "GET_PAGE", 3)
+    answers: list[int] = []  # records per answer of Chroma, read at the real client
+    real_get = Collection.get
+
+    def counted_get(self: Collection, *args: object, **kwargs: object) -> object:
+        got = real_get(self, *args, **kwargs)  # type: ignore[arg-type]
+        answers.append(len(got["ids"]))
+        return got
+
+    monkeypatch.setattr(Collection, "get", counted_get)
+    now = [1000.0]
+    backend = ChromaBackend(location=str(tmp_path / "db"), clock=lambda: now[0])
+    await backend.store_many(
+        [NewEntry(f"k{i}", f"note {i} about paging", {"scope": "M"}) for i in range(10)]
+        + [NewEntry(f"x{i}", f"short lived {i}", {"scope": "M"}, 1010.0) for i in range(7)]
+    )
+    assert await backend.count("M") == 17
+    assert len(await backend.list_entries("M", limit=None)) == 17
+    hits = await backend.retrieve("paging", 20, "M", mode="keyword")
+    assert sorted(e.key for e in hits) == sorted(f"k{i}" for i in range(10))
+    now[0] = 1020.0
+    assert await backend.purge_expired() == 7
+    assert await backend.count("M") == 10
+    assert await backend.clear("M") == 10
+    assert await backend.count("M") == 0
+    assert answers and max(answers) <= 3, answers
+    await backend.close()
+
+
 # ---------------------------------------------------------------------- shared server
 
 _WRITER = textwrap.dedent(

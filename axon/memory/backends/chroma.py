@@ -120,6 +120,33 @@ def _digest(*parts: Any) -> str:
     return hashlib.sha1(json.dumps(parts).encode()).hexdigest()
 
 
+GET_PAGE = 5000
+"""Records per `get` of a read that may match many: Chroma turns the ids of one answer
+into SQL variables, and SQLite refuses more than 32,766 of them in one statement."""
+
+
+def get_all(collection: Any, **query: Any) -> dict[str, Any]:
+    """`collection.get(**query)` a page of `GET_PAGE` at a time, the pages joined: the
+    answer Chroma would give if it had no limit (`ids`, and what `include` asks for)."""
+    joined: dict[str, list[Any]] = {"ids": []}
+    offset = 0
+    while True:
+        got = collection.get(**query, limit=GET_PAGE, offset=offset)
+        joined["ids"] += list(got["ids"])
+        for field in query.get("include", []):
+            values = got.get(field)
+            joined.setdefault(field, []).extend([] if values is None else list(values))
+        if len(got["ids"]) < GET_PAGE:
+            return joined
+        offset += GET_PAGE
+
+
+def delete_ids(collection: Any, ids: Sequence[str]) -> None:
+    """`collection.delete(ids=ids)` in pages of `GET_PAGE` ids (see `GET_PAGE`)."""
+    for start in range(0, len(ids), GET_PAGE):
+        collection.delete(ids=list(ids[start : start + GET_PAGE]))
+
+
 def entry_id(scope: str | None, key: str) -> str:
     """The Chroma id of the entry `(scope, key)`."""
     return "e" + _digest(scope, key)
@@ -257,7 +284,8 @@ class ChromaBackend(MemoryBackend):
         include_meta: bool = True,
     ) -> tuple[list[str], list[Meta]]:
         def body(db: ChromaConnection) -> tuple[list[str], list[Meta]]:
-            got = self._entries(db).get(
+            got = get_all(
+                self._entries(db),
                 where=dict(where),
                 where_document=dict(document) if document else None,
                 include=["metadatas"] if include_meta else [],
@@ -369,7 +397,9 @@ class ChromaBackend(MemoryBackend):
 
         def body(db: ChromaConnection) -> int:
             collection = self._entries(db)
-            live = collection.get(where=_and({"kind": "e"}, where, self._live(now)), include=[])
+            live = get_all(
+                collection, where=_and({"kind": "e"}, where, self._live(now)), include=[]
+            )
             if scope is None:
                 # Records, not collections: other processes keep using their handles.
                 collection.delete(where={"kind": {"$in": ["e", "s"]}})
@@ -386,8 +416,10 @@ class ChromaBackend(MemoryBackend):
     async def _purge_expired(self, now: float) -> int:
         def body(db: ChromaConnection) -> dict[str | None, int]:
             collection = self._entries(db)
-            got = collection.get(
-                where=_and({"kind": "e"}, {"exp": {"$lte": now}}), include=["metadatas"]
+            got = get_all(
+                collection,
+                where=_and({"kind": "e"}, {"exp": {"$lte": now}}),
+                include=["metadatas"],
             )
             if not got["ids"]:
                 return {}
@@ -396,9 +428,9 @@ class ChromaBackend(MemoryBackend):
                 scope = _scope_decode(str(meta["scope"]))
                 by_scope[scope] = by_scope.get(scope, 0) + 1
             ids = list(got["ids"])
-            collection.delete(ids=ids)
+            delete_ids(collection, ids)
             for vectors in self._vector_collections(db):
-                vectors.delete(ids=ids)
+                delete_ids(vectors, ids)
             return by_scope
 
         by_scope = self._db.run(body)
@@ -551,8 +583,10 @@ class ChromaBackend(MemoryBackend):
         """How many entries the scope holds (expired ones too) and their total length."""
 
         def body(db: ChromaConnection) -> tuple[int, float]:
-            got = self._entries(db).get(
-                where=_and({"kind": "e"}, {"scope": code}), include=["embeddings"]
+            got = get_all(
+                self._entries(db),
+                where=_and({"kind": "e"}, {"scope": code}),
+                include=["embeddings"],
             )
             rows = got["embeddings"]
             if rows is None or len(rows) == 0:
