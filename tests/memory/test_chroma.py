@@ -274,6 +274,70 @@ async def test_reads_that_match_many_records_are_paged(
     await backend.close()
 
 
+def _count_queries(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the `n_results` of every HNSW query Chroma is asked, at the real client."""
+    from chromadb.api.models.Collection import Collection
+
+    asked: list[int] = []
+    real_query = Collection.query
+
+    def counted(self: Collection, *args: object, **kwargs: object) -> object:
+        asked.append(int(kwargs.get("n_results", 10)))  # type: ignore[call-overload]
+        return real_query(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Collection, "query", counted)
+    return asked
+
+
+async def test_small_collections_are_searched_exactly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HNSW is approximate and loses neighbours after updates (CI once saw an import
+    repeated drop one): up to `EXACT_SEARCH_LIMIT` vectors every vector of the scope is
+    compared, so results after rewrites are the in-memory backend's, score for score."""
+    from axon.memory import registry
+
+    asked = _count_queries(monkeypatch)
+    chroma = ChromaBackend(location=str(tmp_path / "db"), embedder=HashingEmbedder())
+    reference = registry.create("in_memory", embedder=HashingEmbedder())
+    words = ["apple", "river", "cloud", "stone", "note", "garden"]
+    for round_ in range(3):  # every entry rewritten twice: the case HNSW handles worst
+        for backend in (chroma, reference):
+            await backend.store_many(
+                [
+                    NewEntry(f"k{i}", f"{words[i % 6]} {words[(i * 5 + round_) % 6]} {i}", {})
+                    for i in range(60)
+                ]
+            )
+    for query in words:
+        got = await chroma.retrieve(query, 60, None, mode="semantic")
+        want = await reference.retrieve(query, 60, None, mode="semantic")
+        # Equal cosines may differ in the last float32 bit between backends: compared
+        # rounded, ties by key.
+        assert sorted((-round(e.score, 5), e.key) for e in got) == sorted(
+            (-round(e.score, 5), e.key) for e in want
+        ), query
+    assert asked == []
+    await chroma.close()
+
+
+async def test_larger_collections_use_hnsw(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from axon.memory.backends import chroma
+
+    monkeypatch.setattr(chroma, "EXACT_SEARCH_LIMIT", 5)
+    asked = _count_queries(monkeypatch)
+    backend = ChromaBackend(location=str(tmp_path / "db"), embedder=HashingEmbedder())
+    await backend.store_many(
+        [NewEntry(f"k{i}", f"entry {i} about topic{i}", {"scope": "M"}) for i in range(30)]
+    )
+    hits = await backend.retrieve("entry 7 about topic7", 3, "M", mode="semantic")
+    assert hits[0].key == "k7" and hits[0].score > 0.99
+    assert asked and asked[0] == 3 + 16
+    await backend.close()
+
+
 # ---------------------------------------------------------------------- shared server
 
 _WRITER = textwrap.dedent(
