@@ -32,9 +32,12 @@ async def test_a_removed_memory_directory_is_an_error_not_lost_writes(
             assert sqlite_store.memory_dir is not None
             shutil.rmtree(sqlite_store.memory_dir)
             gone = f"the memory file {sqlite_store.memory_dir / 'memory.db'} is gone"
-            for arguments in ({"action": "write", "name": "after", "content": "lost?"},
-                              {"action": "read", "name": "before"}, {"action": "list"},
-                              {"action": "search", "query": "kept"}):
+            for arguments in (
+                {"action": "write", "name": "after", "content": "lost?"},
+                {"action": "read", "name": "before"},
+                {"action": "list"},
+                {"action": "search", "query": "kept"},
+            ):
                 assert (await error(client, **arguments)).startswith(gone)
             # A new store in its place (another process recreated it) is not the one
             # the server has open: still refused, rather than written to the old file.
@@ -69,8 +72,7 @@ class Proxy:
         port: int = self.server.sockets[0].getsockname()[1]
         return port
 
-    async def _connection(self, reader: asyncio.StreamReader,
-                          writer: asyncio.StreamWriter) -> None:
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.target)
         except OSError:
@@ -101,21 +103,25 @@ async def test_an_unreachable_postgresql_server_is_an_error_result(pg_store: Sto
     parts = psycopg.conninfo.conninfo_to_dict(store.pg_dsn)
     proxy = Proxy(str(parts.get("host", "127.0.0.1")), int(parts.get("port", 5432)))
     port = await proxy.start()
-    dsn = psycopg.conninfo.make_conninfo(store.pg_dsn, host="127.0.0.1", port=str(port))
+    # The connection string's own connect_timeout is the backend's (default 15 s).
+    dsn = psycopg.conninfo.make_conninfo(
+        store.pg_dsn, host="127.0.0.1", port=str(port), connect_timeout="2"
+    )
     tool = await open_tool(pg_dsn=dsn)
     try:
         async with serve(tool) as client:
             await ok(client, action="write", name="before", content="stored")
             await proxy.stop()
             started = time.monotonic()
-            # The backend's own words, within its connect timeout (15 s; the tool's
+            # The backend's own words, within its connect timeout (2 s here; the tool's
             # CALL_TIMEOUT, 60 s, is the backstop for a backend that never answers).
             message = await error(client, action="write", name="after", content="x")
             where = f"PostgreSQL at {parts.get('user')}@127.0.0.1:{port}/"
             assert message.startswith(where), message
             message = await error(client, action="search", query="stored")
             assert "cannot connect" in message and "Connection refused" in message, message
-            assert time.monotonic() - started < tool_module.CALL_TIMEOUT
+            # Two calls, each within about its 2 s (15 s each if the DSN's were ignored).
+            assert time.monotonic() - started < 12 < tool_module.CALL_TIMEOUT
     finally:
         with contextlib.suppress(Exception):
             await tool.session.close()

@@ -109,6 +109,20 @@ async def test_unreachable_server_is_a_clear_error() -> None:
     await backend.close()
 
 
+def test_the_connection_strings_connect_timeout_is_the_wait() -> None:
+    """libpq's `connect_timeout` in the DSN bounds how long an operation waits for an
+    unreachable server (the keyword wins; neither: 15 s); a non-number is an error."""
+    base = "postgresql://u@127.0.0.1:9/nowhere"
+    assert PostgresBackend(location=base)._db._timeout == 15.0
+    assert PostgresBackend(location=f"{base}?connect_timeout=0")._db._timeout == 15.0
+    assert PostgresBackend(location=f"{base}?connect_timeout=3")._db._timeout == 3.0
+    assert (
+        PostgresBackend(location=f"{base}?connect_timeout=3", connect_timeout=5)._db._timeout == 5.0
+    )
+    with pytest.raises(AxonMemoryError, match="connect_timeout must be a number of seconds"):
+        PostgresBackend(location=f"{base}?connect_timeout=soon")
+
+
 def test_bad_schema_name_is_refused() -> None:
     with pytest.raises(AxonMemoryError, match="schema name"):
         PostgresBackend(location="postgresql://u@h/d", schema='x"; DROP TABLE y; --')
@@ -230,7 +244,7 @@ async def test_exact_reads_a_rare_needle_through_the_trigram_index(
         conn.execute("SET enable_seqscan = off")  # a table this small is cheaper to scan
         plan = conn.execute(
             f"EXPLAIN SELECT id FROM {s}.entries AS e WHERE "
-            "coalesce(e.text_lc, lower(e.text COLLATE \"C\")) LIKE %s",
+            'coalesce(e.text_lc, lower(e.text COLLATE "C")) LIKE %s',
             ("%zebra cr%",),
         ).fetchall()
     assert "entries_text_trgm" in " ".join(row[0] for row in plan)

@@ -59,6 +59,7 @@ from axon.memory.backends.postgres_schema import (
     find_vector_table,
     indexed_terms,
     int_array,
+    parse_dsn,
     resolve_dsn,
     text_array,
 )
@@ -160,14 +161,28 @@ def _db_text(text: str) -> str:
     return text.replace("\x00", "") if "\x00" in text else text
 
 
+def _dsn_timeout(dsn: str) -> float:
+    """The connection string's `connect_timeout` (libpq's: whole seconds, 0 or below
+    means none, which here is the default), else `DEFAULT_CONNECT_TIMEOUT`."""
+    value = parse_dsn(dsn).get("connect_timeout")
+    try:
+        seconds = float(value) if value is not None else 0.0
+    except ValueError:
+        raise AxonMemoryError(
+            f"the PostgreSQL connection string's connect_timeout must be a number of "
+            f"seconds, got {value!r}"
+        ) from None
+    return seconds if seconds > 0 else DEFAULT_CONNECT_TIMEOUT
+
+
 class PostgresBackend(MemoryBackend):
     """Memory in a PostgreSQL database with pgvector; many processes and machines share it.
 
     Keywords beyond the base's: `schema` (default `AXON_PG_SCHEMA`, else `axon`),
     `pool_size` (most connections this instance opens; default `AXON_PG_POOL_SIZE`,
     else 8) and `connect_timeout` (seconds to wait for a connection before the
-    operation fails; default 15). `location` is a connection string or `env:VAR`;
-    without it `AXON_PG_DSN` is used.
+    operation fails; default the connection string's `connect_timeout`, else 15).
+    `location` is a connection string or `env:VAR`; without it `AXON_PG_DSN` is used.
     """
 
     name: ClassVar[str] = "pgvector"
@@ -186,13 +201,15 @@ class PostgresBackend(MemoryBackend):
         embedder: Embedder | None = None,
         schema: str | None = None,
         pool_size: int | None = None,
-        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        connect_timeout: float | None = None,
     ) -> None:
         super().__init__(
             tracer, location=location, memory_dir=memory_dir, clock=clock, embedder=embedder
         )
         import_driver()
         dsn = resolve_dsn(location)
+        if connect_timeout is None:
+            connect_timeout = _dsn_timeout(dsn)
         self.schema = check_schema_name(schema or os.environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA)
         self._q = _Fragments(self.schema)
         size = pool_size or _env_pool_size()
