@@ -461,7 +461,11 @@ class MemoryBackend(MinimalMemoryBackend):
             embedder.embed_query(query), top_k, scope, filters, now
         )
         floor = similarity_floor(embedder)
-        return [entry.with_score(semantic_score(entry.score, floor)) for entry in found]
+        # A cosine at or below the embedder's "unrelated" floor scores 0: not a match, so a
+        # recall for something the memory holds nothing about is a miss (an empty list),
+        # in `semantic` as in `exact` and `keyword` (and `hybrid`, whose candidates these are).
+        scored = (entry.with_score(semantic_score(entry.score, floor)) for entry in found)
+        return [entry for entry in scored if entry.score > 0.0]
 
     async def _hybrid(
         self,

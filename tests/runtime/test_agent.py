@@ -168,7 +168,8 @@ async def test_an_empty_query_is_the_retrieval_modes_call_as_for_a_statement(
     assert [(r.id, r.score) for r in records] == [
         (e.key, e.score) for e in both.sync.memory("Sem").recall("   ")
     ]
-    assert len(records) == 2, "semantic retrieval ranks everything"
+    # A blank query means nothing: every cosine is 0, and a score of 0 is a miss.
+    assert records == [], "a blank semantic query matches nothing"
 
 
 async def test_a_value_a_program_stored_that_is_not_text_is_recalled_as_json(

