@@ -658,22 +658,39 @@ class Checker:
         return flow_node
 
     def _check_args(self, run: ast.Run, flow: ir.IRFlow) -> None:
-        """A run passes at most as many arguments as the flow has, named ones by their names."""
+        """A run passes one argument per parameter of the flow (positional ones in order,
+        named ones by their names): too many, an unknown name, or a parameter left
+        without a value (it would be unbound when the flow reads it) is an error."""
         params = flow.params
-        if len(run.args) > len(params):
-            self.error(
-                f"Flow '{flow.name}' takes {len(params)} argument"
-                f"{'' if len(params) == 1 else 's'} but {len(run.args)} were given",
-                run.flow.span,
-            )
+        given = len(run.args)
+        takes = f"Flow '{flow.name}' takes {len(params)} argument{'' if len(params) == 1 else 's'}"
+        if given > len(params):
+            self.error(f"{takes} but {given} were given", run.flow.span)
+            return
         names = {p.name for p in params}
+        filled = {p.name for p, arg in zip(params, run.args) if arg.name is None}
         for arg in run.args:
-            if arg.name is not None and arg.name not in names:
+            if arg.name is None:
+                continue
+            if arg.name not in names:
                 self.error(
                     f"Flow '{flow.name}' has no parameter '{arg.name}'"
                     f"{did_you_mean(arg.name, names)}",
                     arg.span,
                 )
+            filled.add(arg.name)
+        missing = [p.name for p in params if p.name not in filled]
+        if missing and not self._reported_unknown_arg(run, names):
+            self.error(
+                f"{takes} but {given} {'was' if given == 1 else 'were'} given "
+                f"(missing {', '.join(repr(name) for name in missing)})",
+                run.flow.span,
+            )
+
+    @staticmethod
+    def _reported_unknown_arg(run: ast.Run, names: set[str]) -> bool:
+        """Whether a named argument of `run` names no parameter (already an error)."""
+        return any(arg.name is not None and arg.name not in names for arg in run.args)
 
     def _on_failure(self, f: ast.Field) -> ir.IROnFailure | None:
         """`on_failure: log | escalate | retry(...) | raise Name`, or None with an error."""

@@ -141,6 +141,21 @@ def test_undefined_run_targets() -> None:
     assert "Flow 'F' takes 1 argument but 2 were given" in messages
 
 
+def test_a_run_gives_every_parameter_a_value() -> None:
+    """A parameter left without an argument would be unbound (and stored as null) when
+    the flow reads it: the checker names what is missing, at the run's flow name."""
+    found = errors(
+        "flow F(x: String, y: Int) {}\n"
+        'run F("a")\nrun F(y: 3)\nrun F()\nrun F(1, 2)\nrun F(x: 1, y: 2)\nrun F(1, z: 2)\n'
+    )
+    assert [(line, message) for line, _, message in found] == [
+        (2, "Flow 'F' takes 2 arguments but 1 was given (missing 'y')"),
+        (3, "Flow 'F' takes 2 arguments but 1 was given (missing 'x')"),
+        (4, "Flow 'F' takes 2 arguments but 0 were given (missing 'x', 'y')"),
+        (7, "Flow 'F' has no parameter 'z'"),
+    ]
+
+
 def test_keys_and_values_of_remember() -> None:
     program = axon.compile(
         "memory N {}\n"
