@@ -150,7 +150,7 @@ class Executor:
         frame.bind(
             stmt.alias or stmt.memory_source,
             Recalled(stmt.memory_source, text, results),
-            source=f"recall:{stmt.memory_source}",
+            source=origin,  # the contract's source: the flow that recalled, or "main"
         )
         self.records.append(
             recall_record(

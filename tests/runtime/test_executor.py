@@ -124,6 +124,22 @@ def test_an_unrelated_query_is_a_miss_in_every_mode(tmp_path: Path, retrieval: s
         assert [r["key"] for r in hit["results"]] == ["dog"]
 
 
+def test_recalled_results_remembered_come_from_where_they_were_recalled(
+    session: Session,
+) -> None:
+    """A value bound by `recall ... as` has the source of the code that recalled it:
+    "main" at top level, the flow's name inside one (the contract's two sources)."""
+    session.execute(
+        "memory Notes { retrieval: exact }\n"
+        'remember("meeting on Friday") -> Notes with { key: "m" }\n'
+        "flow F(q: String) {\n  recall(q) from Notes as found\n  remember(found) -> Notes\n}\n"
+    )
+    _, top = session.execute('recall("meeting") from Notes as hits\nremember(hits) -> Notes')
+    _, inner = session.execute('run F("meeting")')
+    assert top["metadata"]["source"] == "main"
+    assert inner["metadata"]["source"] == "F"
+
+
 def test_ephemeral_entries_end_with_their_flow(session: Session) -> None:
     records = session.execute(
         "memory Scratch { store: ephemeral retrieval: exact }\n"
