@@ -668,7 +668,7 @@ class Checker:
             self.error(f"{takes} but {given} were given", run.flow.span)
             return
         names = {p.name for p in params}
-        filled = {p.name for p, arg in zip(params, run.args) if arg.name is None}
+        filled = {p.name for p, arg in zip(params, run.args, strict=False) if arg.name is None}
         for arg in run.args:
             if arg.name is None:
                 continue

@@ -565,13 +565,33 @@ class MemoryManager:
     async def pop_lifetime(self) -> int:
         """End it: delete what it wrote to ephemeral memories; returns how many."""
         written = self._lifetimes.pop() if self._lifetimes else []
-        dropped = 0
+        dropped: dict[str, tuple[str, int]] = {}  # memory -> (backend, entries deleted)
+        started = time.perf_counter()
         for memory, key in dict.fromkeys(written):
             tiered = self.tiered.get(memory)
             bound = tiered.tiers.get("ephemeral") if tiered else self.bound.get(memory)
-            if bound is not None and await bound.backend.delete(key, scope=bound.scope):
-                dropped += 1
-        return dropped
+            if bound is None:
+                continue
+            deleted = await bound.backend.delete(key, scope=bound.scope)
+            count = dropped.get(memory, ("", 0))[1] + int(deleted)
+            dropped[memory] = (bound.backend_key[0], count)
+        for memory, (backend, count) in dropped.items():  # one event per memory written to
+            self._emit_lifetime_end(
+                memory, backend, "ephemeral", count, "its flow or input ended", started
+            )
+        return sum(count for _, count in dropped.values())
+
+    def _emit_lifetime_end(
+        self, memory: str, backend: str, store: str, count: int, reason: str, started: float
+    ) -> None:
+        """A `memory_clear` event for entries a lifetime took with it (ephemeral at the end
+        of a flow or input, session at close): every memory operation leaves a trace."""
+        self.tracer.emit(
+            TraceEventType.MEMORY_CLEAR,
+            data={"memory": memory, "backend": backend, "count": count, "store": store,
+                  "reason": reason, "duration_ms": _ms(started)},
+            duration_ms=_ms(started),
+        )
 
     # ------------------------------------------------------------ operations
     def effective_mode(self, bound: BoundMemory, mode: str) -> str:
@@ -1438,7 +1458,14 @@ class MemoryManager:
             try:
                 if not backend.closed:
                     for scope in await backend.scopes(self.owner.prefix):
-                        await backend.clear(scope=scope)
+                        started = time.perf_counter()
+                        count = await backend.clear(scope=scope)
+                        owned = parse_owned(scope)
+                        if owned is not None:
+                            self._emit_lifetime_end(
+                                owned.memory, backend_name, owned.lifetime, count,
+                                "the session closed", started,
+                            )
             except AxonMemoryError as exc:
                 failures.append(f"backend '{backend_name}': {exc}")
             try:

@@ -140,6 +140,24 @@ def test_recalled_results_remembered_come_from_where_they_were_recalled(
     assert inner["metadata"]["source"] == "F"
 
 
+def test_entries_a_lifetime_takes_with_it_leave_a_clear_event(tmp_path: Path) -> None:
+    """Ephemeral entries dropped at the end of an input and session entries removed at
+    close are memory operations too: one `memory_clear` per memory, with its count."""
+    session = axon.Session(memory_dir=tmp_path)
+    session.execute(
+        "memory S { store: session  backend: sqlite  retrieval: exact }\n"
+        "memory E { store: ephemeral  retrieval: exact }"
+    )
+    session.execute('remember("x") -> S\nremember("y") -> E\nremember("z") -> E')
+    clears = [e["data"] for e in session.events if e["event_type"] == "memory_clear"]
+    assert [(c["memory"], c["count"], c["store"]) for c in clears] == [("E", 2, "ephemeral")]
+    session.close()
+    clears = [e["data"] for e in session.events if e["event_type"] == "memory_clear"]
+    assert [(c["memory"], c["backend"], c["count"], c["store"]) for c in clears[1:]] == [
+        ("S", "sqlite", 1, "session")
+    ]
+
+
 def test_ephemeral_entries_end_with_their_flow(session: Session) -> None:
     records = session.execute(
         "memory Scratch { store: ephemeral retrieval: exact }\n"
