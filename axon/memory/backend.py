@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 from axon.errors import AxonMemoryError
-from axon.memory.entry import Clock, MemoryEntry, NewEntry, validate_entry
+from axon.memory.entry import (
+    Clock,
+    MemoryEntry,
+    NewEntry,
+    is_valid_unicode,
+    valid_query,
+    validate_entry,
+)
 from axon.memory.retrieval.hybrid import HybridWeights
 from axon.memory.retrieval.scores import semantic_score, similarity_floor, weigh_importance
 from axon.trace import TraceEventType
@@ -212,6 +219,7 @@ class MemoryBackend(MinimalMemoryBackend):
             )
         if not isinstance(query, str):
             query = str(query)
+        query = valid_query(query)
         mode = mode or self.default_mode
         if mode not in self.capabilities.retrieval:
             raise AxonMemoryError(
@@ -246,6 +254,8 @@ class MemoryBackend(MinimalMemoryBackend):
     async def get(self, key: str, scope: str | None = None) -> MemoryEntry | None:
         """The unexpired entry stored under `(scope, key)`, or None."""
         self._check_open()
+        if isinstance(key, str) and not is_valid_unicode(key):
+            return None  # no entry can have it: `validate_entry` refuses such keys
         entry = await self._get(key, scope)
         if entry is None or entry.is_expired(self.clock()):
             return None
@@ -254,6 +264,8 @@ class MemoryBackend(MinimalMemoryBackend):
     async def delete(self, key: str, scope: str | None = None) -> bool:
         """Remove `(scope, key)`; True when something was removed."""
         self._check_open()
+        if isinstance(key, str) and not is_valid_unicode(key):
+            return False  # no entry can have it (see `get`)
         return await self._delete(key, scope)
 
     async def list_entries(

@@ -159,6 +159,26 @@ def _json_size(value: Any) -> int:
     return len(encode_json(value).encode("utf-8"))
 
 
+def is_valid_unicode(text: str) -> bool:
+    """Whether `text` can be encoded as UTF-8 (no unpaired surrogates): what a stored
+    key must be, so a key that is not can name no entry on any backend."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def valid_query(query: str) -> str:
+    """`query` with unpaired surrogates (not valid Unicode, so in no stored text) replaced
+    by U+FFFD: every backend can then send it to its store and they answer alike."""
+    if is_valid_unicode(query):
+        return query
+    return query.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
 def validate_entry(
     key: str, value: Any, metadata: Mapping[str, Any] | None, *, memory: str | None = None
 ) -> None:
