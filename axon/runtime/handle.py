@@ -319,11 +319,15 @@ def _remember_args(
 ) -> _Remember:
     op = f"{memory}.remember"
     chosen_tier = _tier(tier, op, memory)
+    given = key if isinstance(key, str) and key else None  # the key, when the caller gave one
     problem = find_unstorable(value, "value", strict=True, finite=False)
     if problem is not None:
-        raise TypeError(f"{op}: {problem} (memory '{memory}')")
+        where = f"memory '{memory}'" + (f", key '{given}'" if given else "")
+        raise TypeError(f"{op}: {problem} ({where})")
     if isinstance(value, float) and not math.isfinite(value):
-        raise AxonMemoryError(f"{op}: value is {value!r} (not a finite number)", memory=memory)
+        raise AxonMemoryError(
+            f"{op}: value is {value!r} (not a finite number)", memory=memory, key=given
+        )
     chosen = key_for_literal(value) if key is None else _key(key, op, memory)
     checked_tags = _tags(tags, op, memory)
     number = None

@@ -369,6 +369,7 @@ def test_wrong_argument_types_are_type_errors_that_say_what_was_expected(
     notes = session.memory("Notes")
     cases: list[tuple[Any, str]] = [
         (lambda: notes.remember((1, 2)), "value is of type tuple (use a list)"),
+        (lambda: notes.remember({1, 2}, key="a"), "(memory 'Notes', key 'a')"),
         (lambda: notes.remember({1: "a"}), "keys must be strings"),
         (lambda: notes.remember([object()]), "value[0] is of type object"),
         (lambda: notes.remember("x", key=3), "key must be a str, not int"),
