@@ -83,10 +83,11 @@ class Executor:
                 raise
             raise AxonRuntimeError(exc.message, stmt.span, self.source) from None
         except Unbound as exc:
+            why = exc.why or "nothing bound it before this statement"
+            memory = _memory_of(stmt)
+            where = f" (memory '{memory}')" if memory else ""
             raise AxonRuntimeError(
-                f"Unbound name '{exc.name}': nothing bound it before this statement",
-                stmt.span,
-                self.source,
+                f"Unbound name '{exc.name}': {why}{where}", stmt.span, self.source
             ) from None
 
     async def _dispatch(self, stmt: ir.IRStatement, frame: Frame, origin: str) -> None:
@@ -352,3 +353,13 @@ class Executor:
 def _fields(decl: ir.IRDeclaration | None) -> dict[str, Any] | None:
     """A persona's or context's fields for the model request (None when there is none)."""
     return dict(decl.fields) if decl is not None else None
+
+
+def _memory_of(stmt: ir.IRStatement) -> str | None:
+    """The memory a statement writes to, reads or forgets from (None for the others)."""
+    match stmt:
+        case ir.IRRemember(memory_target=memory):
+            return memory
+        case ir.IRRecall(memory_source=memory) | ir.IRForget(memory_source=memory):
+            return memory
+    return None

@@ -28,11 +28,13 @@ _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
 
 
 class Unbound(LookupError):
-    """A name was read that nothing bound; `name` is its dotted text."""
+    """A name was read that nothing bound; `name` is its dotted text, `why` (for a
+    dotted name whose root is bound) what its value lacks."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, why: str | None = None) -> None:
         super().__init__(name)
         self.name = name
+        self.why = why
 
 
 @attrs.define
@@ -76,7 +78,10 @@ def _attribute(value: Any, part: str, text: str) -> Any:
         return value[part]
     if part == "output":
         return value
-    raise Unbound(text)
+    if isinstance(value, dict):
+        fields = ", ".join(sorted(str(name) for name in value)) or "none"
+        raise Unbound(text, f"it has no field '{part}' (its fields: {fields})")
+    raise Unbound(text, f"its value is a {type(value).__name__}, which has no field '{part}'")
 
 
 def resolve_ref(ref: ir.IRRef, frame: Frame) -> Any:

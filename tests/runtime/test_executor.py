@@ -315,9 +315,22 @@ def test_unbound_name_at_run_time_names_it(session: Session) -> None:
     with pytest.raises(AxonRuntimeError) as info:
         session.execute("flow F() {\n  remember(Missing) -> N\n}\nrun F()", filename="p.axon")
     err = info.value
-    assert "Unbound name 'Missing'" in err.message
+    assert "Unbound name 'Missing'" in err.message and "(memory 'N')" in err.message
     assert (err.line, err.column) == (2, 3)
     assert str(err).startswith("p.axon:2:3: error:")
+
+
+def test_a_missing_field_says_what_the_bound_value_has(session: Session) -> None:
+    session.execute('memory N { retrieval: exact }\nlet m = { title: "T1", n: 2 }')
+    with pytest.raises(AxonRuntimeError) as info:
+        session.execute("remember(m.missing) -> N")
+    assert info.value.message == (
+        "Unbound name 'm.missing': it has no field 'missing' (its fields: n, title) "
+        "(memory 'N')"
+    )
+    with pytest.raises(AxonRuntimeError) as info:
+        session.execute('flow F(doc: Document) {\n  remember(doc.title) -> N\n}\nrun F("x")')
+    assert "its value is a str, which has no field 'title' (memory 'N')" in info.value.message
 
 
 def test_too_large_value_is_refused_and_memory_left_as_it_was(session: Session) -> None:
