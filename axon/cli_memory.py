@@ -104,6 +104,11 @@ class Store:
         self.pg_schema = pg_schema
         if pg_dsn is None:
             self.memory_dir: Path | None = resolve_memory_dir(memory_dir)
+            if self.memory_dir.exists() and not self.memory_dir.is_dir():
+                raise _Fail(
+                    f"error: the memory directory {self.memory_dir} is a file, not a directory",
+                    out.EXIT_USAGE,
+                )
         else:
             self.memory_dir = None
 
@@ -151,12 +156,16 @@ def _store(ctx: typer.Context, *options: Any) -> Store:
     """The store named by the subcommand's options, else by those given to `axon memory`."""
     memory_dir, pg_dsn, use_pg, pg_schema = options
     group: dict[str, Any] = ctx.obj or {}
-    return Store(
-        memory_dir if memory_dir is not None else group.get("memory_dir"),
-        pg_dsn if pg_dsn is not None else group.get("pg_dsn"),
-        use_pg or bool(group.get("use_pg")),
-        pg_schema if pg_schema is not None else group.get("pg_schema"),
-    )
+    try:
+        return Store(
+            memory_dir if memory_dir is not None else group.get("memory_dir"),
+            pg_dsn if pg_dsn is not None else group.get("pg_dsn"),
+            use_pg or bool(group.get("use_pg")),
+            pg_schema if pg_schema is not None else group.get("pg_schema"),
+        )
+    except _Fail as fail:  # before `_run`: one line and the exit code here too
+        out.err(str(fail))
+        raise typer.Exit(fail.code) from None
 
 
 def _run(command: Callable[[], Coroutine[Any, Any, None]]) -> None:

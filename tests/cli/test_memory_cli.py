@@ -266,3 +266,20 @@ def test_show_pages_by_cursor_and_export_with_vectors(store: Store, tmp_path: Pa
     unknown = axon("memory", "import", str(export), "--memory-dir", str(tmp_path / "third"),
                    "--json", AXON_EMBEDDER="no-such-model")
     assert (as_json(unknown)["entries"], as_json(unknown)["vectors_dropped"]) == (2, 2)
+
+
+def test_a_store_that_cannot_be_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """A regular file given as the memory directory, or two stores at once, is a usage
+    error on one line (not "no memories", not a traceback)."""
+    file = tmp_path / "afile"
+    file.write_text("x")
+    for args, says in [
+        (("ls", "--memory-dir", str(file)), "is a file, not a directory"),
+        (("ls", "--memory-dir", str(tmp_path), "--pg-dsn", "postgresql://u@h/d"), "not both"),
+        (("--memory-dir", str(file), "show", "Notes"), "is a file, not a directory"),
+    ]:
+        result = axon("memory", *args)
+        assert result.returncode == 2, result
+        assert says in result.stderr and "Traceback" not in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert file.read_text() == "x"
