@@ -82,6 +82,9 @@ class Checker:
         self.backends = backends
         self.report = Reporter()
         self.memories: dict[str, ir.IRMemory] = {}
+        # Memories whose declaration names `tiers:` (their IR has none when it was wrong:
+        # that error is reported once, at the declaration, not again at every use).
+        self._declares_tiers: set[str] = set()
         self.flows: dict[str, ir.IRFlow] = {}
         self._suggesters: dict[str, Suggester] = {}
         self._bound_names = Suggester()
@@ -120,6 +123,8 @@ class Checker:
                     self.report.warn(fallback, item.span)
                 self.memories[item.name] = memory
                 memories.append(memory)
+                if any(f.name == "tiers" for f in item.fields):
+                    self._declares_tiers.add(item.name)
         # Then flows: a run may come before the flow it runs.
         for item in program.items:
             if isinstance(item, ast.Flow):
@@ -487,6 +492,8 @@ class Checker:
 
     def _check_tiers(self, memory: ir.IRMemory, asked: str | tuple[str, ...], f: ast.Field) -> None:
         """`with { tier: ... }` / `with { tiers: [...] }` name tiers the memory has."""
+        if not memory.tiers and memory.name in self._declares_tiers:
+            return  # its `tiers:` is wrong, and that error is already reported
         problem = tier_membership_problem(
             memory.name, memory.tiers, asked if isinstance(asked, str) else list(asked)
         )

@@ -130,6 +130,21 @@ def test_tier_options_name_tiers_the_memory_has() -> None:
     ]
 
 
+def test_a_wrong_tiers_declaration_is_reported_once_not_at_each_use() -> None:
+    """A memory whose `tiers:` is wrong has no tiers in the IR: its uses are not told
+    again that it "has no tiers" (it declares some); a memory without any still is."""
+    found = errors(
+        memory("  tiers: [persistent, session]")
+        + 'remember("x") -> M with { tier: ephemeral }\n'
+        + "memory N { store: session }\n"
+        + 'remember("x") -> N with { tier: session }\n'
+    )
+    assert [message.split(":")[0] for message, _, _ in found] == [
+        "Tiers of memory 'M' must be listed fastest first (ephemeral, session, persistent)",
+        "Memory 'N' has no tiers",
+    ]
+
+
 def test_rendered_diagnostic_has_file_line_column_and_caret() -> None:
     with pytest.raises(axon.AxonCheckError) as info:
         axon.compile(memory("  tiers: [persistent, session]"), filename="t.axon")
