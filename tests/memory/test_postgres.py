@@ -553,6 +553,91 @@ async def test_a_failing_batch_stores_nothing(
     assert [e.key for e in await pg.list_entries()][:3] == ["existing", "k0", "k1"]
 
 
+ODD_TEXTS = [
+    "naïve café ΣΊΣΥΦΟΣ straße İstanbul",  # lower() changes length or is not ASCII
+    "emoji 🦜🏳️‍🌈 and e\u0301 combining, עברית, 日本語のテキスト",
+    "quotes \" ' \\ backslashes {braces} ,commas, \t tabs \n newlines",
+    "a NUL \x00 inside (left out of the matched text, kept in the value)",
+    "",
+    "x" * 6000 + " a word too long for the index, then words",
+]
+
+
+def _batch_rows(pg_dsn: str, schema: str) -> list[tuple[Any, ...]]:
+    """Every stored column but the generated ones (id, vgen, wxid), in id order."""
+    return raw(
+        pg_dsn,
+        "SELECT scope, key, key_lc, value::text, text, text_lc, metadata::text, timestamp, "
+        "expires_at, terms, term_counts, length, context, context_terms, context_counts, "
+        f'context_length FROM "{schema}".entries ORDER BY id',
+    )
+
+
+async def test_binary_copy_stores_what_the_array_path_stores(
+    pg_dsn: str, tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Odd Unicode, NUL, huge texts, many scopes, overwrites inside the batch and of stored
+    keys, integer timestamps and expiry: binary COPY (`postgres_copy`) and the array
+    statement write the same rows and statistics."""
+    before = [NewEntry(f"k{i}", f"stored before {i}", {"scope": f"s{i % 7}"}) for i in range(20)]
+    before.append(NewEntry("unscoped0", "stored without a scope"))
+    batch = [
+        NewEntry(
+            f"k{i}" if i % 5 else f"n{i}",
+            {"text": ODD_TEXTS[i % 6], "i": i} if i % 3 == 0 else ODD_TEXTS[i % 5],
+            {"scope": f"s{i % 300}", "tag": "ü"} if i % 11 else {"n": i},
+            timestamp=1_700_000_000 + i if i % 2 else None,
+            expires_at=clock.now + 100 if i % 4 == 0 else None,
+        )
+        for i in range(1200)
+    ]
+    batch += [NewEntry("k3", "overwritten inside the batch", {"scope": "s3"})]
+    batch += [NewEntry("unscoped0", "replaced"), NewEntry("ключ", "κλειδί ΣΑΣ")]
+    batch += [NewEntry("huge", "lorem ipsum dolor sit amet " * 36_000, {"scope": "s1"})]  # ~1 MB
+    stored = {}
+    for name, threshold in (("copy", 1), ("arrays", 100_000)):
+        monkeypatch.setattr(pgmod, "COPY_THRESHOLD", threshold)
+        backend = PostgresBackend(
+            location=pg_dsn, schema=pg_test_schema(tmp_path / name), clock=clock, pool_size=1
+        )
+        try:
+            await backend.store_many(before)
+            await backend.store_many(batch)
+            got = await backend.get("k3", "s3")
+            assert got is not None and got.value == "overwritten inside the batch"
+            stored[name] = (
+                _batch_rows(pg_dsn, backend.schema),
+                _stats_agree(pg_dsn, backend.schema),
+            )
+        finally:
+            await backend.close()
+    # k1-k4 and k6 replace stored rows, as do k3 again and unscoped0; ключ and huge are new
+    assert len(stored["copy"][0]) == 21 + 1200 - 5 + 2
+    assert stored["copy"] == stored["arrays"]
+    assert len(stored["copy"][1]) > 300  # every scope's statistics
+
+
+async def test_a_key_stored_after_the_look_is_upserted(
+    pg: PostgresBackend, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer stores one of the batch's new keys between the look for stored keys
+    and the COPY (simulated: the look finds nothing): the COPY's unique violation makes
+    the batch an upsert, in the same transaction, with nothing lost or doubled."""
+    from axon.memory.backends import postgres_copy
+
+    monkeypatch.setattr(pgmod, "COPY_THRESHOLD", 1)
+    await pg.store_many([NewEntry("k1", "first", {"scope": "S"})])
+    monkeypatch.setattr(postgres_copy, "stored_positions", lambda *args: set())
+    await pg.store_many([NewEntry(f"k{i}", f"second {i}", {"scope": "S"}) for i in range(5)])
+    rows = raw(pg_dsn, f'SELECT key, value::text, context FROM "{pg.schema}".entries ORDER BY id')
+    assert rows == [  # k1 keeps its place and its context; the new rows follow in order
+        ("k1", '"second 1"', ""),
+        ("k0", '"second 0"', "first"),
+        *((f"k{i}", f'"second {i}"', f"second {i - 1}") for i in (2, 3, 4)),
+    ]
+    assert _stats_agree(pg_dsn, pg.schema) == {"S": (5, 15, 7)}
+
+
 async def test_expired_rows_are_swept_in_batches(
     pg: PostgresBackend, pg_dsn: str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,0 +1,134 @@
+"""Batched remember (issue 15 item 4): entries in, `store_many` entries/s of two checkouts out.
+
+Each run stores `--n` entries (the texts of `benchmarks/postgres.py`, 90% in one
+scope, no embedder) in batches of `--batch` into a fresh SQLite file or a fresh
+PostgreSQL schema (`--schema`, dropped after each run), every index kept. Runs
+alternate between this checkout and `--baseline` (another checkout, e.g. a
+`git worktree` of main), each in its own process with that checkout first on
+`PYTHONPATH`, so both see the same machine load; medians of `--repeats` runs and
+the ratio new / baseline are printed. Text generation is not timed.
+
+    eval "$(scripts/pg env)"
+    .venv/bin/python benchmarks/batched_writes.py --baseline ../base --repeats 3
+    .venv/bin/python benchmarks/batched_writes.py --profile pgvector   # where the time goes
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+
+async def one_run(backend_name: str, n: int, batch: int, schema: str, profile: bool) -> float:
+    """Entries/s of `store_many` over `n` entries in this process's checkout."""
+    import numpy as np
+
+    sys.path.insert(0, str(HERE))
+    from postgres import make_texts
+
+    from axon.memory.backend import MemoryBackend
+    from axon.memory.entry import NewEntry
+
+    rng = np.random.default_rng(7)
+    texts = make_texts(n, rng)
+    scopes = np.where(rng.random(n) < 0.9, "bench", "other")
+    entries = [NewEntry(f"e{i}", texts[i], {"scope": str(scopes[i]), "n": i}) for i in range(n)]
+    with tempfile.TemporaryDirectory() as tmp:
+        backend: MemoryBackend
+        if backend_name == "sqlite":
+            from axon.memory.backends.sqlite import SQLiteBackend
+
+            backend = SQLiteBackend(location=f"{tmp}/bench.db")
+        else:
+            import psycopg
+
+            from axon.memory.backends.postgres import PostgresBackend
+
+            dsn = os.environ["AXON_PG_DSN"]
+            with psycopg.connect(dsn, autocommit=True) as admin:
+                admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+            backend = PostgresBackend(location=dsn, schema=schema)
+        await backend.store_many(entries[:1])  # opens, migrates: not timed
+        profiler = cProfile.Profile() if profile else None
+        start = time.perf_counter()
+        if profiler is not None:
+            profiler.enable()
+        for i in range(1, n, batch):
+            await backend.store_many(entries[i : i + batch])
+        if profiler is not None:
+            profiler.disable()
+        elapsed = time.perf_counter() - start
+        await backend.close()
+        if backend_name != "sqlite":
+            with psycopg.connect(dsn, autocommit=True) as admin:
+                admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    if profiler is not None:
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
+    return (n - 1) / elapsed
+
+
+def child(code: Path, backend: str, args: argparse.Namespace) -> float:
+    """One run in a fresh process importing `code`'s `axon`."""
+    env = dict(os.environ, PYTHONPATH=str(code))
+    command = [sys.executable, str(HERE / "batched_writes.py"), "--child", backend]
+    command += ["--n", str(args.n), "--batch", str(args.batch), "--schema", args.schema]
+    out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
+    return float(json.loads(out.strip().splitlines()[-1])["rate"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--batch", type=int, default=5000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--backends", default="sqlite,pgvector")
+    parser.add_argument("--baseline", type=Path, help="another checkout to compare with")
+    parser.add_argument("--schema", default="axon_bench_copy", help="PostgreSQL schema (dropped)")
+    parser.add_argument("--profile", metavar="BACKEND", help="one profiled run, this checkout")
+    parser.add_argument("--child", metavar="BACKEND", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child or args.profile:
+        name = args.child or args.profile
+        rate = asyncio.run(one_run(name, args.n, args.batch, args.schema, bool(args.profile)))
+        print(json.dumps({"rate": rate}))
+        return
+    codes = {"new": ROOT}
+    if args.baseline is not None:
+        codes = {"baseline": args.baseline.resolve(), "new": ROOT}
+    print(
+        f"{args.n:,} entries, batches of {args.batch:,}, {args.repeats} runs each, "
+        f"load {os.getloadavg()[0]:.1f}"
+    )
+    for backend in args.backends.split(","):
+        rates: dict[str, list[float]] = {name: [] for name in codes}
+        for repeat in range(args.repeats):
+            names = list(codes) if repeat % 2 == 0 else list(reversed(codes))
+            for name in names:
+                rates[name].append(child(codes[name], backend, args))
+        medians = {name: statistics.median(values) for name, values in rates.items()}
+        line = ", ".join(
+            f"{name} {medians[name]:,.0f}/s (runs {', '.join(f'{v:,.0f}' for v in rates[name])})"
+            for name in codes
+        )
+        ratio = (
+            f", ratio {medians['new'] / medians['baseline']:.2f}x" if "baseline" in codes else ""
+        )
+        print(f"{backend}: {line}{ratio}; load {os.getloadavg()[0]:.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
