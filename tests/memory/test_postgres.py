@@ -33,7 +33,10 @@ from axon.memory.backends.postgres import PostgresBackend
 from axon.memory.backends.postgres_schema import (
     MAX_TERM_CHARS,
     SCHEMA_VERSION,
+    counted_terms,
     describe_dsn,
+    entry_terms,
+    indexed,
     indexed_terms,
     parse_dsn,
     text_array,
@@ -561,6 +564,22 @@ ODD_TEXTS = [
     "",
     "x" * 6000 + " a word too long for the index, then words",
 ]
+
+
+_ODD_CHARS = st.sampled_from(list("aZ Σσς'’İıß\u0301\u200d_-.0٣🦜\t\nﬁǅ"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    key=st.text(_ODD_CHARS | st.characters(), max_size=12),
+    text=st.text(_ODD_CHARS | st.characters(), max_size=40),
+)
+def test_entry_terms_from_the_text_counts_are_those_of_key_and_text(key: str, text: str) -> None:
+    """A batch counts each text once (for the row and as the next row's context): the
+    row's terms built from it are `indexed_terms(f"{key} {text}")` (final sigma, dotted
+    I, combining marks and apostrophes at the join included)."""
+    assert entry_terms(key, *counted_terms(text)) == indexed_terms(f"{key} {text}")
+    assert indexed(*counted_terms(text)) == indexed_terms(text)
 
 
 def _batch_rows(pg_dsn: str, schema: str) -> list[tuple[Any, ...]]:

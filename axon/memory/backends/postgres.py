@@ -37,6 +37,7 @@ query holds the event loop for its round trip.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -56,8 +57,11 @@ from axon.memory.backends.postgres_schema import (
     DEFAULT_SCHEMA,
     SCHEMA_ENV,
     check_schema_name,
+    counted_terms,
     ensure_vector_table,
+    entry_terms,
     find_vector_table,
+    indexed,
     indexed_terms,
     int_array,
     parse_dsn,
@@ -277,13 +281,17 @@ class PostgresBackend(MemoryBackend):
         for entry in entries:
             latest[(scope_of(entry.metadata), entry.key)] = entry
         rows = []
+        # Each text's counted stems, reused for the next row's context when the stored
+        # text is the same (no NUL dropped): one tokenisation per text, not two.
+        counted: list[tuple[Counter[str], int] | None] = []
         for (scope, key), entry in latest.items():
             if scope is not None and "\x00" in scope:
                 raise AxonMemoryError("a memory scope must not contain NUL characters", key=key)
             full_text = value_text(entry.value)
-            rows.append(
-                (*write_row(entry, _db_text(full_text)), *indexed_terms(f"{key} {full_text}"))
-            )
+            text = _db_text(full_text)
+            counts = counted_terms(full_text)
+            rows.append((*write_row(entry, text), *entry_terms(key, *counts)))
+            counted.append(counts if text is full_text else None)
         scopes = list(dict.fromkeys(row[0] for row in rows))
         q = self._q
         # The newest text stored in each scope of the batch, one statement.
@@ -304,12 +312,17 @@ class PostgresBackend(MemoryBackend):
             scope, the previous row of the batch, else the newest row stored. Kept by
             a new row only (an update keeps its own)."""
             found = conn.execute(latest_sql, (scopes,)).fetchall()
-            previous = {scopes[int(n) - 1]: text or "" for n, text in found}
+            previous: dict[str | None, tuple[str, tuple[Counter[str], int] | None]] = {
+                scopes[int(n) - 1]: (text or "", None) for n, text in found
+            }
             complete = []
-            for row in rows:
-                context = previous[row[0]]
-                complete.append((*row, context, *indexed_terms(context)))
-                previous[row[0]] = row[4]
+            for row, counts in zip(rows, counted, strict=True):
+                context, context_counts = previous[row[0]]
+                terms = (
+                    indexed_terms(context) if context_counts is None else indexed(*context_counts)
+                )
+                complete.append((*row, context, *terms))
+                previous[row[0]] = (row[4], counts)
             return complete
 
         body: Callable[[Connection[Any]], None]
@@ -379,7 +392,7 @@ class PostgresBackend(MemoryBackend):
                         replacing = [row for n, row in enumerate(complete) if n in stored]
                         postgres_copy.upsert_staged(conn, stage_copy, upsert, replacing)
                     fresh = [row for n, row in enumerate(complete) if n not in stored]
-                    postgres_copy.copy_rows(conn, direct_copy, postgres_copy.TYPES, fresh)
+                    postgres_copy.copy_rows(conn, direct_copy, fresh, numbered=False)
             except errors.UniqueViolation:
                 postgres_copy.upsert_staged(conn, stage_copy, upsert, complete)
 

@@ -10,13 +10,19 @@ stored one go through a temporary staging table and one `INSERT ... ON
 CONFLICT` (`upsert_staged`). Both are statements on `entries`, so the
 statement-level triggers keep `scope_stats` as for any other write.
 
-Types: `value` and `metadata` are `json`, whose binary form is its text, so
-they are sent with the `text` dumper (psycopg's `json` dumper would encode the
-already-encoded JSON string once more); the server's `json_recv` still checks them.
+Types: a binary COPY stream carries no type names, only each field's bytes, which
+the server reads with the column's own receive function. So `value` and
+`metadata` (`json`, whose binary form is its text) are sent with the `text` dumper
+(psycopg's `json` dumper would encode the already-encoded JSON string once more;
+`json_recv` still checks them), and the `text[]` / `int4[]` columns as bytes
+built here (`text_array_binary`, `int_array_binary`: one `struct.pack` per row,
+about 5x faster than psycopg's generic list dumper, which inspects every element)
+sent with the `bytea` dumper, which passes bytes through; `array_recv` checks them.
 """
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -32,9 +38,51 @@ COLUMNS = (
 
 TYPES = (
     "text", "text", "text", "text", "text", "text", "text", "float8", "float8",
-    "text[]", "int4[]", "int4", "text", "text[]", "int4[]", "int4",
+    "bytea", "bytea", "int4", "text", "bytea", "bytea", "int4",
 )  # fmt: skip
-"""The binary wire type of each of `COLUMNS` (`json` travels as `text`, see above)."""
+"""The dumper of each of `COLUMNS`: `json` travels as `text`, arrays as prebuilt bytes."""
+
+_TEXT_OID = 25
+_INT4_OID = 23
+_HEADER = struct.Struct(">5i")  # dimensions, has nulls, element type, length, lower bound
+_EMPTY = {oid: struct.pack(">3i", 0, 0, oid) for oid in (_TEXT_OID, _INT4_OID)}
+
+
+def text_array_binary(items: Sequence[str]) -> bytes:
+    """PostgreSQL's binary `text[]` of `items` (one dimension, no NULLs)."""
+    if not items:
+        return _EMPTY[_TEXT_OID]
+    encoded = [item.encode() for item in items]
+    parts = [_HEADER.pack(1, 0, _TEXT_OID, len(encoded), 1)]
+    for data in encoded:
+        parts.append(len(data).to_bytes(4, "big"))
+        parts.append(data)
+    return b"".join(parts)
+
+
+def int_array_binary(items: Sequence[int]) -> bytes:
+    """PostgreSQL's binary `int4[]` of `items` (one dimension, no NULLs)."""
+    n = len(items)
+    if not n:
+        return _EMPTY[_INT4_OID]
+    fields = [4, 0] * n
+    fields[1::2] = items
+    return struct.pack(f">5i{2 * n}i", 1, 0, _INT4_OID, n, 1, *fields)
+
+
+def binary_row(row: Sequence[Any]) -> tuple[Any, ...]:
+    """A complete row (`COLUMNS`, terms and counts as lists) as `TYPES` sends it."""
+    return (
+        *row[:9],
+        text_array_binary(row[9]),
+        int_array_binary(row[10]),
+        row[11],
+        row[12],
+        text_array_binary(row[13]),
+        int_array_binary(row[14]),
+        row[15],
+    )
+
 
 STAGE_TABLE = (
     "CREATE TEMP TABLE IF NOT EXISTS axon_stage_binary (n integer, scope text, key text, "
@@ -75,13 +123,19 @@ def stored_positions(conn: Connection[Any], statement: Composed, rows: Sequence[
 
 
 def copy_rows(
-    conn: Connection[Any], statement: Composed, types: Sequence[str], rows: Sequence[Sequence[Any]]
+    conn: Connection[Any], statement: Composed, rows: Sequence[Sequence[Any]], *, numbered: bool
 ) -> None:
-    """`rows` sent by `statement` (`COPY ... FROM STDIN (FORMAT BINARY)`), columns of `types`."""
+    """Complete `rows` sent by `statement` (`COPY ... FROM STDIN (FORMAT BINARY)` of
+    `COLUMNS`, led by the row's position `n` when `numbered`)."""
     with conn.cursor().copy(statement) as copy:
-        copy.set_types(types)
-        for row in rows:
-            copy.write_row(row)
+        if numbered:
+            copy.set_types(("int4", *TYPES))
+            for n, row in enumerate(rows):
+                copy.write_row((n, *binary_row(row)))
+        else:
+            copy.set_types(TYPES)
+            for row in rows:
+                copy.write_row(binary_row(row))
 
 
 def upsert_staged(
@@ -89,5 +143,5 @@ def upsert_staged(
 ) -> None:
     """`rows` through the staging table and one `INSERT ... ON CONFLICT` (`UPSERT`)."""
     conn.execute(STAGE_TABLE)
-    copy_rows(conn, stage_copy, ("int4", *TYPES), [(n, *row) for n, row in enumerate(rows)])
+    copy_rows(conn, stage_copy, rows, numbered=True)
     conn.execute(upsert)
