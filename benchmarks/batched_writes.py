@@ -6,7 +6,10 @@ PostgreSQL schema (`--schema`, dropped after each run), every index kept. Runs
 alternate between this checkout and `--baseline` (another checkout, e.g. a
 `git worktree` of main), each in its own process with that checkout first on
 `PYTHONPATH`, so both see the same machine load; medians of `--repeats` runs and
-the ratio new / baseline are printed. Text generation is not timed.
+the ratio new / baseline are printed, with the share of the time the client
+process was on the CPU (Python preparing rows, the driver, and for SQLite the
+library itself); the rest is waiting (for PostgreSQL: the server). Text
+generation is not timed.
 
     eval "$(scripts/pg env)"
     .venv/bin/python benchmarks/batched_writes.py --baseline ../base --repeats 3
@@ -32,8 +35,12 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
-async def one_run(backend_name: str, n: int, batch: int, schema: str, profile: bool) -> float:
-    """Entries/s of `store_many` over `n` entries in this process's checkout."""
+async def one_run(
+    backend_name: str, n: int, batch: int, schema: str, profile: bool
+) -> tuple[float, float]:
+    """Entries/s of `store_many` over `n` entries in this process's checkout, and the
+    share of that time this process spent on the CPU (the rest: waiting for the
+    database server or the disk)."""
     import numpy as np
 
     sys.path.insert(0, str(HERE))
@@ -63,6 +70,7 @@ async def one_run(backend_name: str, n: int, batch: int, schema: str, profile: b
             backend = PostgresBackend(location=dsn, schema=schema)
         await backend.store_many(entries[:1])  # opens, migrates: not timed
         profiler = cProfile.Profile() if profile else None
+        cpu = time.process_time()
         start = time.perf_counter()
         if profiler is not None:
             profiler.enable()
@@ -71,6 +79,7 @@ async def one_run(backend_name: str, n: int, batch: int, schema: str, profile: b
         if profiler is not None:
             profiler.disable()
         elapsed = time.perf_counter() - start
+        cpu = time.process_time() - cpu
         await backend.close()
         if backend_name != "sqlite":
             with psycopg.connect(dsn, autocommit=True) as admin:
@@ -78,16 +87,17 @@ async def one_run(backend_name: str, n: int, batch: int, schema: str, profile: b
     if profiler is not None:
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
-    return (n - 1) / elapsed
+    return (n - 1) / elapsed, cpu / elapsed
 
 
-def child(code: Path, backend: str, args: argparse.Namespace) -> float:
+def child(code: Path, backend: str, args: argparse.Namespace) -> tuple[float, float]:
     """One run in a fresh process importing `code`'s `axon`."""
     env = dict(os.environ, PYTHONPATH=str(code))
     command = [sys.executable, str(HERE / "batched_writes.py"), "--child", backend]
     command += ["--n", str(args.n), "--batch", str(args.batch), "--schema", args.schema]
     out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
-    return float(json.loads(out.strip().splitlines()[-1])["rate"])
+    result = json.loads(out.strip().splitlines()[-1])
+    return float(result["rate"]), float(result["client_cpu"])
 
 
 def main() -> None:
@@ -103,8 +113,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.child or args.profile:
         name = args.child or args.profile
-        rate = asyncio.run(one_run(name, args.n, args.batch, args.schema, bool(args.profile)))
-        print(json.dumps({"rate": rate}))
+        rate, cpu = asyncio.run(one_run(name, args.n, args.batch, args.schema, bool(args.profile)))
+        print(json.dumps({"rate": rate, "client_cpu": cpu}))
         return
     codes = {"new": ROOT}
     if args.baseline is not None:
@@ -115,13 +125,17 @@ def main() -> None:
     )
     for backend in args.backends.split(","):
         rates: dict[str, list[float]] = {name: [] for name in codes}
+        cpus: dict[str, list[float]] = {name: [] for name in codes}
         for repeat in range(args.repeats):
             names = list(codes) if repeat % 2 == 0 else list(reversed(codes))
             for name in names:
-                rates[name].append(child(codes[name], backend, args))
+                rate, cpu = child(codes[name], backend, args)
+                rates[name].append(rate)
+                cpus[name].append(cpu)
         medians = {name: statistics.median(values) for name, values in rates.items()}
         line = ", ".join(
-            f"{name} {medians[name]:,.0f}/s (runs {', '.join(f'{v:,.0f}' for v in rates[name])})"
+            f"{name} {medians[name]:,.0f}/s (runs {', '.join(f'{v:,.0f}' for v in rates[name])}; "
+            f"client CPU {statistics.median(cpus[name]):.0%} of the time)"
             for name in codes
         )
         ratio = (
