@@ -14,6 +14,14 @@ generation is not timed.
     eval "$(scripts/pg env)"
     .venv/bin/python benchmarks/batched_writes.py --baseline ../base --repeats 3
     .venv/bin/python benchmarks/batched_writes.py --profile pgvector   # where the time goes
+    .venv/bin/python benchmarks/batched_writes.py --split sqlite       # time per statement
+    .venv/bin/python benchmarks/batched_writes.py --split pgvector     # server time per index
+
+`--split sqlite` times every statement of one run (the rest is Python); `--split
+pgvector` loads the entries once, then inserts the same rows again, batch by
+batch, into fresh schemas lacking one group of indexes (or the statistics
+triggers) each, rounds interleaved, so what each group costs the server shows
+as the difference to the complete table.
 """
 
 from __future__ import annotations
@@ -29,14 +37,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
 async def one_run(
-    backend_name: str, n: int, batch: int, schema: str, profile: bool
+    backend_name: str, n: int, batch: int, schema: str, profile: bool, keep: bool = False
 ) -> tuple[float, float]:
     """Entries/s of `store_many` over `n` entries in this process's checkout, and the
     share of that time this process spent on the CPU (the rest: waiting for the
@@ -81,13 +91,128 @@ async def one_run(
         elapsed = time.perf_counter() - start
         cpu = time.process_time() - cpu
         await backend.close()
-        if backend_name != "sqlite":
+        if backend_name != "sqlite" and not keep:
             with psycopg.connect(dsn, autocommit=True) as admin:
                 admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     if profiler is not None:
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
     return (n - 1) / elapsed, cpu / elapsed
+
+
+def split_sqlite(n: int, batch: int) -> None:
+    """One run with every statement of the SQLite backend timed (by its first words)."""
+    import sqlite3
+
+    from axon.memory.backends import sqlite as sqlite_module
+
+    spent: dict[str, float] = defaultdict(float)
+
+    class Timed(sqlite3.Connection):
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+            start = time.perf_counter()
+            try:
+                return super().execute(sql, *args)
+            finally:
+                spent[" ".join(sql.split()[:4])] += time.perf_counter() - start
+
+        def executemany(self, sql: str, *args: Any) -> sqlite3.Cursor:
+            start = time.perf_counter()
+            try:
+                return super().executemany(sql, *args)
+            finally:
+                spent[" ".join(sql.split()[:5])] += time.perf_counter() - start
+
+    real_connect = sqlite3.connect
+
+    def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        return real_connect(*args, factory=Timed, **kwargs)
+
+    sqlite_module.sqlite3.connect = connect  # type: ignore[assignment]
+    rate, _ = asyncio.run(one_run("sqlite", n, batch, "", False))
+    total = (n - 1) / rate
+    print(f"sqlite: {rate:,.0f} entries/s, {total:.2f} s")
+    for sql, seconds in sorted(spent.items(), key=lambda item: -item[1])[:12]:
+        print(f"  {seconds / total:6.1%}  {seconds:7.2f} s  {sql}")
+    print(f"  {1 - sum(spent.values()) / total:6.1%}  Python (validation, rows, tokenising)")
+
+
+GROUPS = {
+    "every index and trigger": [],
+    "without the text trigram index": ["DROP INDEX {s}.entries_text_trgm"],
+    "without both trigram indexes": [
+        "DROP INDEX {s}.entries_text_trgm",
+        "DROP INDEX {s}.entries_key_trgm",
+    ],
+    "without the terms GIN indexes": [
+        "DROP INDEX {s}.entries_terms",
+        "DROP INDEX {s}.entries_context_terms",
+    ],
+    "without any GIN index": [
+        "DROP INDEX {s}.entries_text_trgm",
+        "DROP INDEX {s}.entries_key_trgm",
+        "DROP INDEX {s}.entries_terms",
+        "DROP INDEX {s}.entries_context_terms",
+    ],
+    "without the statistics triggers": ["ALTER TABLE {s}.entries DISABLE TRIGGER USER"],
+}
+
+
+def split_postgres(n: int, batch: int, schema: str, repeats: int) -> None:
+    """Server time of inserting the same rows, batch by batch, per group of indexes."""
+    import psycopg
+
+    dsn = os.environ["AXON_PG_DSN"]
+    source = f"{schema}_src"
+    asyncio.run(one_run("pgvector", n, batch, source, False, keep=True))
+    columns = (
+        "scope, key, key_lc, value, text, text_lc, metadata, timestamp, expires_at, terms, "
+        "term_counts, length, context, context_terms, context_counts, context_length"
+    )
+    seconds: dict[str, list[float]] = {group: [] for group in GROUPS}
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for _ in range(repeats):
+            for group, statements in GROUPS.items():
+                fresh_schema(dsn, schema)
+                for statement in statements:
+                    conn.execute(statement.format(s=f'"{schema}"'))
+                spent = 0.0
+                for low in range(0, n, batch):
+                    start = time.perf_counter()
+                    with conn.transaction():
+                        conn.execute(
+                            f'INSERT INTO "{schema}".entries ({columns}) SELECT {columns} '
+                            f'FROM "{source}".entries WHERE id > %s AND id <= %s ORDER BY id',
+                            (low, low + batch),
+                        )
+                    spent += time.perf_counter() - start
+                seconds[group].append(spent)
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        conn.execute(f'DROP SCHEMA IF EXISTS "{source}" CASCADE')
+    full = statistics.median(seconds["every index and trigger"])
+    print(
+        f"pgvector, server only (INSERT ... SELECT of {n:,} stored rows, batches of {batch:,}), "
+        f"medians of {repeats}; load {os.getloadavg()[0]:.1f}"
+    )
+    for group, values in seconds.items():
+        median = statistics.median(values)
+        print(
+            f"  {group:34s} {n / median:9,.0f} rows/s  ({median:6.1f} s, "
+            f"saves {1 - median / full:.0%})"
+        )
+
+
+def fresh_schema(dsn: str, schema: str) -> None:
+    """An empty `schema` made by the backend itself (every index, trigger and sequence)."""
+    import psycopg
+
+    from axon.memory.backends.postgres import PostgresBackend
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    backend = PostgresBackend(location=dsn, schema=schema)
+    asyncio.run(backend.count())  # opens and migrates
+    asyncio.run(backend.close())
 
 
 def child(code: Path, backend: str, args: argparse.Namespace) -> tuple[float, float]:
@@ -109,8 +234,15 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, help="another checkout to compare with")
     parser.add_argument("--schema", default="axon_bench_copy", help="PostgreSQL schema (dropped)")
     parser.add_argument("--profile", metavar="BACKEND", help="one profiled run, this checkout")
+    parser.add_argument("--split", metavar="BACKEND", help="where the time goes, this checkout")
     parser.add_argument("--child", metavar="BACKEND", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.split == "sqlite":
+        split_sqlite(args.n, args.batch)
+        return
+    if args.split:
+        split_postgres(args.n, args.batch, args.schema, args.repeats)
+        return
     if args.child or args.profile:
         name = args.child or args.profile
         rate, cpu = asyncio.run(one_run(name, args.n, args.batch, args.schema, bool(args.profile)))
