@@ -291,7 +291,7 @@ class PostgresBackend(MemoryBackend):
             text = _db_text(full_text)
             counts = counted_terms(full_text)
             rows.append((*write_row(entry, text), *entry_terms(key, *counts)))
-            counted.append(counts if text is full_text else None)
+            counted.append(counts if text == full_text else None)
         scopes = list(dict.fromkeys(row[0] for row in rows))
         q = self._q
         # The newest text stored in each scope of the batch, one statement.
