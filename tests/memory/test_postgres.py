@@ -779,3 +779,50 @@ def test_eight_concurrent_writers_lose_nothing(pg_dsn: str, tmp_path: Path) -> N
     for n in range(writers):
         for i in range(per_writer):
             assert stored[f"w{n}-{i}"] == json.dumps(n)
+
+
+def test_concurrent_binary_copies_of_the_same_new_keys_lose_nothing(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    """Four writers copy batches (binary COPY path) holding the same 40 new keys: the
+    ones that lose the race hit the unique index and upsert instead; every key is
+    stored once, with one writer's value, and the statistics match the rows."""
+    schema = pg_test_schema(tmp_path)
+    writers, batches = 4, 5
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(writers)
+
+    async def write(n: int) -> None:
+        backend = PostgresBackend(location=pg_dsn, schema=schema, pool_size=1)
+        try:
+            await backend.count()  # connect (and migrate) before the race starts
+            barrier.wait()
+            for b in range(batches):
+                shared = [
+                    NewEntry(f"shared{j}", f"writer {n} batch {b}", {"scope": "S"})
+                    for j in range(40)
+                ]
+                own = [NewEntry(f"w{n}-{b}-{j}", n, {"scope": "S"}) for j in range(40)]
+                await backend.store_many(shared + own)
+        finally:
+            await backend.close()
+
+    def run(n: int) -> None:
+        try:
+            asyncio.run(write(n))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    assert pgmod.COPY_THRESHOLD <= 80
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    stored = dict(raw(pg_dsn, f'SELECT key, value::text FROM "{schema}".entries'))
+    assert len(stored) == 40 + writers * batches * 40
+    # all 40 from one batch (atomic), the last committed: some writer's last
+    [value] = {stored[f"shared{j}"] for j in range(40)}
+    assert value in {json.dumps(f"writer {n} batch {batches - 1}") for n in range(writers)}
+    assert _stats_agree(pg_dsn, schema)["S"][0] == len(stored)
