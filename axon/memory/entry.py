@@ -153,7 +153,7 @@ def _json_size(value: Any) -> int:
     Raises `UnicodeEncodeError` for text with unpaired surrogates.
     """
     if isinstance(value, str):
-        raw = len(value.encode("utf-8"))
+        raw = len(value) if value.isascii() else len(value.encode("utf-8"))
         if raw * 6 + 2 <= MAX_VALUE_BYTES:
             return raw + 2
     return len(encode_json(value).encode("utf-8"))

@@ -24,6 +24,15 @@ from axon.memory.entry import MAX_VALUE_BYTES, matches_filters, validate_entry
         ("\udfff", "v", None, "Cannot store key"),
         ("k", "v", {"tags": [object()]}, "Cannot store metadata"),
         ("k", "v", {"note": "\ud801"}, "Cannot store metadata"),
+        # the first bad character in the JSON's order (nested list before a later key)
+        (
+            "k",
+            "v",
+            {"a": ["ok", "x\udc80"], "\ud800": 1},
+            "metadata: its text contains an unpaired surrogate (U+DC80)",
+        ),
+        ("k", "v", {"a": 1, "ü\ud800": 1}, "unpaired surrogate (U+D800)"),  # in a key
+        ("k", "é" * (MAX_VALUE_BYTES // 2), None, "1,000,002 bytes as JSON"),  # 2 bytes each
         ("a\x00b", "v", None, "NUL"),
     ],
 )
@@ -39,6 +48,7 @@ def test_unstorable_input_is_refused(
 def test_storable_values_pass() -> None:
     for value in ["text", 3, 2.5, True, None, [1, "a"], {"nested": {"list": [1.0]}}]:
         validate_entry("k", value, {"scope": "S", "tags": ["a"]}, memory="S")
+    validate_entry("k", "x" * (MAX_VALUE_BYTES - 2), {"tags": ["ü", ("日本",)]}, memory="S")
 
 
 def test_filters_match_lists_by_overlap_and_scalars_by_equality() -> None:
@@ -61,7 +71,9 @@ def test_comparison_filters() -> None:
     assert not matches_filters({"importance": True}, {"importance": {"gte": 0.0}})
     assert not matches_filters({"importance": 0.9}, {"importance": {"about": 0.9}})
     assert not matches_filters({"importance": 0.9}, {"importance": {"gte": "0.5"}})
-    assert matches_filters({"type": "reflex", "importance": 0.9},
-                           {"type": "reflex", "importance": {"gte": 0.5}})
-    assert not matches_filters({"type": "dreams", "importance": 0.9},
-                               {"type": "reflex", "importance": {"gte": 0.5}})
+    assert matches_filters(
+        {"type": "reflex", "importance": 0.9}, {"type": "reflex", "importance": {"gte": 0.5}}
+    )
+    assert not matches_filters(
+        {"type": "dreams", "importance": 0.9}, {"type": "reflex", "importance": {"gte": 0.5}}
+    )

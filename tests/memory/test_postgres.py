@@ -33,7 +33,10 @@ from axon.memory.backends.postgres import PostgresBackend
 from axon.memory.backends.postgres_schema import (
     MAX_TERM_CHARS,
     SCHEMA_VERSION,
+    counted_terms,
     describe_dsn,
+    entry_terms,
+    indexed,
     indexed_terms,
     parse_dsn,
     text_array,
@@ -553,6 +556,107 @@ async def test_a_failing_batch_stores_nothing(
     assert [e.key for e in await pg.list_entries()][:3] == ["existing", "k0", "k1"]
 
 
+ODD_TEXTS = [
+    "naïve café ΣΊΣΥΦΟΣ straße İstanbul",  # lower() changes length or is not ASCII
+    "emoji 🦜🏳️‍🌈 and e\u0301 combining, עברית, 日本語のテキスト",
+    "quotes \" ' \\ backslashes {braces} ,commas, \t tabs \n newlines",
+    "a NUL \x00 inside (left out of the matched text, kept in the value)",
+    "",
+    "x" * 6000 + " a word too long for the index, then words",
+]
+
+
+_ODD_CHARS = st.sampled_from(list("aZ Σσς'’İıß\u0301\u200d_-.0٣🦜\t\nﬁǅ"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    key=st.text(_ODD_CHARS | st.characters(), max_size=12),
+    text=st.text(_ODD_CHARS | st.characters(), max_size=40),
+)
+def test_entry_terms_from_the_text_counts_are_those_of_key_and_text(key: str, text: str) -> None:
+    """A batch counts each text once (for the row and as the next row's context): the
+    row's terms built from it are `indexed_terms(f"{key} {text}")` (final sigma, dotted
+    I, combining marks and apostrophes at the join included)."""
+    assert entry_terms(key, *counted_terms(text)) == indexed_terms(f"{key} {text}")
+    assert indexed(*counted_terms(text)) == indexed_terms(text)
+
+
+def _batch_rows(pg_dsn: str, schema: str) -> list[tuple[Any, ...]]:
+    """Every stored column but the generated ones (id, vgen, wxid), in id order."""
+    return raw(
+        pg_dsn,
+        "SELECT scope, key, key_lc, value::text, text, text_lc, metadata::text, timestamp, "
+        "expires_at, terms, term_counts, length, context, context_terms, context_counts, "
+        f'context_length FROM "{schema}".entries ORDER BY id',
+    )
+
+
+async def test_binary_copy_stores_what_the_array_path_stores(
+    pg_dsn: str, tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Odd Unicode, NUL, huge texts, many scopes, overwrites inside the batch and of stored
+    keys, integer timestamps and expiry: binary COPY (`postgres_copy`) and the array
+    statement write the same rows and statistics."""
+    before = [NewEntry(f"k{i}", f"stored before {i}", {"scope": f"s{i % 7}"}) for i in range(20)]
+    before.append(NewEntry("unscoped0", "stored without a scope"))
+    batch = [
+        NewEntry(
+            f"k{i}" if i % 5 else f"n{i}",
+            {"text": ODD_TEXTS[i % 6], "i": i} if i % 3 == 0 else ODD_TEXTS[i % 5],
+            {"scope": f"s{i % 300}", "tag": "ü"} if i % 11 else {"n": i},
+            timestamp=1_700_000_000 + i if i % 2 else None,
+            expires_at=clock.now + 100 if i % 4 == 0 else None,
+        )
+        for i in range(1200)
+    ]
+    batch += [NewEntry("k3", "overwritten inside the batch", {"scope": "s3"})]
+    batch += [NewEntry("unscoped0", "replaced"), NewEntry("ключ", "κλειδί ΣΑΣ")]
+    batch += [NewEntry("huge", "lorem ipsum dolor sit amet " * 36_000, {"scope": "s1"})]  # ~1 MB
+    stored = {}
+    for name, threshold in (("copy", 1), ("arrays", 100_000)):
+        monkeypatch.setattr(pgmod, "COPY_THRESHOLD", threshold)
+        backend = PostgresBackend(
+            location=pg_dsn, schema=pg_test_schema(tmp_path / name), clock=clock, pool_size=1
+        )
+        try:
+            await backend.store_many(before)
+            await backend.store_many(batch)
+            got = await backend.get("k3", "s3")
+            assert got is not None and got.value == "overwritten inside the batch"
+            stored[name] = (
+                _batch_rows(pg_dsn, backend.schema),
+                _stats_agree(pg_dsn, backend.schema),
+            )
+        finally:
+            await backend.close()
+    # k1-k4 and k6 replace stored rows, as do k3 again and unscoped0; ключ and huge are new
+    assert len(stored["copy"][0]) == 21 + 1200 - 5 + 2
+    assert stored["copy"] == stored["arrays"]
+    assert len(stored["copy"][1]) > 300  # every scope's statistics
+
+
+async def test_a_key_stored_after_the_look_is_upserted(
+    pg: PostgresBackend, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer stores one of the batch's new keys between the look for stored keys
+    and the COPY (simulated: the look finds nothing): the COPY's unique violation makes
+    the batch an upsert, in the same transaction, with nothing lost or doubled."""
+    from axon.memory.backends import postgres_copy
+
+    monkeypatch.setattr(pgmod, "COPY_THRESHOLD", 1)
+    await pg.store_many([NewEntry("k1", "first", {"scope": "S"})])
+    monkeypatch.setattr(postgres_copy, "stored_positions", lambda *args: set())
+    await pg.store_many([NewEntry(f"k{i}", f"second {i}", {"scope": "S"}) for i in range(5)])
+    rows = raw(pg_dsn, f'SELECT key, value::text, context FROM "{pg.schema}".entries ORDER BY id')
+    assert rows == [  # k1 keeps its place and its context; the new rows follow in order
+        ("k1", '"second 1"', ""),
+        ("k0", '"second 0"', "first"),
+        *((f"k{i}", f'"second {i}"', f"second {i - 1}") for i in (2, 3, 4)),
+    ]
+    assert _stats_agree(pg_dsn, pg.schema) == {"S": (5, 15, 7)}
+
+
 async def test_expired_rows_are_swept_in_batches(
     pg: PostgresBackend, pg_dsn: str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -675,3 +779,50 @@ def test_eight_concurrent_writers_lose_nothing(pg_dsn: str, tmp_path: Path) -> N
     for n in range(writers):
         for i in range(per_writer):
             assert stored[f"w{n}-{i}"] == json.dumps(n)
+
+
+def test_concurrent_binary_copies_of_the_same_new_keys_lose_nothing(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    """Four writers copy batches (binary COPY path) holding the same 40 new keys: the
+    ones that lose the race hit the unique index and upsert instead; every key is
+    stored once, with one writer's value, and the statistics match the rows."""
+    schema = pg_test_schema(tmp_path)
+    writers, batches = 4, 5
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(writers)
+
+    async def write(n: int) -> None:
+        backend = PostgresBackend(location=pg_dsn, schema=schema, pool_size=1)
+        try:
+            await backend.count()  # connect (and migrate) before the race starts
+            barrier.wait()
+            for b in range(batches):
+                shared = [
+                    NewEntry(f"shared{j}", f"writer {n} batch {b}", {"scope": "S"})
+                    for j in range(40)
+                ]
+                own = [NewEntry(f"w{n}-{b}-{j}", n, {"scope": "S"}) for j in range(40)]
+                await backend.store_many(shared + own)
+        finally:
+            await backend.close()
+
+    def run(n: int) -> None:
+        try:
+            asyncio.run(write(n))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    assert pgmod.COPY_THRESHOLD <= 80
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    stored = dict(raw(pg_dsn, f'SELECT key, value::text FROM "{schema}".entries'))
+    assert len(stored) == 40 + writers * batches * 40
+    # all 40 from one batch (atomic), the last committed: some writer's last
+    [value] = {stored[f"shared{j}"] for j in range(40)}
+    assert value in {json.dumps(f"writer {n} batch {batches - 1}") for n in range(writers)}
+    assert _stats_agree(pg_dsn, schema)["S"][0] == len(stored)

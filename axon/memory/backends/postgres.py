@@ -37,6 +37,7 @@ query holds the event loop for its round trip.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -45,6 +46,7 @@ import numpy as np
 
 from axon.errors import AxonMemoryError
 from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend, best_first
+from axon.memory.backends import postgres_copy
 from axon.memory.backends.postgres_pool import (
     HNSW_EF_SEARCH,
     Connector,
@@ -55,8 +57,11 @@ from axon.memory.backends.postgres_schema import (
     DEFAULT_SCHEMA,
     SCHEMA_ENV,
     check_schema_name,
+    counted_terms,
     ensure_vector_table,
+    entry_terms,
     find_vector_table,
+    indexed,
     indexed_terms,
     int_array,
     parse_dsn,
@@ -98,19 +103,26 @@ DEFAULT_POOL_SIZE = 8
 DEFAULT_CONNECT_TIMEOUT = 15.0
 
 COPY_THRESHOLD = 64
-"""Batches of at least this many rows are sent with COPY (fast); smaller ones as arrays."""
+"""Batches of at least this many rows are sent with binary COPY (`postgres_copy`, fast);
+smaller ones as arrays in one statement (fewer round trips)."""
 
-_STAGE_TABLE = (
-    "CREATE TEMP TABLE IF NOT EXISTS axon_stage (n integer, scope text, key text, "
-    "key_lc text, value text, text text, text_lc text, metadata text, ts float8, "
-    "exp float8, terms text, term_counts text, length integer, context text, "
-    "context_terms text, context_counts text, context_length integer) ON COMMIT DELETE ROWS"
+_UPSERT_ARRAYS = (
+    "INSERT INTO {entries} AS e (scope, key, key_lc, value, text, text_lc, "
+    "metadata, timestamp, expires_at, terms, term_counts, length, context, "
+    "context_terms, context_counts, context_length) "
+    "SELECT u.scope, u.key, u.key_lc, u.value::json, u.text, u.text_lc, "
+    "u.metadata::json, u.ts, u.exp, u.terms::text[], u.term_counts::int[], u.length, "
+    "u.context, u.context_terms::text[], u.context_counts::int[], u.context_length "
+    "FROM {source} ORDER BY u.n "
+    "ON CONFLICT (scope, key) DO UPDATE SET key_lc = excluded.key_lc, "
+    "value = excluded.value, text = excluded.text, text_lc = excluded.text_lc, "
+    "metadata = excluded.metadata, timestamp = excluded.timestamp, "
+    "expires_at = excluded.expires_at, terms = excluded.terms, "
+    "term_counts = excluded.term_counts, length = excluded.length, "
+    "vgen = nextval({vgen_seq}), "
+    "wxid = pg_current_xact_id()::text::bigint"
 )
-_STAGE_COPY = (
-    "COPY pg_temp.axon_stage (n, scope, key, key_lc, value, text, text_lc, metadata, ts, exp, "
-    "terms, term_counts, length, context, context_terms, context_counts, context_length) "
-    "FROM STDIN"
-)
+"""A small batch's upsert, its rows sent as one array per column (`{source}`)."""
 
 Row = tuple[Any, ...]
 
@@ -269,13 +281,17 @@ class PostgresBackend(MemoryBackend):
         for entry in entries:
             latest[(scope_of(entry.metadata), entry.key)] = entry
         rows = []
+        # Each text's counted stems, reused for the next row's context when the stored
+        # text is the same (no NUL dropped): one tokenisation per text, not two.
+        counted: list[tuple[Counter[str], int] | None] = []
         for (scope, key), entry in latest.items():
             if scope is not None and "\x00" in scope:
                 raise AxonMemoryError("a memory scope must not contain NUL characters", key=key)
             full_text = value_text(entry.value)
-            terms, counts, length = indexed_terms(f"{key} {full_text}")
-            row = write_row(entry, _db_text(full_text))
-            rows.append((*row, text_array(terms), int_array(counts), length))
+            text = _db_text(full_text)
+            counts = counted_terms(full_text)
+            rows.append((*write_row(entry, text), *entry_terms(key, *counts)))
+            counted.append(counts if text == full_text else None)
         scopes = list(dict.fromkeys(row[0] for row in rows))
         q = self._q
         # The newest text stored in each scope of the batch, one statement.
@@ -290,48 +306,30 @@ class PostgresBackend(MemoryBackend):
             scoped=q.query(latest_text, op=q.sql.SQL("= s.scope")),
         )
 
-        def with_contexts(conn: Connection[Any]) -> list[tuple[Any, ...]]:
-            """The rows with their contexts (text.CONTEXT_WEIGHT): each is the text
-            stored just before it in its scope, the previous row of the batch, else
-            the newest row stored. Kept by a new row only (an update keeps its own)."""
+        def with_contexts(conn: Connection[Any]) -> list[Row]:
+            """The complete rows (`postgres_copy.COLUMNS`), with their contexts
+            (text.CONTEXT_WEIGHT): each is the text stored just before it in its
+            scope, the previous row of the batch, else the newest row stored. Kept by
+            a new row only (an update keeps its own)."""
             found = conn.execute(latest_sql, (scopes,)).fetchall()
-            previous = {scopes[int(n) - 1]: text or "" for n, text in found}
+            previous: dict[str | None, tuple[str, tuple[Counter[str], int] | None]] = {
+                scopes[int(n) - 1]: (text or "", None) for n, text in found
+            }
             complete = []
-            for row in rows:
-                context = previous[row[0]]
-                context_terms, context_counts, context_length = indexed_terms(context)
-                complete.append(
-                    (
-                        *row,
-                        context,
-                        text_array(context_terms),
-                        int_array(context_counts),
-                        context_length,
-                    )
+            for row, counts in zip(rows, counted, strict=True):
+                context, context_counts = previous[row[0]]
+                terms = (
+                    indexed_terms(context) if context_counts is None else indexed(*context_counts)
                 )
-                previous[row[0]] = row[4]
+                complete.append((*row, context, *terms))
+                previous[row[0]] = (row[4], counts)
             return complete
 
-        upsert = (
-            "INSERT INTO {entries} AS e (scope, key, key_lc, value, text, text_lc, "
-            "metadata, timestamp, expires_at, terms, term_counts, length, context, "
-            "context_terms, context_counts, context_length) "
-            "SELECT u.scope, u.key, u.key_lc, u.value::json, u.text, u.text_lc, "
-            "u.metadata::json, u.ts, u.exp, u.terms::text[], u.term_counts::int[], u.length, "
-            "u.context, u.context_terms::text[], u.context_counts::int[], u.context_length "
-            "FROM {source} ORDER BY u.n "
-            "ON CONFLICT (scope, key) DO UPDATE SET key_lc = excluded.key_lc, "
-            "value = excluded.value, text = excluded.text, text_lc = excluded.text_lc, "
-            "metadata = excluded.metadata, timestamp = excluded.timestamp, "
-            "expires_at = excluded.expires_at, terms = excluded.terms, "
-            "term_counts = excluded.term_counts, length = excluded.length, "
-            "vgen = nextval({vgen_seq}), "
-            "wxid = pg_current_xact_id()::text::bigint"
-        )
+        body: Callable[[Connection[Any]], None]
         if len(rows) < COPY_THRESHOLD:
             # One write statement (atomic by itself): the rows travel as arrays.
             statement = q.query(
-                upsert,
+                _UPSERT_ARRAYS,
                 vgen_seq=q.vgen_seq,
                 source=q.sql.SQL(
                     "unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
@@ -343,25 +341,18 @@ class PostgresBackend(MemoryBackend):
                 ),
             )
 
-            def body(conn: Connection[Any]) -> None:
-                complete = with_contexts(conn)
-                conn.execute(statement, [list(column) for column in zip(*complete, strict=True)])
+            def arrays(conn: Connection[Any]) -> None:
+                columns = [list(column) for column in zip(*with_contexts(conn), strict=True)]
+                for i in (7, 8):  # a float8[] each: integer times too (psycopg refuses a mix)
+                    columns[i] = [None if t is None else float(t) for t in columns[i]]
+                for i in (9, 13):  # text[] and int[] travel as their literals
+                    columns[i] = [text_array(terms) for terms in columns[i]]
+                    columns[i + 1] = [int_array(counts) for counts in columns[i + 1]]
+                conn.execute(statement, columns)
 
-            atomic = False
+            body, atomic = arrays, False
         else:
-            # Large batches: COPY into a temporary staging table, then one upsert.
-            statement = q.query(
-                upsert, vgen_seq=q.vgen_seq, source=q.sql.SQL("pg_temp.axon_stage AS u")
-            )
-
-            def body(conn: Connection[Any]) -> None:
-                complete = with_contexts(conn)
-                conn.execute(_STAGE_TABLE)
-                with conn.cursor().copy(_STAGE_COPY) as copy:
-                    for n, row in enumerate(complete):
-                        copy.write_row((n, *row))
-                conn.execute(statement)
-
+            body = self._copy_body(with_contexts)
             atomic = True
 
         try:
@@ -371,6 +362,41 @@ class PostgresBackend(MemoryBackend):
                 f"Cannot store value: it is not valid Unicode text ({exc.reason})"
             ) from None
         self._maybe_purge(self.clock())
+
+    def _copy_body(
+        self, with_contexts: Callable[[Connection[Any]], list[Row]]
+    ) -> Callable[[Connection[Any]], None]:
+        """The transaction writing a large batch in binary COPY (`postgres_copy`): the
+        new rows straight into `entries`, the ones replacing stored rows staged and
+        upserted. A concurrent writer may store one of the new keys between the look
+        and the COPY (a unique violation): the batch is then upserted whole, inside
+        the same transaction."""
+        from psycopg import errors
+
+        q = self._q
+        stored_sql = q.query(postgres_copy.STORED)
+        direct = q.sql.SQL("COPY {} (" + postgres_copy.COLUMNS + ") FROM STDIN (FORMAT BINARY)")
+        direct_copy = direct.format(q.entries)
+        stage_copy = q.sql.SQL(
+            "COPY pg_temp.axon_stage_binary (n, " + postgres_copy.COLUMNS + ") "
+            "FROM STDIN (FORMAT BINARY)"
+        ).format()
+        upsert = q.query(postgres_copy.UPSERT, vgen_seq=q.vgen_seq)
+
+        def body(conn: Connection[Any]) -> None:
+            complete = with_contexts(conn)
+            try:
+                with conn.transaction():  # a savepoint
+                    stored = postgres_copy.stored_positions(conn, stored_sql, complete)
+                    if stored:
+                        replacing = [row for n, row in enumerate(complete) if n in stored]
+                        postgres_copy.upsert_staged(conn, stage_copy, upsert, replacing)
+                    fresh = [row for n, row in enumerate(complete) if n not in stored]
+                    postgres_copy.copy_rows(conn, direct_copy, fresh, numbered=False)
+            except errors.UniqueViolation:
+                postgres_copy.upsert_staged(conn, stage_copy, upsert, complete)
+
+        return body
 
     async def _delete(self, key: str, scope: str | None) -> bool:
         """Remove `(scope, key)`; True only when it was visible (not expired)."""
@@ -1015,6 +1041,7 @@ class PostgresBackend(MemoryBackend):
             self._q.sql.SQL("{} AND e.key = %s").format(where),
             [(VectorParam(vector), *params, key) for key, vector in items],
         )
+
 
 def _env_pool_size() -> int:
     """`AXON_PG_POOL_SIZE` as a number of connections (default 8); a clear error if not one."""

@@ -52,8 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from axon.errors import AxonMemoryError
 from axon.memory.backend import expand_location
-from axon.memory.retrieval.scores import text_length
-from axon.memory.retrieval.text import index_terms
+from axon.memory.retrieval.text import stem, tokenize
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -212,16 +211,40 @@ def _v2(s: str) -> list[str]:
     ]
 
 
-def indexed_terms(text: str) -> tuple[list[str], list[int], int]:
-    """The `terms` (distinct stems, first occurrence first), their counts and the `length`.
+Indexed = tuple[list[str], list[int], int]
+"""A row's `terms` (distinct stems, first occurrence first), their counts and `length`."""
+
+
+def counted_terms(text: str) -> tuple[Counter[str], int]:
+    """The stems of `text` counted (first occurrence first) and its token count, from
+    one tokenisation (`text.index_terms` and `scores.text_length` each make their own)."""
+    tokens = tokenize(text)
+    return Counter([stem(token) for token in tokens]), len(tokens)
+
+
+def indexed(counts: Counter[str], length: int) -> Indexed:
+    """`counted_terms` as stored: the terms short enough to index, their counts, the length."""
+    terms = [term for term in counts if len(term) <= MAX_TERM_CHARS]
+    return terms, [counts[term] for term in terms], length
+
+
+def indexed_terms(text: str) -> Indexed:
+    """The `terms`, their counts and the `length` of `text`.
 
     `text` is `key + " " + text` for an entry's own columns, or its context: the
     same tokens as `scores.entry_counts` and `scores.entry_length` count, so
     the statistics kept in SQL are those the in-memory index keeps.
     """
-    counts = Counter(index_terms(text))
-    terms = [term for term in counts if len(term) <= MAX_TERM_CHARS]
-    return terms, [counts[term] for term in terms], text_length(text)
+    return indexed(*counted_terms(text))
+
+
+def entry_terms(key: str, text_counts: Counter[str], text_tokens: int) -> Indexed:
+    """`indexed_terms(f"{key} {text}")` from the text's `counted_terms`, which a batch also
+    needs as the next entry's context: no token spans the space, and `str.lower()` of
+    the whole is that of each part, so the tokens are the key's, then the text's."""
+    counts, length = counted_terms(key)
+    counts.update(text_counts)
+    return indexed(counts, length + text_tokens)
 
 
 def _backfill_terms(s: str) -> Callable[[Connection[Any]], None]:
