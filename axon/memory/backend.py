@@ -33,7 +33,12 @@ from axon.memory.entry import (
     validate_entry,
 )
 from axon.memory.retrieval.hybrid import HybridWeights
-from axon.memory.retrieval.scores import semantic_score, similarity_floor, weigh_importance
+from axon.memory.retrieval.scores import (
+    SCORE_ROUNDING,
+    semantic_score,
+    similarity_floor,
+    weigh_importance,
+)
 from axon.trace import TraceEventType
 
 if TYPE_CHECKING:
@@ -473,11 +478,12 @@ class MemoryBackend(MinimalMemoryBackend):
             embedder.embed_query(query), top_k, scope, filters, now
         )
         floor = similarity_floor(embedder)
-        # A cosine at or below the embedder's "unrelated" floor scores 0: not a match, so a
+        # A cosine at or below the embedder's "unrelated" floor scores 0 (up to float
+        # rounding, which differs between stores: `SCORE_ROUNDING`): not a match, so a
         # recall for something the memory holds nothing about is a miss (an empty list),
         # in `semantic` as in `exact` and `keyword` (and `hybrid`, whose candidates these are).
         scored = (entry.with_score(semantic_score(entry.score, floor)) for entry in found)
-        return [entry for entry in scored if entry.score > 0.0]
+        return [entry for entry in scored if entry.score > SCORE_ROUNDING]
 
     async def _hybrid(
         self,

@@ -423,6 +423,28 @@ async def test_odd_queries_are_plain_text(backend: MemoryBackend, clock: FakeClo
         await reference.close()
 
 
+async def test_text_after_a_nul_is_found_as_on_the_reference(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """A value holding NUL ("alpha\\x00beta") is found by what follows the NUL too, with
+    the reference's scores in every mode: stores whose string functions stop at a NUL
+    must not lose the rest of the text (nor score it 0)."""
+    reference = in_memory_reference(BackendEnv(Path(), clock, HashingEmbedder()))
+    entries = [NewEntry("nul", "alpha\x00beta"), NewEntry("other", "a b gamma")]
+    await backend.store_many(entries)
+    await reference.store_many(entries)
+    try:
+        for mode in sorted(backend.capabilities.retrieval):
+            for query in ("beta", "ta", "alpha", "a\x00b", "a b", "gamma"):
+                found = await backend.retrieve(query, mode=mode)
+                expected = await reference.retrieve(query, mode=mode)
+                assert [(e.key, round(e.score, 4)) for e in found] == [
+                    (e.key, round(e.score, 4)) for e in expected
+                ], f"{mode} {query!r}"
+    finally:
+        await reference.close()
+
+
 async def test_a_query_of_stop_words_only_matches_those_words(
     backend: MemoryBackend,
 ) -> None:

@@ -218,7 +218,10 @@ def _document(key: str, text: str, context: str) -> str:
     context_terms = "".join(
         f"{CONTEXT_TERM}{t}{TERM_END}" for t in dict.fromkeys(index_terms(context))
     )
-    return f"{key.lower()}\x1f{text.lower()}\x1e{terms}{context_terms}"
+    # Chroma's filters read a document only up to a NUL: each is a space there (the
+    # candidates stay a superset; every one is scored on its real text).
+    matched = text.lower().replace("\x00", " ")
+    return f"{key.lower()}\x1f{matched}\x1e{terms}{context_terms}"
 
 
 class _Seq:
@@ -530,7 +533,7 @@ class ChromaBackend(MemoryBackend):
         query_lower = query.lower()
         where = _and({"kind": "e"}, self._where_scope(scope, not scope), self._live(now))
         # A long query: its start picks the candidates (Chroma's LIKE refuses long patterns).
-        needle = query_lower[:64]
+        needle = query_lower[:64].replace("\x00", " ")  # as in `_document`
         document = {"$contains": needle} if needle and "\x1f" not in needle else None
         _, metas = self._fetch(where, document)
         scored = []

@@ -169,8 +169,11 @@ class _Fragments:
 
 
 def _db_text(text: str) -> str:
-    """PostgreSQL text cannot hold NUL characters: they are left out of matched text."""
-    return text.replace("\x00", "") if "\x00" in text else text
+    """PostgreSQL text cannot hold NUL characters: in matched text each is a space, which
+    separates words as NUL does for the tokenizer (so keyword counts are every other
+    backend's) and keeps `exact`'s `LIKE` candidates a superset (each is scored on its
+    real value)."""
+    return text.replace("\x00", " ") if "\x00" in text else text
 
 
 def _dsn_timeout(dsn: str) -> float:

@@ -46,7 +46,11 @@ timestamp, expires_at (the column order of `entries` after `id`, in both dialect
 
 def lower_if_not_ascii(text: str) -> str | None:
     """Python's lower-case form of `text` when the database's ASCII-only lower-casing
-    would differ (None for ASCII text, where both give the same string)."""
+    would differ (None for ASCII text, where both give the same string). SQL's string
+    functions stop at a NUL, so a text holding one always gets this form, with each
+    NUL a space: `exact`'s candidates stay a superset (each is scored on its real text)."""
+    if "\x00" in text:
+        return text.lower().replace("\x00", " ")
     return None if text.isascii() else text.lower()
 
 

@@ -521,14 +521,17 @@ class SQLiteBackend(MemoryBackend):
         """
         self._maybe_purge(now)
         q = query.lower()
-        pattern = like_pattern(q)
+        # What SQL matches: a NUL is a space there, as in the stored `_lc` form (SQL's
+        # string functions stop at a NUL); candidates are scored with `q` itself.
+        needle = q.replace("\x00", " ")
+        pattern = like_pattern(needle)
         where, params = self._scope_sql(scope)
         tiers: tuple[tuple[str, tuple[Any, ...], float], ...] = (
             (f"{KEY_LC} = ?", (q,), SCORE_EQUAL),
-            (contains("key", pattern), (pattern, q), SCORE_KEY),  # key-equal rows: skipped below
+            (contains("key", pattern), (pattern, needle), SCORE_KEY),  # key-equal: skipped below
             (
                 f"NOT {contains('key', pattern)} AND {contains('text', pattern)}",
-                (pattern, q, pattern, q),
+                (pattern, needle, pattern, needle),
                 SCORE_VALUE,
             ),
         )

@@ -103,8 +103,11 @@ and text lower-cased by Python (`substring_row`), contentless, case-sensitive.""
 
 def substring_row(ident: int, key: str, text: str) -> tuple[int, str, str]:
     """The `entries_substr` row of an entry: its id, and key and text as `exact` matches
-    them (Python's `str.lower()`, the seed's case folding)."""
-    return (ident, key.lower(), text.lower())
+    them (Python's `str.lower()`, the seed's case folding). FTS5 reads a text only up to
+    a NUL, so NUL is indexed as a space: the rows found stay a superset of those holding
+    the needle (each is scored on its real text), and what follows a NUL is found too."""
+    text = text.lower()
+    return (ident, key.lower(), text.replace("\x00", " ") if "\x00" in text else text)
 
 
 def _fill_substrings(conn: sqlite3.Connection) -> None:

@@ -139,6 +139,12 @@ def similarity_floor(embedder: Any) -> float:
     return float(floor)
 
 
+SCORE_ROUNDING = 1e-6
+"""Scores agree across backends within this (LANGUAGE.md §6: "within rounding"): a
+semantic score no larger is 0, not a match (float32 vectors compared in float32 or
+float64 give an orthogonal pair 0 or 1e-9 depending on the store)."""
+
+
 def semantic_score(cosine: float, floor: float = 0.0) -> float:
     """A cosine mapped to [0, 1]: `(cosine - floor) / (1 - floor)`, clipped."""
     return min(max((cosine - floor) / (1.0 - floor), 0.0), 1.0)
