@@ -50,6 +50,12 @@ SymbolNode: TypeAlias = (
 )
 
 
+IMPORTED = "imported name"
+"""The kind of a name brought in by `import a.b.{X}`: the module is not read, so the
+name stands for a persona, context, anchor or tool declared elsewhere, and a
+reference that needs one of those accepts it (a memory or a flow must be here)."""
+
+
 @attrs.frozen
 class Symbol:
     """A declared name: what kind of thing it is and where it was declared."""
@@ -189,10 +195,19 @@ class Checker:
                     kind = "type"
                 case ast.Flow(name=name):
                     kind = "flow"
+                case ast.Import(names=names):
+                    for name in names:  # opaque: the module is not read (see `IMPORTED`)
+                        if name not in self.env.symbols:
+                            self.env.symbols[name] = Symbol(
+                                IMPORTED, name, item.span.line, item.span.column
+                            )
+                    continue
                 case _:
                     continue
             first = self.env.symbols.get(name)
-            if first is not None:
+            if first is not None and first.kind == IMPORTED:
+                pass  # a declaration here names the thing itself: it replaces the import
+            elif first is not None:
                 self.error(
                     f"Duplicate declaration: '{name}' already defined as {first.kind} "
                     f"(first defined at line {first.line})",
@@ -441,7 +456,7 @@ class Checker:
 
     def _check_tool(self, tool: ast.Name, span: Span) -> None:
         symbol = self.env.symbols.get(tool.parts[0])
-        if symbol is not None and symbol.kind != "tool":
+        if symbol is not None and symbol.kind not in ("tool", IMPORTED):
             self.error(f"'use' expects a tool, but '{tool.text}' is a {symbol.kind}", span)
 
     def _memory_ref(self, op: str, role: str, name: str, span: Span) -> ir.IRMemory | None:
@@ -762,7 +777,7 @@ class Checker:
         symbol = self.env.symbols.get(name)
         if symbol is None:
             self.error(f"Undefined {kind} '{name}'{self._suggest(name, kind)}", span)
-        elif symbol.kind != kind:
+        elif symbol.kind != kind and symbol.kind != IMPORTED:
             self.error(f"'{keyword}' expects a {kind}, but '{name}' is a {symbol.kind}", span)
 
 

@@ -156,6 +156,25 @@ def test_a_run_gives_every_parameter_a_value() -> None:
     ]
 
 
+def test_imported_names_stand_for_declarations_made_elsewhere() -> None:
+    """`import a.b.{X}` names a persona, context, anchor or tool of another module (not
+    read): references accept it; a memory must still be declared here, and a name
+    neither imported nor declared is still undefined."""
+    axon.compile(
+        "import axon.anchors.{NoHallucination, Expert}\n"
+        'flow F() { step A { ask: "x" } }\n'
+        "run F() as Expert constrained_by [NoHallucination]\n"
+        "persona Expert {}\n"  # a declaration here replaces the import, no duplicate
+    )
+    found = errors(
+        "import lib.{M}\nflow F() {}\nrun F() constrained_by [NoBias]\nremember(\"x\") -> M\n"
+    )
+    assert [m for _, _, m in found] == [
+        "Undefined anchor 'NoBias'",
+        "'remember' target 'M' is an imported name, not a memory store",
+    ]
+
+
 def test_keys_and_values_of_remember() -> None:
     program = axon.compile(
         "memory N {}\n"
