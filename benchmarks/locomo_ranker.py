@@ -5,14 +5,16 @@ linked memory sees, by calling the backend's own searches (in-memory backend,
 the protocol and loading code of `benchmarks/locomo.py`, imported): the keyword
 and the semantic candidate lists (`max(top_k * CANDIDATES_PER_RESULT, 50)` of
 each, top_k 10 as in `locomo.py`) with their scores, each entry with its
-timestamp and metadata. The default ranking is replayed from the same lists
-with `hybrid.fuse` (checked against `backend.retrieve`).
+timestamp and metadata. The baseline is the hand-weighted ranking
+(`HybridWeights(learned=0)`, the default before the ranker), replayed from the
+same lists (checked against `backend.retrieve`).
 
-Each candidate gets features in [0, 1] (`FEATURES`): the existing signals
-(keyword, semantic, mention, neighbour, episode, when, the default fused score),
-its ranks in each list, found by both, the keyword and semantic scores of its
-neighbours, its length, whether it is itself a question, and a few interactions
-with the question's type words (when, how many, would/likely). A linear model is
+Each candidate gets the features of `axon.memory.retrieval.ranker` (`FEATURES`,
+each in [0, 1], computed by `hybrid.ranker_features`: the very values the
+shipped ranker reads): the existing signals (keyword, semantic, mention,
+neighbour, episode, when, the hand-weighted fused score), its ranks in each
+list, found by both, the keyword and semantic scores of its neighbours, its
+length, whether it is itself a question. A linear model is
 trained on them (`--model logistic`: pointwise logistic regression, Newton
 steps with an L2 penalty; `--model listwise`: a softmax over each question's
 pool towards its evidence turns), and evaluated by leave-one-conversation-out
@@ -21,23 +23,23 @@ pooled over the five folds, against the default ranking of the same questions,
 with the 95% paired bootstrap interval of `locomo_levers.paired_interval`.
 
     PYTHONPATH=. .venv/bin/python benchmarks/locomo_ranker.py --cache DIR
-    PYTHONPATH=. .venv/bin/python benchmarks/locomo_ranker.py --cache DIR --model listwise \
+    PYTHONPATH=. .venv/bin/python benchmarks/locomo_ranker.py --cache DIR --model logistic \
         --drop rank
+    PYTHONPATH=. .venv/bin/python benchmarks/locomo_ranker.py --cache DIR \
+        --weights-out axon/memory/retrieval/ranker_weights.json     # the shipped weights
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import math
+import json
 import pickle
-import re
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -48,9 +50,8 @@ sys.path.insert(0, str(REPO))
 import locomo  # noqa: E402
 import locomo_levers  # noqa: E402
 
-from axon.memory.entry import MemoryEntry, value_text  # noqa: E402
-from axon.memory.retrieval import hybrid  # noqa: E402
-from axon.memory.retrieval.text import tokenize  # noqa: E402
+from axon.memory.entry import MemoryEntry  # noqa: E402
+from axon.memory.retrieval import hybrid, ranker  # noqa: E402
 
 TOP_K = 10
 
@@ -83,6 +84,8 @@ async def capture(args: argparse.Namespace) -> list[Pool]:
     size = max(TOP_K * hybrid.CANDIDATES_PER_RESULT, 50)
     with tempfile.TemporaryDirectory(prefix="axon-ranker-") as tmp:
         backend = locomo.make_backend("in_memory", embedder, Path(tmp))
+        # The baseline is the hand-weighted ranking (the default before the ranker).
+        backend.hybrid_weights = hybrid.HybridWeights(learned=0.0)
         try:
             for conv in conversations:
                 places = locomo.session_indexes(conv.turns)
@@ -125,125 +128,15 @@ async def capture(args: argparse.Namespace) -> list[Pool]:
 
 # ------------------------------------------------------------------ features
 
-TYPE_WORDS: dict[str, Callable[[frozenset[str], str], bool]] = {
-    "when": lambda words, _: "when" in words,
-    "count": lambda _, text: re.search(r"\bhow (?:many|often|long)\b", text) is not None,
-    "would": lambda words, _: bool(words & {"would", "likely", "might", "could"}),
-}
-"""Question types whose evidence looks different: each interacts with a few signals."""
-
-INTERACTING = ("keyword", "semantic", "episode", "neighbour")
-
-FEATURES: tuple[str, ...] = (
-    "fused",
-    "own",
-    "keyword",
-    "semantic",
-    "mention",
-    "neighbour",
-    "episode",
-    "when",
-    "keyword_rank",
-    "semantic_rank",
-    "keyword_top5",
-    "semantic_top5",
-    "both",
-    "neighbour_keyword",
-    "neighbour_semantic",
-    "length",
-    "short",
-    "asks",
-    "relative_time",
-    *(f"{kind}*{name}" for kind in TYPE_WORDS for name in INTERACTING),
-)
+FEATURES = ranker.FEATURES
 
 GROUPS: dict[str, tuple[str, ...]] = {
     "rank": ("keyword_rank", "semantic_rank", "keyword_top5", "semantic_top5", "both"),
     "neighbour_lists": ("neighbour_keyword", "neighbour_semantic"),
     "text": ("length", "short", "asks", "relative_time"),
-    "types": tuple(f"{kind}*{name}" for kind in TYPE_WORDS for name in INTERACTING),
     "signals": ("own", "keyword", "semantic", "mention", "neighbour", "episode", "when"),
 }
 """Families of features `--drop` can leave out (ablation)."""
-
-
-def pool_features(
-    keyword: Sequence[MemoryEntry],
-    semantic: Sequence[MemoryEntry],
-    query: str,
-    weights: hybrid.HybridWeights,
-) -> tuple[list[MemoryEntry], np.ndarray]:
-    """The pool's entries (the default fused order, scored) and their features (`FEATURES`)."""
-    fused = hybrid.fuse(
-        keyword,
-        semantic,
-        top_k=len(keyword) + len(semantic),
-        now=0.0,
-        weights=weights,
-        query=query,
-        linked=True,
-    )
-    words = frozenset(tokenize(query))
-    lowered = query.lower()
-    when = hybrid.asks_when(words)
-    total = 1.0 + weights.neighbour + weights.episode + (weights.when if when else 0.0)
-    kw_rank = {(e.scope, e.key): n for n, e in enumerate(keyword)}
-    sem_rank = {(e.scope, e.key): n for n, e in enumerate(semantic)}
-    kw = {(e.scope, e.key): e.score for e in keyword}
-    sem = {(e.scope, e.key): e.score for e in semantic}
-    idents = [(e.scope, e.key) for e in fused]
-    times = {ident: e.timestamp for ident, e in zip(idents, fused, strict=True)}
-    near_kw = hybrid._nearest_neighbours(
-        {i: kw.get(i, 0.0) for i in idents}, times, weights.neighbour_seconds
-    )
-    near_sem = hybrid._nearest_neighbours(
-        {i: sem.get(i, 0.0) for i in idents}, times, weights.neighbour_seconds
-    )
-    types = {kind: test(words, lowered) for kind, test in TYPE_WORDS.items()}
-    rows = []
-    for ident, entry in zip(idents, fused, strict=True):
-        signals = entry.signals or {}
-        text = value_text(entry.value)
-        said = text.split(": ", 1)[-1]
-        length = len(tokenize(said))
-        values: dict[str, float] = {
-            "fused": entry.score,
-            "own": min(
-                1.0,
-                total
-                * (
-                    signals.get("keyword", 0.0)
-                    + signals.get("semantic", 0.0)
-                    + signals.get("mention", 0.0)
-                ),
-            ),
-            "keyword": kw.get(ident, 0.0),
-            "semantic": sem.get(ident, 0.0),
-            "mention": 1.0 if signals.get("mention", 0.0) > 0 else 0.0,
-            "neighbour": min(1.0, total * signals.get("neighbour", 0.0) / weights.neighbour)
-            if weights.neighbour
-            else 0.0,
-            "episode": min(1.0, total * signals.get("episode", 0.0) / weights.episode)
-            if weights.episode
-            else 0.0,
-            "when": 1.0 if when and hybrid.holds_relative_time(text) else 0.0,
-            "keyword_rank": 1.0 / (1.0 + kw_rank[ident]) if ident in kw_rank else 0.0,
-            "semantic_rank": 1.0 / (1.0 + sem_rank[ident]) if ident in sem_rank else 0.0,
-            "keyword_top5": 1.0 if kw_rank.get(ident, 99) < 5 else 0.0,
-            "semantic_top5": 1.0 if sem_rank.get(ident, 99) < 5 else 0.0,
-            "both": 1.0 if ident in kw_rank and ident in sem_rank else 0.0,
-            "neighbour_keyword": near_kw[ident],
-            "neighbour_semantic": near_sem[ident],
-            "length": min(1.0, length / 40.0),
-            "short": 1.0 if length < 6 else 0.0,
-            "asks": 1.0 if "?" in said else 0.0,
-            "relative_time": 1.0 if hybrid.holds_relative_time(text) else 0.0,
-        }
-        for kind, on in types.items():
-            for name in INTERACTING:
-                values[f"{kind}*{name}"] = values[name] if on else 0.0
-        rows.append([values[name] for name in FEATURES])
-    return fused, np.asarray(rows, dtype=np.float64)
 
 
 @dataclass
@@ -259,7 +152,11 @@ class Matrix:
 def matrices(pools: Sequence[Pool], weights: hybrid.HybridWeights) -> list[Matrix]:
     found = []
     for pool in pools:
-        entries, x = pool_features(pool.keyword, pool.semantic, pool.question, weights)
+        rows = hybrid.ranker_features(
+            pool.keyword, pool.semantic, now=0.0, weights=weights, query=pool.question
+        )
+        entries = [entry for entry, _ in rows]
+        x = np.asarray([values for _, values in rows], dtype=np.float64)
         keys = [e.key for e in entries]
         y = np.asarray([1.0 if k in pool.evidence else 0.0 for k in keys])
         found.append(Matrix(keys, np.asarray([e.timestamp for e in entries]), x, y))
@@ -380,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--data", default=str(locomo.DEFAULT_DATA), help="folder of LoCoMo *.json")
     parser.add_argument("--cache", default=None, help="keep passage vectors in DIR")
     parser.add_argument("--pools", default=None, help="keep the captured pools in FILE (pickle)")
-    parser.add_argument("--model", default="logistic", choices=sorted(TRAINERS))
+    parser.add_argument("--model", default="listwise", choices=sorted(TRAINERS))
     parser.add_argument("--l2", type=float, default=1.0, help="L2 penalty")
     parser.add_argument(
         "--drop", default="", help=f"comma-separated feature groups to leave out: {sorted(GROUPS)}"
@@ -388,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--weights-out", default=None, help="write the all-dev weights (JSON)")
     args = parser.parse_args(argv)
     pools = load_pools(args)
-    weights = hybrid.HybridWeights()
+    weights = hybrid.HybridWeights(learned=0.0)
     mats = matrices(pools, weights)
     replay = sum(1 for p, m in zip(pools, mats, strict=True) if m.keys[:TOP_K] == p.default)
     dropped = {f for group in args.drop.split(",") if group for f in GROUPS[group]}
@@ -401,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"top 10 identical to backend.retrieve on {replay}/{len(pools)} questions"
     )
     print(f"model {args.model}, l2 {args.l2}, {len(columns)} features, dropped: {args.drop or '-'}")
-    learned, default, folds = evaluate(pools, mats, columns, args.model, args.l2)
+    learned, default, _folds = evaluate(pools, mats, columns, args.model, args.l2)
     sample, w_all = in_sample(pools, mats, columns, args.model, args.l2)
     print(
         f"{'ranking':<26} {'recall@5':>9} {'recall@10':>10} {'MRR':>7}  "
@@ -428,22 +325,22 @@ def main(argv: Sequence[str] | None = None) -> None:
         + ", ".join(f"{FEATURES[c]} {v:+.2f}" for c, v in zip(columns, w_all[:-1], strict=True))
         + f", bias {w_all[-1]:+.2f}"
     )
-    if args.weights_out:
-        import json
-
+    if args.weights_out:  # every feature, a dropped one at weight 0 (the bias never ranks)
+        kept = dict(zip((FEATURES[c] for c in columns), w_all[:-1], strict=True))
         Path(args.weights_out).write_text(
             json.dumps(
                 {
-                    "features": [FEATURES[c] for c in columns],
-                    "weights": [float(v) for v in w_all[:-1]],
-                    "bias": float(w_all[-1]),
+                    "trained_by": f"benchmarks/locomo_ranker.py --model {args.model} "
+                    f"--l2 {args.l2}{' --drop ' + args.drop if args.drop else ''}: LoCoMo "
+                    f"{Path(args.data).name}, {len(names)} conversations, {len(pools)} questions",
+                    "features": list(FEATURES),
+                    "weights": [round(float(kept.get(name, 0.0)), 6) for name in FEATURES],
                 },
                 indent=1,
             )
             + "\n",
             encoding="utf-8",
         )
-    _ = (math, Mapping, Any, folds)
 
 
 if __name__ == "__main__":

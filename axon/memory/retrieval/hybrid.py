@@ -62,6 +62,7 @@ from typing import Any
 import attrs
 
 from axon.memory.entry import MemoryEntry, value_text
+from axon.memory.retrieval import ranker
 from axon.memory.retrieval.scores import clip
 from axon.memory.retrieval.text import tokenize
 
@@ -74,7 +75,12 @@ class HybridWeights:
     play, so only the weights' ratios matter. `semantic` is the weight in a memory
     of independent entries, `linked_semantic` in a linked one; `neighbour`,
     `episode` and `when` (with `neighbour_seconds` and `episode_gap_seconds`)
-    apply to linked memories only. `mention` rewards an entry whose
+    apply to linked memories only, and so does `learned`: in a linked memory
+    the score is `(1 - learned) * hand + learned * ranker` (`learned` clipped to
+    [0, 1]), where `hand` is the weighted mean above and `ranker` the learned
+    ranker's score (`axon.memory.retrieval.ranker`), which reads `hand` and the
+    signals as features, so the other weights still act through it; `learned=0`
+    is the hand-weighted ranking alone. `mention` rewards an entry whose
     short metadata value (a speaker, a tag) is named in the query; see the module
     docstring for every signal. The defaults were chosen on LoCoMo dev
     (`benchmarks/locomo.py`) and checked on the independent notes
@@ -93,6 +99,7 @@ class HybridWeights:
     when: float = 0.06
     neighbour_seconds: float = 90.0
     episode_gap_seconds: float = 1800.0
+    learned: float = 1.0
 
 
 CANDIDATES_PER_RESULT = 10
@@ -222,8 +229,61 @@ def fuse(
     with their scores in [0, 1] (`axon.memory.retrieval.scores`); `query` (when
     given) feeds the `mention` and `when` signals. `linked` says the memory is
     `link: sequence`: the `neighbour`, `episode` and `when` signals then join (see
-    the module docstring) and semantic weighs `weights.linked_semantic`.
+    the module docstring) and semantic weighs `weights.linked_semantic`; unless
+    `weights.learned` is 0, the learned ranker then orders them (`_blend`).
     """
+    entries, parts_of, pool = _signals_of(keyword, semantic, now, weights, query, linked)
+    if pool is not None and weights.learned > 0:
+        features = _ranker_features(parts_of, entries, pool, weights)
+        _blend(parts_of, features, weights.learned)
+    return _best(entries, parts_of, top_k)
+
+
+def ranker_features(
+    keyword: Sequence[MemoryEntry],
+    semantic: Sequence[MemoryEntry],
+    *,
+    now: float,
+    weights: HybridWeights,
+    query: str | None = None,
+) -> list[tuple[MemoryEntry, list[float]]]:
+    """Every candidate of a linked recall, best first by the hand-weighted score (as with
+    `learned=0`), with its learned-ranker features (`ranker.FEATURES`).
+
+    What `benchmarks/locomo_ranker.py` trains and evaluates on: the very values
+    `fuse` gives the ranker.
+    """
+    entries, parts_of, pool = _signals_of(keyword, semantic, now, weights, query, True)
+    if pool is None:
+        return []
+    features = _ranker_features(parts_of, entries, pool, weights)
+    return [
+        (entry, features[(entry.scope, entry.key)])
+        for entry in _best(entries, parts_of, len(entries))
+    ]
+
+
+def _best(
+    entries: Mapping[_Ident, MemoryEntry], parts_of: Mapping[_Ident, dict[str, float]], top_k: int
+) -> list[MemoryEntry]:
+    """The `top_k` best entries by the sum of their signals, ties to the newer entry."""
+    fused = [
+        (clip(sum(signals.values())), entries[ident].timestamp, entries[ident], signals)
+        for ident, signals in parts_of.items()
+    ]
+    fused.sort(key=lambda item: (-item[0], -item[1]))
+    return [entry.with_score(score, signals) for score, _, entry, signals in fused[:top_k]]
+
+
+def _signals_of(
+    keyword: Sequence[MemoryEntry],
+    semantic: Sequence[MemoryEntry],
+    now: float,
+    weights: HybridWeights,
+    query: str | None,
+    linked: bool,
+) -> tuple[dict[_Ident, MemoryEntry], dict[_Ident, dict[str, float]], _Pool | None]:
+    """The candidates, their hand-weighted signals, and (linked only) what the ranker reads."""
     entries: dict[_Ident, MemoryEntry] = {}
     kw: dict[_Ident, float] = {}
     sem: dict[_Ident, float] = {}
@@ -266,14 +326,11 @@ def fuse(
             name: (used[name] * value / total if total > 0 else 0.0)
             for name, value in parts.items()
         }
-    if linked and entries:
-        _linked_signals(parts_of, entries, weights, asks_when(words))
-    fused = [
-        (clip(sum(signals.values())), entries[ident].timestamp, entries[ident], signals)
-        for ident, signals in parts_of.items()
-    ]
-    fused.sort(key=lambda item: (-item[0], -item[1]))
-    return [entry.with_score(score, signals) for score, _, entry, signals in fused[:top_k]]
+    if not linked or not entries:
+        return entries, parts_of, None
+    when = asks_when(words)
+    own, near, episode = _linked_signals(parts_of, entries, weights, when)
+    return entries, parts_of, _Pool(keyword, semantic, kw, sem, own, near, episode, when)
 
 
 def _linked_signals(
@@ -281,12 +338,13 @@ def _linked_signals(
     entries: Mapping[_Ident, MemoryEntry],
     weights: HybridWeights,
     when: bool,
-) -> None:
+) -> tuple[dict[_Ident, float], dict[_Ident, float], dict[_Ident, float]]:
     """Add `neighbour`, `episode` and `when` to each candidate's signals, rescaled to [0, 1].
 
     Every signal of every candidate is divided by the same sum of weights, so the
     order is that of `own + neighbour * best neighbour + episode * episode score
-    (+ when * relative time)`.
+    (+ when * relative time)`. Returns each candidate's own score, best
+    neighbour and episode score (empty when that weight is 0), for the ranker.
     """
     own = {ident: sum(parts.values()) for ident, parts in parts_of.items()}
     times = {ident: entry.timestamp for ident, entry in entries.items()}
@@ -306,3 +364,79 @@ def _linked_signals(
         if w_when:
             held = holds_relative_time(value_text(entries[ident].value))
             parts["when"] = w_when / total if held else 0.0
+    return own, near, episode
+
+
+@attrs.frozen
+class _Pool:
+    """What the learned ranker reads of a linked recall's candidates besides their signals."""
+
+    keyword: Sequence[MemoryEntry]
+    semantic: Sequence[MemoryEntry]
+    kw: Mapping[_Ident, float]
+    sem: Mapping[_Ident, float]
+    own: Mapping[_Ident, float]
+    near: Mapping[_Ident, float]
+    episode: Mapping[_Ident, float]
+    when: bool
+
+
+def _ranker_features(
+    parts_of: Mapping[_Ident, dict[str, float]],
+    entries: Mapping[_Ident, MemoryEntry],
+    pool: _Pool,
+    weights: HybridWeights,
+) -> dict[_Ident, list[float]]:
+    """Each candidate's learned-ranker features (`ranker.feature_values`), read from its
+    hand-weighted signals in `parts_of` and its places in the two candidate lists."""
+    keyword_place: dict[_Ident, int] = {}
+    for n, entry in enumerate(pool.keyword):
+        keyword_place.setdefault((entry.scope, entry.key), n)
+    semantic_place: dict[_Ident, int] = {}
+    for n, entry in enumerate(pool.semantic):
+        semantic_place.setdefault((entry.scope, entry.key), n)
+    times = {ident: entry.timestamp for ident, entry in entries.items()}
+    window = weights.neighbour_seconds
+    near_kw = _nearest_neighbours({i: pool.kw.get(i, 0.0) for i in entries}, times, window)
+    near_sem = _nearest_neighbours({i: pool.sem.get(i, 0.0) for i in entries}, times, window)
+    found = {}
+    for ident, parts in parts_of.items():
+        text = value_text(entries[ident].value)
+        relative = holds_relative_time(text)
+        found[ident] = ranker.feature_values(
+            fused=clip(sum(parts.values())),
+            own=pool.own[ident],
+            keyword=pool.kw.get(ident, 0.0),
+            semantic=pool.sem.get(ident, 0.0),
+            mention=parts.get("mention", 0.0) > 0.0,
+            neighbour=pool.near.get(ident, 0.0),
+            episode=pool.episode.get(ident, 0.0),
+            when=pool.when and relative,
+            keyword_place=keyword_place.get(ident),
+            semantic_place=semantic_place.get(ident),
+            neighbour_keyword=near_kw[ident],
+            neighbour_semantic=near_sem[ident],
+            text=text,
+            relative_time=relative,
+        )
+    return found
+
+
+def _blend(
+    parts_of: dict[_Ident, dict[str, float]],
+    features: Mapping[_Ident, Sequence[float]],
+    learned: float,
+) -> None:
+    """Replace each candidate's signals by `(1 - learned) * signals + learned * shares`.
+
+    The shares are the learned ranker's (`ranker.LinearRanker.explain`); a share
+    named like a signal (`keyword`, `episode`, ...) is added to it. Both sides add
+    up to a score in [0, 1], so the blend does too (`learned` is clipped to 1).
+    """
+    share = min(learned, 1.0)
+    model = ranker.default_ranker()
+    for ident, parts in parts_of.items():
+        blended = {name: (1.0 - share) * value for name, value in parts.items()}
+        for name, value in model.explain(features[ident]).items():
+            blended[name] = blended.get(name, 0.0) + share * value
+        parts_of[ident] = blended
