@@ -35,8 +35,10 @@ import argparse
 import asyncio
 import json
 import pickle
+import statistics
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -253,6 +255,30 @@ def in_sample(
     return score, w
 
 
+def fusion_cost(pools: Sequence[Pool], repeats: int) -> tuple[list[float], list[float]]:
+    """Milliseconds per query of `fuse` over the captured pools, with the ranker (the
+    default) and without it (`learned=0`), alternated `repeats` times in this process."""
+    with_ranker = hybrid.HybridWeights()
+    without = hybrid.HybridWeights(learned=0.0)
+    ranker.default_ranker()  # read once, as the first linked recall does
+    runs: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(repeats):
+        for learned, weights in ((True, with_ranker), (False, without)):
+            started = time.perf_counter()
+            for pool in pools:
+                hybrid.fuse(
+                    pool.keyword,
+                    pool.semantic,
+                    top_k=TOP_K,
+                    now=0.0,
+                    weights=weights,
+                    query=pool.question,
+                    linked=True,
+                )
+            runs[learned].append(1000 * (time.perf_counter() - started) / len(pools))
+    return runs[True], runs[False]
+
+
 def describe(name: str, score: locomo.Score) -> str:
     row = score.row()
     by = " ".join(f"{c}:{v:.3f}" for c, v in row["recall@5_by_category"].items())
@@ -283,8 +309,25 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--drop", default="", help=f"comma-separated feature groups to leave out: {sorted(GROUPS)}"
     )
     parser.add_argument("--weights-out", default=None, help="write the all-dev weights (JSON)")
+    parser.add_argument(
+        "--fusion-time",
+        type=int,
+        default=0,
+        metavar="REPEATS",
+        help="only time fuse per query with and without the ranker, REPEATS rounds alternated",
+    )
     args = parser.parse_args(argv)
     pools = load_pools(args)
+    if args.fusion_time:
+        on, off = fusion_cost(pools, args.fusion_time)
+        median_on, median_off = statistics.median(on), statistics.median(off)
+        print(
+            f"fuse per query over {len(pools)} questions, {args.fusion_time} rounds alternated: "
+            f"ranker {median_on:.2f} ms (min {min(on):.2f}), learned=0 {median_off:.2f} ms "
+            f"(min {min(off):.2f}): {median_on / median_off:.2f}x, "
+            f"+{median_on - median_off:.2f} ms"
+        )
+        return
     weights = hybrid.HybridWeights(learned=0.0)
     mats = matrices(pools, weights)
     replay = sum(1 for p, m in zip(pools, mats, strict=True) if m.keys[:TOP_K] == p.default)

@@ -254,7 +254,7 @@ def test_a_linked_memory_is_ranked_by_the_learned_ranker() -> None:
     assert keys(learned) == ["answer", "question", "far"]  # its neighbour's keyword match
     _explained(learned)
     model = ranker.default_ranker()
-    low, high = model.span
+    low, high = model.low, model.high
     rows = ranker_features(keyword, semantic, now=NOW, weights=HybridWeights())
     for e, values in rows:
         z = sum(w * x for w, x in zip(model.weights, values, strict=True))

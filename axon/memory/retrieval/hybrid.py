@@ -230,13 +230,12 @@ def fuse(
     given) feeds the `mention` and `when` signals. `linked` says the memory is
     `link: sequence`: the `neighbour`, `episode` and `when` signals then join (see
     the module docstring) and semantic weighs `weights.linked_semantic`; unless
-    `weights.learned` is 0, the learned ranker then orders them (`_blend`).
+    `weights.learned` is 0, the learned ranker then orders them (`_learned_best`).
     """
     entries, parts_of, pool = _signals_of(keyword, semantic, now, weights, query, linked)
-    if pool is not None and weights.learned > 0:
-        features = _ranker_features(parts_of, entries, pool, weights)
-        _blend(parts_of, features, weights.learned)
-    return _best(entries, parts_of, top_k)
+    if pool is None or weights.learned <= 0:
+        return _best(entries, parts_of, top_k)
+    return _learned_best(entries, parts_of, pool, weights, top_k)
 
 
 def ranker_features(
@@ -422,21 +421,41 @@ def _ranker_features(
     return found
 
 
-def _blend(
-    parts_of: dict[_Ident, dict[str, float]],
-    features: Mapping[_Ident, Sequence[float]],
-    learned: float,
-) -> None:
-    """Replace each candidate's signals by `(1 - learned) * signals + learned * shares`.
+def _learned_best(
+    entries: Mapping[_Ident, MemoryEntry],
+    parts_of: Mapping[_Ident, dict[str, float]],
+    pool: _Pool,
+    weights: HybridWeights,
+    top_k: int,
+) -> list[MemoryEntry]:
+    """The `top_k` best by `(1 - learned) * hand + learned * ranker`, ties to the newer entry.
 
-    The shares are the learned ranker's (`ranker.LinearRanker.explain`); a share
-    named like a signal (`keyword`, `episode`, ...) is added to it. Both sides add
-    up to a score in [0, 1], so the blend does too (`learned` is clipped to 1).
+    Each result's signals are `(1 - learned) * its hand-weighted signals + learned *
+    the ranker's shares` (`ranker.LinearRanker.explain`; a share named like a signal,
+    `keyword`, `episode`, ..., is added to it). Both sides add up to a score in
+    [0, 1], so the blend does too (`learned` is clipped to 1). Only the results'
+    shares are computed: ranking needs the scores alone.
     """
-    share = min(learned, 1.0)
+    share = min(weights.learned, 1.0)
     model = ranker.default_ranker()
-    for ident, parts in parts_of.items():
-        blended = {name: (1.0 - share) * value for name, value in parts.items()}
+    features = _ranker_features(parts_of, entries, pool, weights)
+    idents = list(features)
+    learned = model.scores([features[ident] for ident in idents])
+    ranked = sorted(
+        (
+            (
+                clip((1.0 - share) * sum(parts_of[ident].values()) + share * learned[n]),
+                entries[ident].timestamp,
+                ident,
+            )
+            for n, ident in enumerate(idents)
+        ),
+        key=lambda item: (-item[0], -item[1]),
+    )
+    results = []
+    for score, _, ident in ranked[:top_k]:
+        signals = {name: (1.0 - share) * value for name, value in parts_of[ident].items()}
         for name, value in model.explain(features[ident]).items():
-            blended[name] = blended.get(name, 0.0) + share * value
-        parts_of[ident] = blended
+            signals[name] = signals.get(name, 0.0) + share * value
+        results.append(entries[ident].with_score(score, signals))
+    return results

@@ -38,7 +38,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from importlib import resources
 
 import attrs
@@ -88,31 +88,47 @@ def said(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=65536)
-def words_said(text: str) -> int:
-    """How many words `said(text)` holds; cached, since the same entries come back query
-    after query."""
-    return len(tokenize(said(text)))
+def said_features(text: str) -> tuple[int, bool]:
+    """How many words `said(text)` holds and whether it asks ("?"); cached, since the same
+    entries come back query after query."""
+    spoken = said(text)
+    return len(tokenize(spoken)), "?" in spoken
 
 
 @attrs.frozen
 class LinearRanker:
-    """Weights over `features`; `explain` gives a candidate's score and its shares."""
+    """Weights over `features`: `scores` ranks a pool, `explain` gives one candidate's shares.
+
+    `low` and `high` are the lowest and highest linear score any candidate can get
+    (every feature in [0, 1]); see the module docstring.
+    """
 
     features: tuple[str, ...]
     weights: tuple[float, ...]
+    low: float = attrs.field(init=False)
+    high: float = attrs.field(init=False)
 
-    @property
-    def span(self) -> tuple[float, float]:
-        """The lowest and highest linear score any candidate can get (features in [0, 1])."""
-        return (
-            sum(min(w, 0.0) for w in self.weights),
-            sum(max(w, 0.0) for w in self.weights),
-        )
+    @low.default
+    def _low(self) -> float:
+        return sum(min(w, 0.0) for w in self.weights)
+
+    @high.default
+    def _high(self) -> float:
+        return sum(max(w, 0.0) for w in self.weights)
+
+    def scores(self, rows: Sequence[Sequence[float]]) -> list[float]:
+        """Each candidate's score in [0, 1], `(z - low) / (high - low)`, for a whole pool."""
+        import numpy as np
+
+        width = self.high - self.low
+        if not rows or width <= 0:
+            return [0.0] * len(rows)
+        z = np.asarray(rows, dtype=np.float64) @ np.asarray(self.weights, dtype=np.float64)
+        return [float(v) for v in np.clip((z - self.low) / width, 0.0, 1.0)]
 
     def explain(self, values: Sequence[float]) -> dict[str, float]:
         """Each feature's share of the score, shares in [0, 1] adding up to the score."""
-        low, high = self.span
-        width = high - low
+        width = self.high - self.low
         if width <= 0:
             return {name: 0.0 for name in self.features}
         return {
@@ -158,26 +174,26 @@ def feature_values(
     relative_time: bool,
 ) -> list[float]:
     """One candidate's features, in `FEATURES` order (places are 0-based; None: not found)."""
-    length = words_said(text)
-    values: Mapping[str, float] = {
-        "fused": fused,
-        "own": min(1.0, own),
-        "keyword": keyword,
-        "semantic": semantic,
-        "mention": 1.0 if mention else 0.0,
-        "neighbour": min(1.0, neighbour),
-        "episode": min(1.0, episode),
-        "when": 1.0 if when else 0.0,
-        "keyword_rank": 0.0 if keyword_place is None else 1.0 / (1.0 + keyword_place),
-        "semantic_rank": 0.0 if semantic_place is None else 1.0 / (1.0 + semantic_place),
-        "keyword_top5": 1.0 if keyword_place is not None and keyword_place < 5 else 0.0,
-        "semantic_top5": 1.0 if semantic_place is not None and semantic_place < 5 else 0.0,
-        "both": 1.0 if keyword_place is not None and semantic_place is not None else 0.0,
-        "neighbour_keyword": neighbour_keyword,
-        "neighbour_semantic": neighbour_semantic,
-        "length": min(1.0, length / LONG_WORDS),
-        "short": 1.0 if length < SHORT_WORDS else 0.0,
-        "asks": 1.0 if "?" in said(text) else 0.0,
-        "relative_time": 1.0 if relative_time else 0.0,
-    }
-    return [values[name] for name in FEATURES]
+    length, asks = said_features(text)
+    # In `FEATURES` order.
+    return [
+        fused,
+        min(1.0, own),
+        keyword,
+        semantic,
+        1.0 if mention else 0.0,
+        min(1.0, neighbour),
+        min(1.0, episode),
+        1.0 if when else 0.0,
+        0.0 if keyword_place is None else 1.0 / (1.0 + keyword_place),
+        0.0 if semantic_place is None else 1.0 / (1.0 + semantic_place),
+        1.0 if keyword_place is not None and keyword_place < 5 else 0.0,
+        1.0 if semantic_place is not None and semantic_place < 5 else 0.0,
+        1.0 if keyword_place is not None and semantic_place is not None else 0.0,
+        neighbour_keyword,
+        neighbour_semantic,
+        min(1.0, length / LONG_WORDS),
+        1.0 if length < SHORT_WORDS else 0.0,
+        1.0 if asks else 0.0,
+        1.0 if relative_time else 0.0,
+    ]
