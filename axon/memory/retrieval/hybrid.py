@@ -46,6 +46,15 @@ candidate of the query, so the score stays in [0, 1] and the ranking is what the
 sum says. Neighbours and episodes come from the entries' timestamps, which every
 backend stores, so every backend ranks alike.
 
+A linked memory's candidates are then ordered by the learned ranker
+(`axon.memory.retrieval.ranker`): a linear model over features read from these
+signals, the hand-weighted score, the candidates' places in the two lists and
+their text, trained on LoCoMo dev by `benchmarks/locomo_ranker.py`. The score is
+`(1 - learned) * hand + learned * ranker` (`HybridWeights.learned`, default 1),
+and a result's signals are blended the same way, the ranker's being each
+feature's share of its score; `learned=0` gives the hand-weighted ranking above.
+An unlinked memory never gets the ranker.
+
 Measured on LoCoMo dev (`benchmarks/locomo.py`), weighted fusion beat reciprocal
 rank fusion (RRF k=60 was worse than BM25 alone). Every result carries
 `signals`: what each signal contributed; they add up to `score`.
