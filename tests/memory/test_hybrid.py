@@ -267,6 +267,28 @@ def test_a_linked_memory_is_ranked_by_the_learned_ranker() -> None:
     assert all(ranker_only.isdisjoint(e.signals or {}) for e in hand)
 
 
+def test_the_ranker_reads_each_candidates_places_text_and_neighbours() -> None:
+    def said(key: str, text: str, score: float, ts: float) -> MemoryEntry:
+        return MemoryEntry(key=key, value=text, score=score, timestamp=ts)
+
+    keyword = [
+        said("asks", "[8 May, 2023] Mel: Did you go to the lake last week?", 0.6, NOW),
+        said("wow", "[8 May, 2023] Caroline: Wow!", 0.2, NOW + 60),
+    ]
+    semantic = [said("wow", "[8 May, 2023] Caroline: Wow!", 0.3, NOW + 60)]
+    rows = ranker_features(keyword, semantic, now=NOW, weights=HybridWeights(), query="lake")
+    values = {e.key: dict(zip(ranker.FEATURES, row, strict=True)) for e, row in rows}
+    asks, wow = values["asks"], values["wow"]
+    assert asks["keyword_rank"] == 1.0 and asks["keyword_top5"] == 1.0
+    assert asks["semantic_rank"] == 0.0 and asks["both"] == 0.0
+    assert wow["keyword_rank"] == 0.5 and wow["semantic_rank"] == 1.0 and wow["both"] == 1.0
+    assert asks["asks"] == 1.0 and asks["relative_time"] == 1.0 and asks["short"] == 0.0
+    assert wow["short"] == 1.0 and wow["asks"] == 0.0  # the date and speaker are not said
+    assert wow["length"] == pytest.approx(1 / ranker.LONG_WORDS)
+    assert wow["neighbour_keyword"] == 0.6 and asks["neighbour_semantic"] == 0.3
+    assert wow["semantic"] == 0.3 and wow["keyword"] == 0.2
+
+
 def test_learned_blends_the_ranker_with_the_hand_weighted_score() -> None:
     keyword, semantic = _question_and_answer()
     both = fuse(keyword, semantic, top_k=3, now=NOW, weights=HybridWeights(learned=0.5),

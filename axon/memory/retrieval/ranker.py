@@ -30,7 +30,9 @@ is with every feature at its worst and at its best), `score = (z - low) / (high 
 low)`. So the order is the model's, and the score is a sum of shares that are
 never negative: a feature with a positive weight contributes `w * x / (high -
 low)`, one with a negative weight `-w * (1 - x) / (high - low)` (it is earned by
-not having the feature: "not short"). These shares are a result's `signals`.
+not having the feature: "not short"). These shares are a result's `signals`
+(at the default `HybridWeights.learned` of 1; below it they are blended with
+the hand-weighted signals, see `hybrid`).
 """
 
 from __future__ import annotations
