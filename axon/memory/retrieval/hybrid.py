@@ -62,6 +62,7 @@ rank fusion (RRF k=60 was worse than BM25 alone). Every result carries
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import re
@@ -389,6 +390,25 @@ class _Pool:
     when: bool
 
 
+PLACE_TOLERANCE = 1e-5
+"""Scores closer than this share a place: backends agree on scores within 1e-6 (LANGUAGE.md §6),
+not exactly, so a near-tie must not order two candidates differently on two backends."""
+
+
+def _places(scores: Mapping[_Ident, float]) -> dict[_Ident, int]:
+    """Each candidate's place in its list: how many candidates of the list score higher.
+
+    Read from the scores, never from the list's order, so ties (which backends
+    order differently) share the best place and every backend gives the same places.
+    """
+    ordered = sorted(scores.values())
+    size = len(ordered)
+    return {
+        ident: size - bisect.bisect_right(ordered, score + PLACE_TOLERANCE)
+        for ident, score in scores.items()
+    }
+
+
 def _ranker_features(
     parts_of: Mapping[_Ident, dict[str, float]],
     entries: Mapping[_Ident, MemoryEntry],
@@ -397,12 +417,8 @@ def _ranker_features(
 ) -> dict[_Ident, list[float]]:
     """Each candidate's learned-ranker features (`ranker.feature_values`), read from its
     hand-weighted signals in `parts_of` and its places in the two candidate lists."""
-    keyword_place: dict[_Ident, int] = {}
-    for n, entry in enumerate(pool.keyword):
-        keyword_place.setdefault((entry.scope, entry.key), n)
-    semantic_place: dict[_Ident, int] = {}
-    for n, entry in enumerate(pool.semantic):
-        semantic_place.setdefault((entry.scope, entry.key), n)
+    keyword_place = _places(pool.kw)
+    semantic_place = _places(pool.sem)
     times = {ident: entry.timestamp for ident, entry in entries.items()}
     window = weights.neighbour_seconds
     near_kw = _nearest_neighbours({i: pool.kw.get(i, 0.0) for i in entries}, times, window)
