@@ -32,11 +32,12 @@ import locomo  # noqa: E402
 
 LEVERS: dict[str, list[str]] = {
     "defaults": [],
+    "no learned ranker": ["learned=0"],
     "no neighbour": ["neighbour=0"],
     "no episode": ["episode=0"],
     "no when": ["when=0"],
     "no mention": ["mention=0"],
-    "no linked levers": ["neighbour=0", "episode=0", "when=0"],
+    "no linked levers": ["learned=0", "neighbour=0", "episode=0", "when=0"],
     "semantic 0.4 unlinked (before)": ["semantic=0.4"],
 }
 

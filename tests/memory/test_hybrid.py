@@ -10,7 +10,8 @@ import pytest
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.memory.entry import MemoryEntry, NewEntry
-from axon.memory.retrieval.hybrid import HybridWeights, fuse, mentioned
+from axon.memory.retrieval import ranker
+from axon.memory.retrieval.hybrid import HybridWeights, fuse, mentioned, ranker_features
 from axon.memory.retrieval.text import tokenize
 
 NOW = 1_700_000_000.0
@@ -137,6 +138,10 @@ def test_recency_and_importance_when_weighted() -> None:
 
 LINKED_NEW = {"neighbour", "episode", "when"}
 
+HAND = HybridWeights(learned=0.0)
+"""The hand-weighted linked signals alone: the tests of each signal use these (the learned
+ranker reads them as features; its own tests are below)."""
+
 
 def _explained(fused: Sequence[MemoryEntry]) -> None:
     for e in fused:
@@ -149,7 +154,7 @@ def test_a_linked_memory_lifts_the_entry_next_to_a_strong_match() -> None:
     """ "Yes, every Sunday" answers the question remembered a minute before it."""
     keyword = [entry("question", 0.8, ts=NOW)]
     semantic = [entry("far", 0.40, ts=NOW + 86400), entry("answer", 0.36, ts=NOW + 60)]
-    weights = HybridWeights()
+    weights = HAND
     unlinked = fuse(keyword, semantic, top_k=3, now=NOW, weights=weights)
     linked = fuse(keyword, semantic, top_k=3, now=NOW, weights=weights, linked=True)
     assert keys(unlinked) == ["question", "far", "answer"]
@@ -170,7 +175,7 @@ def test_entries_stored_at_one_time_are_not_neighbours() -> None:
     """A batch stored at once has no order: no entry of it is lifted by another."""
     keyword = [entry("a", 0.8)]
     semantic = [entry("b", 0.3), entry("c", 0.35)]
-    linked = fuse(keyword, semantic, top_k=3, now=NOW, weights=HybridWeights(), linked=True)
+    linked = fuse(keyword, semantic, top_k=3, now=NOW, weights=HAND, linked=True)
     assert keys(linked) == ["a", "c", "b"]
     assert all(e.signals is not None and e.signals["neighbour"] == 0.0 for e in linked)
     _explained(linked)
@@ -186,7 +191,7 @@ def test_the_episode_that_matches_as_a_whole_moves_up_together() -> None:
         entry("two-a", 0.34, ts=NOW + day),
         entry("two-b", 0.05, ts=NOW + day + 2 * hour),
     ]
-    weights = HybridWeights(neighbour=0.0)
+    weights = HybridWeights(neighbour=0.0, learned=0.0)
     linked = fuse(keyword, semantic, top_k=5, now=NOW, weights=weights, linked=True)
     unlinked = fuse(keyword, semantic, top_k=5, now=NOW, weights=weights)
     assert keys(unlinked).index("two-a") < keys(unlinked).index("one-c")
@@ -205,7 +210,7 @@ def test_a_when_question_favours_a_relative_time_in_a_linked_memory() -> None:
         said("plain", "Caroline: I moved to Boston with my family.", 0.50, NOW),
         said("dated", "Caroline: We moved here last week, finally!", 0.47, NOW + 86400),
     ]
-    weights = HybridWeights()
+    weights = HAND
     asked = "When did Caroline move to Boston?"
     linked = fuse([], semantic, top_k=2, now=NOW, weights=weights, query=asked, linked=True)
     assert keys(linked) == ["dated", "plain"]
@@ -223,12 +228,97 @@ def test_semantic_weighs_more_in_an_unlinked_memory() -> None:
     """Independent notes: meaning decides between near-misses (benchmarks/notes.py)."""
     keyword = [entry("same-name", 0.5), entry("answer", 0.3)]
     semantic = [entry("answer", 0.6), entry("same-name", 0.3)]
-    weights = HybridWeights()
+    weights = HAND
     assert weights.semantic > weights.linked_semantic
     unlinked = fuse(keyword, semantic, top_k=2, now=NOW, weights=weights)
     linked = fuse(keyword, semantic, top_k=2, now=NOW, weights=weights, linked=True)
     assert keys(unlinked) == ["answer", "same-name"]
     assert keys(linked) == ["same-name", "answer"]
+
+
+# ---------------------------------------------------------------------- the learned ranker
+
+
+def _question_and_answer() -> tuple[list[MemoryEntry], list[MemoryEntry]]:
+    keyword = [entry("question", 0.8, ts=NOW)]
+    semantic = [entry("far", 0.40, ts=NOW + 86400), entry("answer", 0.36, ts=NOW + 60)]
+    return keyword, semantic
+
+
+def test_a_linked_memory_is_ranked_by_the_learned_ranker() -> None:
+    """The default linked ranking is the shipped model's; `learned=0` is the hand one."""
+    keyword, semantic = _question_and_answer()
+    learned = fuse(keyword, semantic, top_k=3, now=NOW, weights=HybridWeights(), linked=True)
+    hand = fuse(keyword, semantic, top_k=3, now=NOW, weights=HAND, linked=True)
+    assert keys(hand) == ["question", "answer", "far"]
+    assert keys(learned) == ["answer", "question", "far"]  # its neighbour's keyword match
+    _explained(learned)
+    model = ranker.default_ranker()
+    low, high = model.low, model.high
+    rows = ranker_features(keyword, semantic, now=NOW, weights=HybridWeights())
+    for e, values in rows:
+        z = sum(w * x for w, x in zip(model.weights, values, strict=True))
+        by_key = {r.key: r for r in learned}
+        assert by_key[e.key].score == pytest.approx((z - low) / (high - low))
+        signals = by_key[e.key].signals or {}
+        assert set(signals) == set(ranker.FEATURES)
+        assert all(share >= 0.0 for share in signals.values())
+    ranker_only = set(ranker.FEATURES) - LINKED_NEW - {"keyword", "semantic", "mention"}
+    assert all(ranker_only.isdisjoint(e.signals or {}) for e in hand)
+
+
+def test_the_ranker_reads_each_candidates_places_text_and_neighbours() -> None:
+    def said(key: str, text: str, score: float, ts: float) -> MemoryEntry:
+        return MemoryEntry(key=key, value=text, score=score, timestamp=ts)
+
+    keyword = [
+        said("asks", "[8 May, 2023] Mel: Did you go to the lake last week?", 0.6, NOW),
+        said("wow", "[8 May, 2023] Caroline: Wow!", 0.2, NOW + 60),
+    ]
+    semantic = [said("wow", "[8 May, 2023] Caroline: Wow!", 0.3, NOW + 60)]
+    rows = ranker_features(keyword, semantic, now=NOW, weights=HybridWeights(), query="lake")
+    values = {e.key: dict(zip(ranker.FEATURES, row, strict=True)) for e, row in rows}
+    asks, wow = values["asks"], values["wow"]
+    assert asks["keyword_rank"] == 1.0 and asks["keyword_top5"] == 1.0
+    assert asks["semantic_rank"] == 0.0 and asks["both"] == 0.0
+    assert wow["keyword_rank"] == 0.5 and wow["semantic_rank"] == 1.0 and wow["both"] == 1.0
+    assert asks["asks"] == 1.0 and asks["relative_time"] == 1.0 and asks["short"] == 0.0
+    assert wow["short"] == 1.0 and wow["asks"] == 0.0  # the date and speaker are not said
+    assert wow["length"] == pytest.approx(1 / ranker.LONG_WORDS)
+    assert wow["neighbour_keyword"] == 0.6 and asks["neighbour_semantic"] == 0.3
+    assert wow["semantic"] == 0.3 and wow["keyword"] == 0.2
+
+
+def test_learned_blends_the_ranker_with_the_hand_weighted_score() -> None:
+    keyword, semantic = _question_and_answer()
+    both = fuse(keyword, semantic, top_k=3, now=NOW, weights=HybridWeights(learned=0.5),
+                linked=True)
+    learned = {e.key: e.score for e in fuse(keyword, semantic, top_k=3, now=NOW,
+                                            weights=HybridWeights(), linked=True)}
+    hand = {e.key: e.score for e in fuse(keyword, semantic, top_k=3, now=NOW, weights=HAND,
+                                         linked=True)}
+    _explained(both)
+    for e in both:
+        assert e.score == pytest.approx(0.5 * learned[e.key] + 0.5 * hand[e.key])
+
+
+def test_unlinked_results_do_not_depend_on_the_ranker() -> None:
+    """A memory of independent notes never gets the ranker: identical with it on or off."""
+    keyword = [entry("same-name", 0.5, ts=NOW), entry("answer", 0.3, ts=NOW + 60)]
+    semantic = [entry("answer", 0.6, ts=NOW + 60), entry("same-name", 0.3, ts=NOW)]
+    for query in ("When did Caroline call?", "what did she say"):
+        on = fuse(keyword, semantic, top_k=2, now=NOW, weights=HybridWeights(), query=query)
+        off = fuse(keyword, semantic, top_k=2, now=NOW, weights=HAND, query=query)
+        assert [(e.key, e.score, e.signals) for e in on] == [
+            (e.key, e.score, e.signals) for e in off
+        ]
+        assert all("keyword_rank" not in (e.signals or {}) for e in on)
+
+
+def test_shipped_weights_must_name_the_rankers_features() -> None:
+    with pytest.raises(ValueError, match="expected"):
+        ranker.ranker_from_json('{"features": ["keyword"], "weights": [1.0]}')
+    assert ranker.default_ranker().features == ranker.FEATURES
 
 
 # ---------------------------------------------------------------------- through backends
@@ -283,14 +373,20 @@ async def test_linked_hybrid_reads_neighbours_on_every_backend(backend: MemoryBa
         [NewEntry(k, v, {"scope": "talk"}, timestamp=times[k]) for k, v in CHAT]
     )
     question = "how often does Caroline go hiking with her sister"
-    linked = await backend.retrieve(question, 3, "talk", mode="hybrid", linked=True)
+    learned = await backend.retrieve(question, 3, "talk", mode="hybrid", linked=True)
     unlinked = await backend.retrieve(question, 3, "talk", mode="hybrid")
+    backend.hybrid_weights = HAND
+    linked = await backend.retrieve(question, 3, "talk", mode="hybrid", linked=True)
     assert keys(linked)[0] == "q"
     by_key = {e.key: e.signals or {} for e in linked}
     assert by_key["a"]["neighbour"] > 0.0 and by_key["x"]["neighbour"] == 0.0
     assert all(LINKED_NEW.isdisjoint(e.signals or {}) for e in unlinked)
-    for e in linked:
+    for e in [*linked, *learned]:
         assert e.score == pytest.approx(sum((e.signals or {}).values()))
+    # The learned ranker reads only the candidates' fields: the same order everywhere, the
+    # answer next to the question first ("Yes, every Sunday morning" says how often).
+    assert keys(learned) == ["a", "q", "x"]
+    assert all(set(ranker.FEATURES) <= set(e.signals or {}) for e in learned)
 
 
 class CountingEmbedder(HashingEmbedder):

