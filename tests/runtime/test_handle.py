@@ -209,9 +209,9 @@ def test_delete_list_and_count(session: Session, kit: SessionKit) -> None:
 def test_a_filtered_list_pages_through_a_large_memory(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import axon.runtime.manager as memories
+    import axon.memory.backend as backends
 
-    monkeypatch.setattr(memories, "LIST_PAGE", 4)
+    monkeypatch.setattr(backends, "LIST_PAGE", 4)
     notes = session.memory("Notes")
     for i in range(11):
         notes.remember(i, key=f"k{i:02}", tags=["x"] if i % 3 == 0 else ["y"])
