@@ -15,12 +15,12 @@ How each filter form of `matches_filters` maps to SQLite's JSON functions:
 - a scalar or list filter on field `f`: `json_type` of `$."f"` tells strings,
   numbers, booleans, arrays and a missing field apart (`json_extract` alone turns
   `true` into 1 and an array into its text). A string matches a `text` of equal
-  bytes; a number or boolean matches a number or boolean within `_SLACK` of it
-  (Python's `True == 1 == 1.0`, and SQLite's own decimal parser may round a float
-  one step away from Python's); an array matches when one of its elements does
-  (`json_each`).
+  bytes; a number or boolean matches a number or boolean within
+  `sql_common.FILTER_SLACK` of it (Python's `True == 1 == 1.0`, and SQLite's own
+  decimal parser may round a float one step away from Python's); an array matches
+  when one of its elements does (`json_each`).
 - a comparison (`{"gte": 0.75, "default": 0.5}`): a number (not a boolean) on the
-  bounds' side, widened by `_SLACK`; the absent-field case is decided here, once,
+  bounds' side, widened by `FILTER_SLACK`; the absent-field case is decided here, once,
   from `default`.
 
 Not expressed (left to Python, no condition): field names SQLite's JSON path cannot
@@ -35,14 +35,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from axon.memory.backends.sql_common import FILTER_SLACK, FILTER_TINY
 from axon.memory.entry import COMPARISONS, is_number, matches_filters
-
-_SLACK = 1e-9
-"""Relative widening of every numeric bound (plus `_TINY` absolute): far above any rounding
-difference between SQLite's and Python's parsing of a stored number, far below any
-difference a filter means."""
-
-_TINY = 1e-300
 
 _NUMERIC = "('integer', 'real', 'true', 'false')"
 _NUMBER = "('integer', 'real')"
@@ -172,5 +166,5 @@ def _finite(number: float) -> float:
 
 
 def _around(number: float) -> tuple[float, float]:
-    slack = abs(number) * _SLACK + _TINY
+    slack = abs(number) * FILTER_SLACK + FILTER_TINY
     return number - slack, number + slack
