@@ -219,6 +219,17 @@ def test_a_filtered_list_pages_through_a_large_memory(
     assert len(notes.list(tags=["y"], limit=5)) == 5
 
 
+def test_a_scope_filter_is_decided_on_the_memorys_name(session: Session) -> None:
+    """Entries show `metadata["scope"]` as the memory's name whatever scope the backend
+    stores; a `scope` filter tests that name (the backend gets the rest of the filter)."""
+    notes = session.memory("Notes")
+    notes.remember("a", key="a", tags=["x"])
+    notes.remember("b", key="b")
+    assert sorted(e.key for e in notes.list(where={"scope": "Notes"})) == ["a", "b"]
+    assert notes.list(where={"scope": "Other"}) == []
+    assert [e.key for e in notes.list(where={"scope": ["Other", "Notes"]}, tags=["x"])] == ["a"]
+
+
 def test_expired_entries_are_gone_from_get_list_count_and_recall(kit: SessionKit) -> None:
     with axon.Session(**kit.kwargs()) as session:
         session.execute(kit.decl(extra="decay: 10s "))
