@@ -1,15 +1,13 @@
-"""In-memory batched writes: `--n` entries in, entries/s out, the indexes' batched numpy paths
-beside their former one-document-at-a-time paths, in the same run.
+"""In-memory batched writes: `--n` entries in, entries/s out, the substring index's batched
+numpy path beside its former one-document-at-a-time path, in the same run.
 
 Each repeat stores the same `--n` entries (`benchmarks/postgres.py`'s texts, metadata
 as `benchmarks/peers.py` writes it) with `InMemoryBackend.store_many` in batches of
-`--batch` into a fresh backend three ways, alternating so all see the same machine
-load: "before", with `exact._BATCH_MIN` and `bm25._BATCH_MIN` raised so every
-document goes through `SubstringIndex.add` and `BM25Index.add` (what the batch
-methods did before); "trigrams batched" (only the substring index's batch path);
-"after" (both, the default). It also times `SubstringIndex.add_many` alone on the
-same documents, both ways. Medians of `--repeats`; every index is kept (substring,
-BM25, order, expiry).
+`--batch` into a fresh backend, once with `SubstringIndex.add_many` batched (the
+default) and once with `exact._BATCH_MIN` raised so every document goes through
+`add` (what `add_many` did before), alternating so both see the same machine load.
+It also times `SubstringIndex.add_many` alone on the same documents, both ways.
+Medians of `--repeats`; every index is kept (substring, BM25, order, expiry).
 
     PYTHONPATH=. .venv/bin/python benchmarks/inmem_writes.py --n 100000 --repeats 3
 """
@@ -33,7 +31,7 @@ from postgres import make_texts
 
 from axon.memory.backends.in_memory import InMemoryBackend
 from axon.memory.entry import NewEntry
-from axon.memory.retrieval import bm25, exact
+from axon.memory.retrieval import exact
 from axon.memory.retrieval.exact import SubstringIndex
 
 SCOPE = "bench"
@@ -74,34 +72,24 @@ def main() -> None:
     texts = make_texts(args.n, np.random.default_rng(args.seed))
     print(f"{args.n:,} entries, batches of {args.batch}, load {os.getloadavg()[0]:.1f}")
     rates: dict[str, list[float]] = {}
-    trigrams, counts = exact._BATCH_MIN, bm25._BATCH_MIN
-    ways = (
-        ("one by one (before)", ONE_BY_ONE, ONE_BY_ONE),
-        ("trigrams batched", trigrams, ONE_BY_ONE),
-        ("batched (after)", trigrams, counts),
-    )
+    default = exact._BATCH_MIN
     for _ in range(args.repeats):
-        for label, exact_min, bm25_min in ways:
-            exact._BATCH_MIN, bm25._BATCH_MIN = exact_min, bm25_min
+        for label, minimum in (("one by one (before)", ONE_BY_ONE), ("batched (after)", default)):
+            exact._BATCH_MIN = minimum
             gc.collect()
             rates.setdefault(f"store_many, {label}", []).append(
                 asyncio.run(backend_rate(texts, args.batch))
             )
-            if label == "trigrams batched":
-                continue
             gc.collect()
             rates.setdefault(f"SubstringIndex.add_many, {label}", []).append(
                 index_rate(texts, args.batch)
             )
-    exact._BATCH_MIN, bm25._BATCH_MIN = trigrams, counts
+    exact._BATCH_MIN = default
     print("| path | entries/s (median) | runs |")
     print("|---|---:|---|")
     for label, found in rates.items():
         runs = ", ".join(f"{r:,.0f}" for r in found)
         print(f"| {label} | {statistics.median(found):,.0f} | {runs} |")
-    middle = statistics.median(rates["store_many, trigrams batched"])
-    first = statistics.median(rates["store_many, one by one (before)"])
-    print(f"store_many, trigrams batched: {middle / first:.2f}x")
     for what in ("store_many", "SubstringIndex.add_many"):
         before = statistics.median(rates[f"{what}, one by one (before)"])
         after = statistics.median(rates[f"{what}, batched (after)"])

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 from axon.memory.backends.in_memory import InMemoryBackend
 from axon.memory.entry import MemoryEntry, NewEntry, matches_filters
-from axon.memory.retrieval import bm25, exact
+from axon.memory.retrieval import exact
 from axon.memory.retrieval.bm25 import BM25Index
 from axon.memory.retrieval.exact import SubstringIndex, grams_of, seed_score
-from axon.memory.retrieval.text import stem, tokenize
+from axon.memory.retrieval.text import tokenize
 from tests.memory.conftest import FakeClock
 
 
@@ -342,51 +342,6 @@ def test_bm25_returns_ties_at_the_cut_and_honours_accept() -> None:
     assert len(found) == 10  # all ten tie: the caller breaks ties
     accepted = index.search(["same"], 2, accept=lambda ident: ident == "other")
     assert [ident for ident, _ in accepted] == ["other"]
-
-
-def _bm25_state(index: BM25Index) -> tuple[Any, ...]:
-    postings = {t: (list(ids), list(index._tfs[t])) for t, ids in index._ids.items()}
-    rows = (index._ident, index._terms, list(index._length), bytes(index._alive))
-    return (postings, index._df, rows, index._doc_of, index._total_length, index._dead)
-
-
-WORD = st.sampled_from(["the", "running", "runs", "é", "ÉTÉ", "x1", "caresses", "a_b", "中文"])
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    batches=st.lists(
-        st.lists(
-            st.tuples(
-                st.sampled_from([f"k{i}" for i in range(40)]),
-                st.lists(WORD, max_size=8).map(" ".join),
-            ),
-            max_size=45,
-        ),
-        min_size=1,
-        max_size=4,
-    ),
-    query=st.lists(WORD, min_size=1, max_size=3),
-)
-def test_bm25_batches_index_exactly_as_documents_one_by_one(
-    batches: list[list[tuple[str, str]]], query: list[str]
-) -> None:
-    """`add_many` (numpy counting; every batch of distinct keys takes it here) builds the
-    very postings, frequencies, lengths and statistics that `add` builds, in order."""
-    batched, single = BM25Index(), BM25Index()
-    saved = bm25._BATCH_MIN
-    bm25._BATCH_MIN = 1
-    try:
-        for batch in batches:
-            items = [(key, tokenize(text)) for key, text in batch]
-            batched.add_many(items, stem)
-            for key, tokens in items:
-                single.add(key, [stem(t) for t in tokens])
-    finally:
-        bm25._BATCH_MIN = saved
-    assert _bm25_state(batched) == _bm25_state(single)
-    terms = [stem(t) for t in query]
-    assert batched.search(terms, 5) == single.search(terms, 5)
 
 
 def test_bm25_survives_rebuilds() -> None:

@@ -48,7 +48,7 @@ from axon.memory.entry import Clock, MemoryEntry, matches_filters, value_text
 from axon.memory.retrieval.bm25 import BM25Index
 from axon.memory.retrieval.exact import SubstringIndex
 from axon.memory.retrieval.scores import upper_bound
-from axon.memory.retrieval.text import CONTEXT_WEIGHT, index_terms, search_terms, stem, tokenize
+from axon.memory.retrieval.text import CONTEXT_WEIGHT, index_terms, search_terms
 
 if TYPE_CHECKING:
     import numpy as np
@@ -225,7 +225,6 @@ class InMemoryBackend(MemoryBackend):
         for entry in entries:
             latest[(entry.scope, entry.key)] = entry
         batches: dict[str | None, list[tuple[Hashable, str, str, float, int]]] = {}
-        tokens: dict[str | None, list[tuple[Hashable, list[str]]]] = {}
         for (scope, key), entry in latest.items():
             state = self._scopes.get(scope)
             if state is None:
@@ -248,7 +247,7 @@ class InMemoryBackend(MemoryBackend):
             # The context (see `text.CONTEXT_WEIGHT`) is fixed when a key is first stored.
             state.context.setdefault(key, state.last_text)
             state.last_text = text
-            tokens.setdefault(scope, []).append((key, tokenize(f"{key} {text}")))
+            state.keyword.add(key, index_terms(f"{key} {text}"))
             state.index_linked(key, text)
             if state.vectors is not None:
                 state.vectors.remove(key)
@@ -259,8 +258,6 @@ class InMemoryBackend(MemoryBackend):
             )
         for scope, items in batches.items():
             self._scopes[scope].exact.add_many(items)
-        for scope, texts in tokens.items():  # `index_terms` of each, stemmed once per word
-            self._scopes[scope].keyword.add_many(texts, stem)
         self._trim_expiry()
 
     async def _clear(self, scope: str | None) -> int:

@@ -28,9 +28,6 @@ if TYPE_CHECKING:
 
 _COMPACT_MIN_DEAD = 1024
 
-_BATCH_MIN = 32
-"""`add_many` with fewer documents adds them one by one (numpy's fixed cost dominates)."""
-
 _Buf = TypeVar("_Buf", "array[Any]", bytearray)
 
 
@@ -45,17 +42,6 @@ def _appended(buffer: _Buf, value: Any) -> _Buf:
             else array(buffer.typecode, buffer)
         )
         buffer.append(value)
-    return buffer
-
-
-def _extended(buffer: array[Any], raw: memoryview) -> array[Any]:
-    """`buffer` with the items in `raw` (machine bytes of its item type) appended; a copy
-    if a numpy view still pins the original."""
-    try:
-        buffer.frombytes(raw)
-    except BufferError:
-        buffer = array(buffer.typecode, buffer)
-        buffer.frombytes(raw)
     return buffer
 
 
@@ -102,72 +88,6 @@ class BM25Index:
         for term in context:
             counts[term] = counts.get(term, 0.0) + context_weight
         self._add_counts(ident, counts, len(tokens) + context_weight * len(context))
-
-    def add_many(
-        self, items: Sequence[tuple[Hashable, Sequence[str]]], stem: Callable[[str], str]
-    ) -> None:
-        """Index (or re-index) documents given their raw tokens: what `add(ident,
-        [stem(t) for t in tokens])` does for each, in order, with the counting batched.
-
-        `stem` is called once per distinct token of the batch. numpy groups the
-        batch's `(term, document)` pairs (one sort), so the postings grow by one
-        extension per distinct term of the batch, not one per term per document.
-        A batch with a repeated ident, or under `_BATCH_MIN` documents, goes one by one.
-        """
-        idents = [ident for ident, _ in items]
-        if len(items) < _BATCH_MIN or len(set(idents)) < len(idents):
-            for ident, tokens in items:
-                self.add(ident, [stem(token) for token in tokens])
-            return
-        import numpy as np  # here, not at import: only batched writes get this far
-
-        for ident in idents:
-            self.remove(ident)
-        flat = [token for _, tokens in items for token in tokens]
-        raw, raw_of = np.unique(np.array(flat, dtype=str), return_inverse=True)
-        term_index: dict[str, int] = {}
-        stem_of = np.fromiter(
-            (term_index.setdefault(stem(token), len(term_index)) for token in raw.tolist()),
-            dtype=np.int64,
-            count=len(raw),
-        )
-        terms = list(term_index)
-        first = len(self._ident)
-        count = len(items)
-        per_token = stem_of[raw_of.reshape(-1)] if flat else np.zeros(0, dtype=np.int64)
-        lengths = [len(tokens) for _, tokens in items]
-        owner = np.repeat(np.arange(count, dtype=np.int64), lengths)
-        pairs, tfs = np.unique(per_token * count + owner, return_counts=True)
-        pair_terms = pairs // count
-        docs = memoryview((pairs % count + first).astype(np.int32).tobytes())
-        frequencies = memoryview(tfs.astype(np.float32).tobytes())
-        starts = np.flatnonzero(np.r_[len(pairs) > 0, pair_terms[1:] != pair_terms[:-1]])
-        bounds = [*starts.tolist(), len(pairs)]
-        token_terms = per_token.tolist()
-        at = 0
-        for (ident, _), length in zip(items, lengths, strict=True):
-            doc = len(self._ident)
-            self._doc_of[ident] = doc
-            self._ident.append(ident)
-            distinct = dict.fromkeys(token_terms[at : at + length])  # first-seen order
-            self._terms.append(tuple(map(terms.__getitem__, distinct)))
-            at += length
-            self._length = _appended(self._length, float(length))
-            self._alive = _appended(self._alive, 1)
-            self._total_length += length
-        all_ids, all_tfs, df = self._ids, self._tfs, self._df
-        size = 4  # bytes of an int32 id and of a float32 frequency
-        for i, which in enumerate(pair_terms[starts].tolist()):
-            term = terms[which]
-            start, end = bounds[i], bounds[i + 1]
-            ids = all_ids.get(term)
-            if ids is None:
-                ids = all_ids[term] = array("i")
-                all_tfs[term] = array("f")
-                df[term] = 0
-            all_ids[term] = _extended(ids, docs[start * size : end * size])
-            all_tfs[term] = _extended(all_tfs[term], frequencies[start * size : end * size])
-            df[term] += end - start
 
     def _add_counts(self, ident: Hashable, counts: dict[str, float], length: float) -> None:
         self.remove(ident)
