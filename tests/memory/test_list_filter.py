@@ -25,7 +25,7 @@ from tests.memory.conftest import BACKEND_FACTORIES
 NAMES = ["group", "tags", "a.b", "é", "", "type", "importance", 'q"t', "b\\s", "n\n", "$x"]
 STRINGS = ["a", "b", "é", "ü中", "1", "true", "", "a b", '"', "x\x00"]
 NUMBERS: list[Any] = [0, 1, 2, -1, 0.0, -0.0, 1.0, 0.1, 2.5, 0.75, 1e20, 10**20, 2**53 + 1]
-NUMBERS += [2**70, 1e-310]
+NUMBERS += [2**70, 1e-310, 1 + 1e-12, 0.75 - 1e-12]  # the last two: inside the SQL slack
 SCALARS = st.sampled_from(STRINGS) | st.sampled_from(NUMBERS) | st.booleans()
 
 VALUES = st.recursive(
@@ -109,9 +109,17 @@ def test_the_postgres_condition_keeps_every_match_and_only_them_when_exact(
     ],
 )
 def test_the_filters_the_language_writes_are_all_in_the_query(filters: dict[str, Any]) -> None:
-    sql, _, exact = filter_condition(filters, "metadata_json")
-    assert exact and sql != "1"
-    assert postgres_condition(filters, "e.metadata")[2]
+    sql, params, _ = filter_condition(filters, "metadata_json")
+    assert sql != "1" and len(params) >= 2 * len(filters)  # every field in the condition
+    pg_params = postgres_condition(filters, "e.metadata")[1]
+    assert len(pg_params) >= 1 + len(filters)  # the NUL guard, then every field
+
+
+def test_string_filters_are_exact_and_numbers_have_a_slack() -> None:
+    assert filter_condition({"tags": ["a", "é"], "type": "x"}, "metadata_json")[2]
+    assert not filter_condition({"group": 7}, "metadata_json")[2]
+    assert postgres_condition({"group": 7, "tags": ["a"]}, "e.metadata")[2]
+    assert not postgres_condition({"importance": {"gte": 0.5}}, "e.metadata")[2]
 
 
 @pytest.mark.parametrize("filters", [{'q"t': "a"}, {"n\n": 1}, {"x": "a\x00"}, {"x": None}])

@@ -43,7 +43,8 @@ class _Unexpressed(Exception):
 def filter_condition(filters: Mapping[str, Any], column: str) -> tuple[Composable, list[Any], bool]:
     """`(sql, params, exact)`: a condition on the `json` column `column` (as SQL text, e.g.
     `e.metadata`) that every row whose metadata `matches_filters(metadata, filters)`
-    passes; `exact` when no other row does."""
+    passes; `exact` when no other row does (not with a comparison: its bounds have a
+    slack)."""
     from psycopg import sql
 
     parts: list[Composable] = []
@@ -57,6 +58,7 @@ def filter_condition(filters: Mapping[str, Any], column: str) -> tuple[Composabl
             continue
         parts.append(part)
         params += values
+        exact = exact and not isinstance(wanted, Mapping)  # comparisons have a slack
     if not parts:
         return sql.SQL("true"), [], exact
     guarded = sql.SQL(

@@ -48,7 +48,8 @@ class _Unexpressed(Exception):
 
 def filter_condition(filters: Mapping[str, Any], column: str) -> tuple[str, list[Any], bool]:
     """`(sql, params, exact)`: a condition on the JSON text in `column` that every row whose
-    metadata `matches_filters(metadata, filters)` passes; `exact` when no other row does."""
+    metadata `matches_filters(metadata, filters)` passes; `exact` when no other row does
+    (string filters: a number is matched within a slack, so a filter with one is not)."""
     parts: list[str] = []
     params: list[Any] = []
     exact = True
@@ -60,7 +61,16 @@ def filter_condition(filters: Mapping[str, Any], column: str) -> tuple[str, list
             continue
         parts.append(sql)
         params += values
+        exact = exact and not _has_numbers(wanted)
     return (" AND ".join(parts) if parts else "1"), params, exact
+
+
+def _has_numbers(wanted: Any) -> bool:
+    """A comparison, or numbers or booleans among the items: matched within a slack."""
+    if isinstance(wanted, Mapping):
+        return True
+    items = wanted if isinstance(wanted, list | tuple) else [wanted]
+    return any(not isinstance(item, str) for item in items)
 
 
 def _path(name: str) -> str:
