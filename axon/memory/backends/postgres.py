@@ -502,8 +502,9 @@ class PostgresBackend(MemoryBackend):
         """The filter in the query (`postgres_filters`), newest first along
         `entries_scope_time`, each row checked with `matches_filters` too.
 
-        With a `limit`, pages of at least `limit` rows are read by keyset until enough
-        rows pass Python's check (one page when the condition is exact).
+        With a `limit`, a first page of `limit` rows, then pages twice as large (at most
+        `LIST_PAGE`) by keyset until enough rows pass Python's check: one page when the
+        condition is exact.
         """
         where, params = self._scope_sql(scope)
         condition, values, _ = filter_condition(filters, "e.metadata")
@@ -523,10 +524,10 @@ class PostgresBackend(MemoryBackend):
             where=where,
             condition=condition,
         )
-        size = None if limit is None else max(limit, LIST_PAGE // 10)
 
         def body(conn: Connection[Any]) -> list[MemoryEntry]:
             found: list[MemoryEntry] = []
+            size = limit
             page = () if size is None else (size,)
             rows = conn.execute(statement, (now, *params, *values, *page)).fetchall()
             while True:
@@ -539,6 +540,7 @@ class PostgresBackend(MemoryBackend):
                 if size is None or len(rows) < size:
                     return found
                 last = rows[-1]
+                size = min(size * 2, max(limit or 0, LIST_PAGE))  # the condition let others in
                 seek = (last[5], last[5], last[0], size)
                 rows = conn.execute(following, (now, *params, *values, *seek)).fetchall()
 
