@@ -33,7 +33,7 @@ import typer
 from axon import cli_output as out
 from axon.errors import AxonError
 from axon.memory.backend import RETRIEVAL_MODES, MemoryBackend, resolve_memory_dir
-from axon.memory.entry import MemoryEntry, encode_json, matches_filters
+from axon.memory.entry import MemoryEntry, encode_json
 from axon.memory.lifetimes import OWNED_MARKER, parse_owned
 from axon.redaction import redact_secrets
 
@@ -701,15 +701,9 @@ def _filters(tags: list[str], where: list[str]) -> dict[str, Any] | None:
 async def _matching_keys(
     backend: MemoryBackend, memory: str, filters: dict[str, Any] | None
 ) -> list[str]:
-    """Keys of the entries of `memory` whose metadata matches (read a page at a time)."""
-    keys: list[str] = []
-    cursor = None
-    while True:
-        page = await backend.list_page(memory, limit=PAGE, after=cursor)
-        keys += [e.key for e in page.entries if matches_filters(e.metadata, filters)]
-        if page.cursor is None:
-            return keys
-        cursor = page.cursor
+    """Keys of the entries of `memory` whose metadata matches (the backend filters: SQLite
+    and PostgreSQL in their query)."""
+    return [entry.key for entry in await backend.list_matching(memory, filters)]
 
 
 # ---------------------------------------------------------------------- export / import

@@ -13,8 +13,9 @@ against AXON's in-memory and SQLite backends, and prints one table:
 - list newest 10 (LangGraph: `search(namespace, limit=10)`, which lists in insertion
   order; AXON: `list_entries(limit=10)`, newest first);
 - metadata filter without a query, 10 results (`group` = one of 100 values;
-  LangGraph: `search(filter=...)`; AXON: the pages the management API's
-  `list(where=...)` reads, filtered the same way, `manager.list_matching`);
+  LangGraph: `search(filter=...)`; AXON: `list_matching(scope, filters, limit=10)`,
+  what the management API's `list(where=...)` asks the backend: the filter in
+  SQLite's query, the in-memory ordered index walked newest first);
 - keyword (AXON only: LangGraph's stores have no keyword search);
 - bytes per entry (SQLite: the files; in memory: the growth of the process's RSS).
 
@@ -48,8 +49,7 @@ from postgres import BenchEmbedder, make_texts, unit
 from axon.memory.backend import MemoryBackend
 from axon.memory.backends.in_memory import InMemoryBackend
 from axon.memory.backends.sqlite import SQLiteBackend
-from axon.memory.entry import NewEntry, matches_filters
-from axon.runtime.manager import LIST_PAGE
+from axon.memory.entry import NewEntry
 
 SCOPE = "bench"
 GROUPS = 100
@@ -184,17 +184,8 @@ async def axon_row(
     row["top10"] = [[e.key for e in await vector(i)] for i in range(queries)]
     row["list"] = await amedian_ms(lambda i: backend.list_entries(SCOPE, limit=10), queries)
 
-    async def filtered(i: int) -> list[Any]:  # manager.list_matching's pages
-        wanted = {"group": i % GROUPS}
-        found: list[Any] = []
-        offset = 0
-        while len(found) < 10:
-            page = await backend.list_entries(SCOPE, limit=LIST_PAGE, offset=offset)
-            found.extend(e for e in page if matches_filters(e.metadata, wanted))
-            if len(page) < LIST_PAGE:
-                break
-            offset += LIST_PAGE
-        return found[:10]
+    async def filtered(i: int) -> list[Any]:  # what manager.list_matching asks the backend
+        return await backend.list_matching(SCOPE, {"group": i % GROUPS}, limit=10)
 
     row["filter"] = await amedian_ms(filtered, queries)
     row["keyword"] = await amedian_ms(

@@ -29,6 +29,7 @@ from axon.memory.entry import (
     MemoryEntry,
     NewEntry,
     is_valid_unicode,
+    matches_filters,
     valid_query,
     validate_entry,
 )
@@ -52,6 +53,9 @@ RETRIEVAL_MODES: tuple[str, ...] = ("exact", "keyword", "semantic", "hybrid")
 
 EMBED_BATCH = 64
 """How many texts are embedded in one call when vectors are brought up to date."""
+
+LIST_PAGE = 500
+"""Entries read at a time by the default `list_matching`, which filters pages in Python."""
 
 PurgeListener = Callable[[int, Mapping[str | None, int] | None], None]
 """Told of every purge that removed rows: the count and, when known, the count per scope."""
@@ -279,6 +283,26 @@ class MemoryBackend(MinimalMemoryBackend):
         """Unexpired entries of `scope` (or all), newest first, paged by `limit`/`offset`."""
         self._check_open()
         return await self._list(scope, limit, offset, self.clock())
+
+    async def list_matching(
+        self,
+        scope: str | None,
+        filters: Mapping[str, Any] | None,
+        *,
+        limit: int | None = None,
+    ) -> list[MemoryEntry]:
+        """Unexpired entries of `scope` (or all) whose stored metadata `matches_filters`,
+        newest first (the order of `list_entries`), at most `limit`.
+
+        The answer is always `matches_filters`'s; a backend may find it faster by
+        putting the filter in its query (SQLite and PostgreSQL do, then check each row
+        they return with `matches_filters` anyway), and the default reads
+        `list_page` pages of `LIST_PAGE` entries and filters them here.
+        """
+        self._check_open()
+        if not filters or limit == 0:
+            return await self.list_entries(scope, limit=limit)
+        return await self._list_matching(scope, filters, limit, self.clock())
 
     async def count(self, scope: str | None = None) -> int:
         """How many unexpired entries `scope` (or the whole store) holds."""
@@ -597,6 +621,20 @@ class MemoryBackend(MinimalMemoryBackend):
             mark = (sign * after[0], str(after[1]))
             rows = [row for row in rows if order(row) > mark]
         return rows[:limit]
+
+    async def _list_matching(
+        self, scope: str | None, filters: Mapping[str, Any], limit: int | None, now: float
+    ) -> list[MemoryEntry]:
+        """See `list_matching`; this default filters `list_page` pages in Python."""
+        found: list[MemoryEntry] = []
+        cursor = None
+        while limit is None or len(found) < limit:
+            page = await self.list_page(scope, limit=LIST_PAGE, after=cursor)
+            found += [entry for entry in page.entries if matches_filters(entry.metadata, filters)]
+            if page.cursor is None:
+                break
+            cursor = page.cursor
+        return found if limit is None else found[:limit]
 
     async def _read_vectors(
         self, scope: str | None, keys: list[str], model_id: str

@@ -34,6 +34,7 @@ import attrs
 from axon.compiler.durations import parse_decay
 from axon.compiler.ir import IRMemory
 from axon.errors import AxonMemoryError
+from axon.memory.backend import LIST_PAGE as LIST_PAGE
 from axon.memory.backend import MemoryBackend, resolve_memory_dir
 from axon.memory.embeddings.availability import keyword_fallback_warning
 from axon.memory.embeddings.base import Embedder
@@ -56,8 +57,6 @@ if TYPE_CHECKING:
 
 SWEEP_INTERVAL = 60.0
 """Seconds (of the session clock) between expiry sweeps of a backend while in use."""
-LIST_PAGE = 500
-"""Entries read at a time when a filtered list pages through a memory."""
 
 EmbedderProvider = Callable[[], Embedder | None]
 """What `Session(embedder=...)` takes besides an `Embedder`: a zero-argument callable
@@ -1026,17 +1025,10 @@ class MemoryManager:
         keys: list[str] = []
         deleted = 0
         with _errors_named(name):
-            offset = 0
-            while True:
-                page = await bound.backend.list_entries(
-                    scope=bound.scope, limit=LIST_PAGE, offset=offset
-                )
-                keys += [
-                    e.key for e in page if matches_filters(_named(e, name).metadata, filters)
-                ]
-                if len(page) < LIST_PAGE:
-                    break
-                offset += LIST_PAGE
+            stored = _stored_filters(filters, name)
+            if stored is not None:
+                found = await bound.backend.list_matching(bound.scope, stored)
+                keys = [entry.key for entry in found]
             for key in keys:  # one by one through delete_entry: associations go too
                 deleted += int(await delete_entry(bound.backend, key, bound.scope))
         self._count(name, "forgets", deleted)
@@ -1058,7 +1050,8 @@ class MemoryManager:
         self, name: str, limit: int | None = None, filters: Mapping[str, Any] | None = None
     ) -> list[MemoryEntry]:
         """Unexpired entries, newest first, those matching `filters` (as recall's), at most
-        `limit`; a `memory_read` event (`op: list`). Filtered lists are read in pages.
+        `limit`; a `memory_read` event (`op: list`). The backend filters
+        (`MemoryBackend.list_matching`: SQLite and PostgreSQL in their query).
         A tiered memory lists every tier (one event per tier), newest first overall."""
         tiered = self.tiered.get(name)
         if tiered is not None:
@@ -1073,24 +1066,14 @@ class MemoryManager:
         await self._maybe_sweep(bound)
         started = time.perf_counter()
         with _errors_named(name):
+            stored = _stored_filters(filters, name) if filters else None
             if not filters:
                 found = await bound.backend.list_entries(scope=bound.scope, limit=limit)
-                entries = [_named(entry, name) for entry in found]
+            elif stored is None:
+                found = []
             else:
-                entries = []
-                cursor = None
-                while limit is None or len(entries) < limit:
-                    page = await bound.backend.list_page(
-                        bound.scope, limit=LIST_PAGE, after=cursor
-                    )
-                    for entry in page.entries:
-                        named = _named(entry, name)
-                        if matches_filters(named.metadata, filters):
-                            entries.append(named)
-                    if page.cursor is None:
-                        break
-                    cursor = page.cursor
-                entries = entries[:limit] if limit is not None else entries
+                found = await bound.backend.list_matching(bound.scope, stored, limit=limit)
+            entries = [_named(entry, name) for entry in found]
         data: dict[str, Any] = {
             "op": "list",
             "results_count": len(entries),
@@ -1487,6 +1470,20 @@ def _errors_named(name: str) -> Iterator[None]:
         if exc.memory is not None and is_reserved(exc.memory):
             exc.memory = name
         raise
+
+
+def _stored_filters(filters: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+    """`filters` as the backend tests them on stored metadata; None when no entry can match.
+
+    The language shows `metadata["scope"]` as the memory's name (`_named`), whatever
+    scope the backend stores: a `scope` filter is decided here, once, on that name.
+    """
+    rest = {field: wanted for field, wanted in filters.items() if field != "scope"}
+    if len(rest) < len(filters) and not matches_filters(
+        {"scope": name}, {"scope": filters["scope"]}
+    ):
+        return None
+    return rest
 
 
 def _named(entry: MemoryEntry, name: str) -> MemoryEntry:

@@ -235,6 +235,54 @@ def test_substring_index_reuses_nothing_after_removal() -> None:
     assert len(index) == 1
 
 
+BATCH_TEXT = st.text(alphabet="abcAB_ .İßé1\U0001f600\x00", max_size=12)
+BATCH_ITEMS = st.lists(
+    st.tuples(st.sampled_from([f"k{i}" for i in range(12)]), BATCH_TEXT, BATCH_TEXT),
+    min_size=1,
+    max_size=30,
+)
+
+
+def _index_state(index: SubstringIndex) -> tuple[Any, ...]:
+    grams = [
+        ({g: list(p) for g, p in field.postings.items()}, field.short)
+        for field in (index._keys, index._values)
+    ]
+    rows = (index._ident, index._key, index._text, list(index._ts), list(index._seq))
+    runs = (list(index._run), list(index._run_start), list(index._prefmax))
+    return (grams, rows, runs, index._equal, index._doc_of)
+
+
+@settings(max_examples=150, deadline=None)
+@given(batches=st.lists(BATCH_ITEMS, min_size=1, max_size=4), queries=st.lists(BATCH_TEXT))
+def test_a_batch_indexes_exactly_as_documents_one_by_one(
+    batches: list[list[tuple[str, str, str]]], queries: list[str]
+) -> None:
+    """`add_many`'s numpy path (every batch takes it here) builds the very posting lists,
+    short-gram map and rows that `add` builds one document at a time."""
+    batched, single = SubstringIndex(), SubstringIndex()
+    saved = exact._BATCH_MIN
+    exact._BATCH_MIN = 1
+    try:
+        for round_, batch in enumerate(batches):
+            items = [
+                (ident, key.lower(), text.lower(), float(round_ // 2), i)
+                for i, (ident, key, text) in enumerate(batch)
+            ]
+            batched.add_many(items)
+            seen: set[str] = set()
+            for item in reversed(items):  # add_many's documented order, one by one
+                if item[0] not in seen:
+                    seen.add(item[0])
+                    single.add(*item)
+    finally:
+        exact._BATCH_MIN = saved
+    assert _index_state(batched) == _index_state(single)
+    for query in queries:
+        q = query.lower()
+        assert batched.search(q, 5) == single.search(q, 5)
+
+
 # ---------------------------------------------------------------------- BM25
 
 

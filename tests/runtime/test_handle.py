@@ -209,14 +209,25 @@ def test_delete_list_and_count(session: Session, kit: SessionKit) -> None:
 def test_a_filtered_list_pages_through_a_large_memory(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import axon.runtime.manager as memories
+    import axon.memory.backend as backends
 
-    monkeypatch.setattr(memories, "LIST_PAGE", 4)
+    monkeypatch.setattr(backends, "LIST_PAGE", 4)
     notes = session.memory("Notes")
     for i in range(11):
         notes.remember(i, key=f"k{i:02}", tags=["x"] if i % 3 == 0 else ["y"])
     assert sorted(e.value for e in notes.list(tags=["x"])) == [0, 3, 6, 9]
     assert len(notes.list(tags=["y"], limit=5)) == 5
+
+
+def test_a_scope_filter_is_decided_on_the_memorys_name(session: Session) -> None:
+    """Entries show `metadata["scope"]` as the memory's name whatever scope the backend
+    stores; a `scope` filter tests that name (the backend gets the rest of the filter)."""
+    notes = session.memory("Notes")
+    notes.remember("a", key="a", tags=["x"])
+    notes.remember("b", key="b")
+    assert sorted(e.key for e in notes.list(where={"scope": "Notes"})) == ["a", "b"]
+    assert notes.list(where={"scope": "Other"}) == []
+    assert [e.key for e in notes.list(where={"scope": ["Other", "Notes"]}, tags=["x"])] == ["a"]
 
 
 def test_expired_entries_are_gone_from_get_list_count_and_recall(kit: SessionKit) -> None:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -323,15 +323,26 @@ class InMemoryBackend(MemoryBackend):
     async def _list(
         self, scope: str | None, limit: int | None, offset: int, now: float
     ) -> list[MemoryEntry]:
-        # Each scope's entries in order (its ordered index), merged: reads offset + limit.
+        end = None if limit is None else offset + limit
+        return list(itertools.islice(self._newest(scope, now), offset, end))
+
+    def _newest(self, scope: str | None, now: float) -> Iterator[MemoryEntry]:
+        """Live entries newest first: each scope's ordered index, merged, read lazily."""
         states = self._named(scope)
         rows = (
             states[0].newest(now)
             if len(states) == 1
             else heapq.merge(*(state.newest(now) for state in states), key=lambda r: r[:2])
         )
-        end = None if limit is None else offset + limit
-        return [entry for _, _, entry in itertools.islice(rows, offset, end)]
+        return (entry for _, _, entry in rows)
+
+    async def _list_matching(
+        self, scope: str | None, filters: Mapping[str, Any], limit: int | None, now: float
+    ) -> list[MemoryEntry]:
+        """The ordered index walked newest first, each entry tested, stopping at `limit`:
+        a filter that matches often reads a few entries, not every one."""
+        found = (e for e in self._newest(scope, now) if matches_filters(e.metadata, filters))
+        return list(itertools.islice(found, limit))
 
     async def _count(self, scope: str | None, now: float) -> int:
         return sum(state.live_count(now) for state in self._named(scope))

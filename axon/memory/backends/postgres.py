@@ -45,8 +45,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from axon.errors import AxonMemoryError
-from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend, best_first
+from axon.memory.backend import (
+    LIST_PAGE,
+    RETRIEVAL_MODES,
+    Capabilities,
+    MemoryBackend,
+    best_first,
+)
 from axon.memory.backends import postgres_copy
+from axon.memory.backends.postgres_filters import filter_condition
 from axon.memory.backends.postgres_pool import (
     HNSW_EF_SEARCH,
     Connector,
@@ -517,6 +524,56 @@ class PostgresBackend(MemoryBackend):
             atomic=False,
         )
         return [self._entry(row) for row in rows]
+
+    async def _list_matching(
+        self, scope: str | None, filters: Mapping[str, Any], limit: int | None, now: float
+    ) -> list[MemoryEntry]:
+        """The filter in the query (`postgres_filters`), newest first along
+        `entries_scope_time`, each row checked with `matches_filters` too.
+
+        With a `limit`, a first page of `limit` rows, then pages twice as large (at most
+        `LIST_PAGE`) by keyset until enough rows pass Python's check: one page when the
+        condition is exact.
+        """
+        where, params = self._scope_sql(scope)
+        condition, values, _ = filter_condition(filters, "e.metadata")
+        q = self._q
+        statement = q.query(
+            "SELECT {columns} FROM {entries} AS e WHERE {live}{where} AND {condition}{seek} "
+            "ORDER BY e.timestamp DESC, e.id{page}",
+            where=where,
+            condition=condition,
+            seek=q.nothing,
+            page=q.nothing if limit is None else q.sql.SQL(" LIMIT %s"),
+        )
+        following = q.query(
+            "SELECT {columns} FROM {entries} AS e WHERE {live}{where} AND {condition} "
+            "AND (e.timestamp < %s OR (e.timestamp = %s AND e.id > %s)) "
+            "ORDER BY e.timestamp DESC, e.id LIMIT %s",
+            where=where,
+            condition=condition,
+        )
+
+        def body(conn: Connection[Any]) -> list[MemoryEntry]:
+            found: list[MemoryEntry] = []
+            size = limit
+            page = () if size is None else (size,)
+            rows = conn.execute(statement, (now, *params, *values, *page)).fetchall()
+            while True:
+                for row in rows:
+                    entry = self._entry(row)
+                    if matches_filters(entry.metadata, filters):
+                        found.append(entry)
+                        if len(found) == limit:
+                            return found
+                if size is None or len(rows) < size:
+                    return found
+                last = rows[-1]
+                size = min(size * 2, max(limit or 0, LIST_PAGE))  # the condition let others in
+                seek = (last[5], last[5], last[0], size)
+                rows = conn.execute(following, (now, *params, *values, *seek)).fetchall()
+
+        return self._run(body, atomic=False)
 
     async def _count(self, scope: str | None, now: float) -> int:
         where, params = self._scope_sql(scope)

@@ -33,6 +33,13 @@ MIN_CANDIDATES = 20
 """Keyword recall rescores `max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)` candidates
 (more when scope, expiry or filters reject some)."""
 
+FILTER_SLACK = 1e-9
+FILTER_TINY = 1e-300
+"""A metadata filter's numbers in SQL (`sqlite_filters`, `postgres_filters`) match within
+`abs(n) * FILTER_SLACK + FILTER_TINY`: far above any rounding difference between the
+database's and Python's reading of a stored number, far below any difference a filter
+means. The rows let through are checked with `matches_filters`."""
+
 PURGE_BATCH = 500
 """Expired rows deleted per transaction, so a purge never holds a write lock for long."""
 

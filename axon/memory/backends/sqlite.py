@@ -70,6 +70,7 @@ from axon.memory.backends.sql_common import (
 )
 from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
 from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
+from axon.memory.backends.sqlite_filters import filter_condition
 from axon.memory.backends.sqlite_schema import (
     KEY_LC,
     LIVE,
@@ -451,6 +452,31 @@ class SQLiteBackend(MemoryBackend):
             ).fetchall()
         )
         return [self._entry(row) for row in rows]
+
+    async def _list_matching(
+        self, scope: str | None, filters: Mapping[str, Any], limit: int | None, now: float
+    ) -> list[MemoryEntry]:
+        """The filter in the query (`sqlite_filters`), newest first along `entries_recent`:
+        only rows that pass are decoded, each checked with `matches_filters` too, and the
+        walk stops at `limit`."""
+        self._maybe_purge(now)
+        where, params = self._scope_sql(scope)
+        condition, values = filter_condition(filters, "metadata_json")[:2]
+        statement = (
+            f"{_SELECT} WHERE {LIVE}{where} AND {condition} ORDER BY timestamp DESC, id"
+        )
+
+        def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
+            found: list[MemoryEntry] = []
+            for row in conn.execute(statement, (now, *params, *values)):
+                entry = self._entry(row)
+                if matches_filters(entry.metadata, filters):
+                    found.append(entry)
+                    if len(found) == limit:
+                        break
+            return found
+
+        return self._read(body)
 
     async def _count(self, scope: str | None, now: float) -> int:
         self._maybe_purge(now)

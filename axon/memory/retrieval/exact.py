@@ -58,6 +58,9 @@ else walk every document (the query is then common enough to stop early)."""
 
 _COMPACT_MIN_DEAD = 1024
 
+_BATCH_MIN = 32
+"""`add_many` with fewer new documents indexes them one by one (numpy's fixed cost dominates)."""
+
 
 def seed_score(query_lower: str, key: str, value: Any) -> float:
     """The seed's score of one entry for a lower-cased query (0.0: no match).
@@ -112,6 +115,62 @@ class _Grams:
             except BufferError:  # a numpy view is still alive somewhere: detach from it
                 lists[gram] = array("i", postings)
                 lists[gram].append(doc)
+
+    def add_many(self, first: int, texts: Sequence[str]) -> None:
+        """Index `texts[i]` as document `first + i`, every document newer than any indexed.
+
+        What `add` does for each, with numpy doing the per-character work: the texts'
+        code points in one array, every trigram as one 63-bit number (three 21-bit
+        code points), a stable sort that groups each trigram's documents (ascending,
+        duplicates within a document dropped), then one posting-list extension per
+        distinct trigram of the batch instead of one append per trigram per document.
+        """
+        import numpy as np  # here, not at import: only batched writes get this far
+
+        long: list[str] = []
+        docs: list[int] = []
+        for doc, text in enumerate(texts, first):
+            if len(text) >= GRAM:
+                long.append(text)
+                docs.append(doc)
+            elif text:
+                self.add(doc, text)  # a short text is its own gram, apart from trigrams
+        if not long:
+            return
+        joined = "".join(long)
+        points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        codes = points.astype(np.uint64)
+        lengths = np.fromiter(map(len, long), dtype=np.int64, count=len(long))
+        owner = np.repeat(np.asarray(docs, dtype=np.int64), lengths)
+        grams = (codes[:-2] << np.uint64(42)) | (codes[1:-1] << np.uint64(21)) | codes[2:]
+        at = np.flatnonzero(owner[:-2] == owner[2:])  # trigrams inside one text
+        grams = grams[at]
+        order = np.argsort(grams, kind="stable")  # stable: documents stay ascending
+        grams, at = grams[order], at[order]
+        holders = owner[at]
+        fresh = np.empty(len(grams), dtype=bool)
+        fresh[0] = True
+        np.not_equal(grams[1:], grams[:-1], out=fresh[1:])
+        starts = np.flatnonzero(fresh)  # the first occurrence of each distinct trigram
+        fresh[1:] |= holders[1:] != holders[:-1]
+        kept = np.flatnonzero(fresh)  # one per (trigram, document)
+        ids = memoryview(holders[kept].astype(np.int32).tobytes())
+        bounds = np.searchsorted(kept, starts).tolist()
+        bounds.append(len(kept))
+        size = 4  # bytes of an int32 id
+        lists = self.postings
+        for i, pos in enumerate(at[starts].tolist()):
+            gram = joined[pos : pos + GRAM]
+            part = ids[bounds[i] * size : bounds[i + 1] * size]
+            postings = lists.get(gram)
+            if postings is None:
+                postings = lists[gram] = array("i")
+                self._register(gram)
+            try:
+                postings.frombytes(part)
+            except BufferError:  # a numpy view is still alive somewhere: detach from it
+                lists[gram] = array("i", postings)
+                lists[gram].frombytes(part)
 
     def _register(self, gram: str) -> None:
         for size in range(1, min(len(gram), GRAM - 1) + 1):
@@ -212,6 +271,14 @@ class SubstringIndex:
     ) -> None:
         """Index (or re-index) one document: its lower-cased key and value text."""
         self.remove(ident)
+        doc = self._place(ident, key_lower, text_lower, timestamp, seq)
+        self._keys.add(doc, key_lower)
+        self._values.add(doc, text_lower)
+
+    def _place(
+        self, ident: Hashable, key_lower: str, text_lower: str, timestamp: float, seq: int
+    ) -> int:
+        """Give a document (not indexed now) the next number and its rows; returns it."""
         doc = len(self._ident)
         self._doc_of[ident] = doc
         self._ident.append(ident)
@@ -232,18 +299,31 @@ class SubstringIndex:
             self._equal[key_lower] = {same, doc}
         else:
             same.add(doc)
-        self._keys.add(doc, key_lower)
-        self._values.add(doc, text_lower)
+        return doc
 
     def add_many(self, items: Sequence[tuple[Hashable, str, str, float, int]]) -> None:
         """Index a batch `(ident, key_lower, text_lower, timestamp, seq)`; the last of a
         repeated ident wins. Numbered back to front so a batch stored at one instant
         walks in seed order."""
         seen: set[Hashable] = set()
+        batch = []
         for item in reversed(items):
             if item[0] not in seen:
                 seen.add(item[0])
+                batch.append(item)
+        if len(batch) < _BATCH_MIN:
+            for item in batch:
                 self.add(*item)
+            return
+        # As `add` one by one, with the removals first: the same documents in the same
+        # order (a compaction keeps the relative order), the grams added in two batches.
+        for item in batch:
+            self.remove(item[0])
+        first = len(self._ident)
+        for item in batch:
+            self._place(*item)
+        self._keys.add_many(first, [item[1] for item in batch])
+        self._values.add_many(first, [item[2] for item in batch])
 
     def remove(self, ident: Hashable) -> bool:
         """Forget a document; True when it was indexed."""
