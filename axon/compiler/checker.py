@@ -691,10 +691,12 @@ class Checker:
             return
         names = {p.name for p in params}
         filled = {p.name for p, arg in zip(params, run.args, strict=False) if arg.name is None}
+        unknown = False  # an unknown name is its own error: no "missing" beside it
         for arg in run.args:
             if arg.name is None:
                 continue
             if arg.name not in names:
+                unknown = True
                 self.error(
                     f"Flow '{flow.name}' has no parameter '{arg.name}'"
                     f"{did_you_mean(arg.name, names)}",
@@ -702,17 +704,12 @@ class Checker:
                 )
             filled.add(arg.name)
         missing = [p.name for p in params if p.name not in filled]
-        if missing and not self._reported_unknown_arg(run, names):
+        if missing and not unknown:
             self.error(
                 f"{takes} but {given} {'was' if given == 1 else 'were'} given "
                 f"(missing {', '.join(repr(name) for name in missing)})",
                 run.flow.span,
             )
-
-    @staticmethod
-    def _reported_unknown_arg(run: ast.Run, names: set[str]) -> bool:
-        """Whether a named argument of `run` names no parameter (already an error)."""
-        return any(arg.name is not None and arg.name not in names for arg in run.args)
 
     def _on_failure(self, f: ast.Field) -> ir.IROnFailure | None:
         """`on_failure: log | escalate | retry(...) | raise Name`, or None with an error."""

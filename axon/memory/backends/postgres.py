@@ -120,14 +120,7 @@ _UPSERT_ARRAYS = (
     "SELECT u.scope, u.key, u.key_lc, u.value::json, u.text, u.text_lc, "
     "u.metadata::json, u.ts, u.exp, u.terms::text[], u.term_counts::int[], u.length, "
     "u.context, u.context_terms::text[], u.context_counts::int[], u.context_length "
-    "FROM {source} ORDER BY u.n "
-    "ON CONFLICT (scope, key) DO UPDATE SET key_lc = excluded.key_lc, "
-    "value = excluded.value, text = excluded.text, text_lc = excluded.text_lc, "
-    "metadata = excluded.metadata, timestamp = excluded.timestamp, "
-    "expires_at = excluded.expires_at, terms = excluded.terms, "
-    "term_counts = excluded.term_counts, length = excluded.length, "
-    "vgen = nextval({vgen_seq}), "
-    "wxid = pg_current_xact_id()::text::bigint"
+    "FROM {source} ORDER BY u.n " + postgres_copy.ON_CONFLICT_UPDATE
 )
 """A small batch's upsert, its rows sent as one array per column (`{source}`)."""
 

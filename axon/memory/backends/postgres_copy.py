@@ -93,9 +93,7 @@ STAGE_TABLE = (
 )
 """Per connection, emptied at every commit: the rows that replace stored ones."""
 
-UPSERT = (
-    "INSERT INTO {entries} AS e (" + COLUMNS + ") "
-    "SELECT " + COLUMNS + " FROM pg_temp.axon_stage_binary ORDER BY n "
+ON_CONFLICT_UPDATE = (
     "ON CONFLICT (scope, key) DO UPDATE SET key_lc = excluded.key_lc, "
     "value = excluded.value, text = excluded.text, text_lc = excluded.text_lc, "
     "metadata = excluded.metadata, timestamp = excluded.timestamp, "
@@ -103,6 +101,13 @@ UPSERT = (
     "term_counts = excluded.term_counts, length = excluded.length, "
     "vgen = nextval({vgen_seq}), "
     "wxid = pg_current_xact_id()::text::bigint"
+)
+"""How a row replaces the stored one of its (scope, key): every written column, a new
+`vgen` (its vectors are stale) and this transaction's id; the context is kept."""
+
+UPSERT = (
+    "INSERT INTO {entries} AS e (" + COLUMNS + ") "
+    "SELECT " + COLUMNS + " FROM pg_temp.axon_stage_binary ORDER BY n " + ON_CONFLICT_UPDATE
 )
 """The staged rows into `entries`, in batch order; an update keeps the row's context."""
 
