@@ -35,11 +35,14 @@ wait for all and handle recalls `manager.DEFAULT_EMBED_WAIT` (0.5 s).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import collections
 import concurrent.futures
 import functools
 import os
+import sys
 import threading
+import weakref
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -65,6 +68,41 @@ if TYPE_CHECKING:
     from axon.runtime.handle import AsyncMemoryHandle, MemoryHandle, Work
 
 T = TypeVar("T")
+
+_OPEN_SESSIONS: weakref.WeakSet[Session] = weakref.WeakSet()
+EXIT_CLOSE_WAIT = 5.0
+"""Seconds the exit hook waits for a call in flight before leaving a session open."""
+
+
+@atexit.register
+def _close_open_sessions() -> None:
+    """Close, at interpreter exit, every `Session` its program left open.
+
+    A script that never calls `close()` (or leaves its `with` block by `sys.exit`
+    from a thread) still ends its session the documented way: session and
+    ephemeral entries are dropped, the background vector worker stops after the
+    batch in flight, and every backend is closed, instead of the interpreter
+    killing the session's daemon thread mid-write and printing asyncio's "Task
+    was destroyed" warning. atexit runs before daemon threads are stopped, so the
+    session's loop is still alive here. A failure is one line on stderr: the
+    process is ending and has no caller left to raise to.
+    """
+    for session in list(_OPEN_SESSIONS):
+        # A call still running on another thread holds the lock; waiting for it
+        # forever would hang the exit, so it gets a bounded grace period.
+        if not session._lock.acquire(timeout=EXIT_CLOSE_WAIT):
+            print(
+                "axon: a Session left open at exit was busy in another thread; "
+                "not closed (its session entries are swept by the next process)",
+                file=sys.stderr,
+            )
+            continue
+        try:
+            session._close_holding_lock()
+        except Exception as exc:  # the process is exiting: report, do not raise
+            print(f"axon: closing a Session left open at exit failed: {exc}", file=sys.stderr)
+        finally:
+            session._lock.release()
 
 
 class RunResult(NamedTuple):
@@ -133,6 +171,7 @@ class Session:
         )
         self._thread.start()
         self.closed = False
+        _OPEN_SESSIONS.add(self)
 
     # ------------------------------------------------------------ the API
     def check(self, text: str, filename: str = "<input>") -> ir.IRProgram:
@@ -329,15 +368,19 @@ class Session:
         as an `AxonMemoryError` after the session's thread has stopped.
         """
         with self._lock:
-            if self.closed:
-                return
-            self.closed = True
-            try:
-                self._call(self.memories.close())
-            finally:
-                self._loop.call_soon_threadsafe(self._loop.stop)
-                self._thread.join()
-                self._loop.close()
+            self._close_holding_lock()
+
+    def _close_holding_lock(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        _OPEN_SESSIONS.discard(self)
+        try:
+            self._call(self.memories.close())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join()
+            self._loop.close()
 
     def __enter__(self) -> Session:
         return self

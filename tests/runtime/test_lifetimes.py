@@ -180,6 +180,34 @@ def test_a_killed_sessions_entries_are_invisible_and_swept(
         assert [(e["data"]["memory"], e["data"]["count"]) for e in sweeps] == [("Notes", 3)]
 
 
+def test_a_session_left_open_is_closed_at_exit(store: Store) -> None:
+    """A script that never calls close() still ends its session the documented way."""
+    hybrid = store.decl("Facts", "persistent").replace("keyword", "hybrid")
+    script = f"""
+import axon
+s = axon.Session(memory_dir={str(store.memory_dir)!r})
+s.execute({store.decl("Notes", "session")!r})
+s.execute({hybrid!r})
+notes, facts = s.memory("Notes"), s.memory("Facts")
+for i in range(200):
+    notes.remember(f"session note {{i}}", key=f"n{{i}}")
+    facts.remember(f"fact {{i}} about cats and dogs", key=f"f{{i}}")
+print(len(facts.recall("cats", embed_wait=0)))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**store.env, "AXON_EMBEDDER": "hashing"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "5"
+    assert done.stderr == ""  # no "Task was destroyed" from the vector worker
+    assert store.rows(owned=True) == 0  # the session's entries went with it
+    assert store.rows(owned=False) == 200
+
+
 def test_a_live_process_is_not_swept(store: Store, workers: list[Worker]) -> None:
     alive = Worker(store)
     workers.append(alive)
