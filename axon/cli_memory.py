@@ -661,7 +661,7 @@ def forget_cmd(
             )
         if not store.exists():
             raise _missing_store(store, memory)
-        from axon.runtime.manager import delete_entry  # also unlinks associations
+        from axon.runtime.associations import delete_entry  # also unlinks associations
 
         async with _opened(store) as backend:
             await _require_memory(backend, store, memory)

@@ -15,8 +15,10 @@ from typing import Any, assert_never
 
 from axon.compiler import ir
 from axon.errors import AxonError, AxonMemoryError, AxonRuntimeError
-from axon.runtime.manager import (
-    MemoryManager,
+from axon.runtime.manager import MemoryManager
+from axon.runtime.model import ModelClient, ModelRequest, Recalled
+from axon.runtime.records import (
+    Record,
     entry_metadata,
     expires_in_seconds,
     forget_record,
@@ -24,12 +26,9 @@ from axon.runtime.manager import (
     recall_results,
     remember_record,
 )
-from axon.runtime.model import ModelClient, ModelRequest, Recalled
 from axon.runtime.tracer import TraceEventType, Tracer
 from axon.runtime.values import Frame, Unbound, condition_holds, evaluate, evaluate_or_text
 from axon.source import Source
-
-Record = dict[str, Any]
 
 
 class FlowRaised(AxonRuntimeError):

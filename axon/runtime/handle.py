@@ -57,9 +57,8 @@ from axon.compiler.check_options import (
 from axon.compiler.names import key_for_literal
 from axon.errors import AxonMemoryError
 from axon.memory.entry import MemoryEntry, find_unstorable
-from axon.runtime.manager import (
-    MemoryManager,
-    embed_wait_seconds,
+from axon.runtime.manager import MemoryManager, embed_wait_seconds
+from axon.runtime.records import (
     entry_metadata,
     expires_in_seconds,
     forget_record,

@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from axon.compiler.durations import parse_decay
 from axon.compiler.ir import IRMemory
 from axon.errors import AxonMemoryError
 from axon.memory.backend import LIST_PAGE as LIST_PAGE
@@ -39,8 +38,6 @@ from axon.memory.backend import MemoryBackend, resolve_memory_dir
 from axon.memory.embeddings.availability import keyword_fallback_warning
 from axon.memory.embeddings.base import Embedder
 from axon.memory.entry import (
-    DEFAULT_IMPORTANCE,
-    RECORD_TYPES,
     Clock,
     MemoryEntry,
     NewEntry,
@@ -49,6 +46,8 @@ from axon.memory.entry import (
 from axon.memory.lifetimes import OWNED_MARKER, Owner, is_reserved, parse_owned
 from axon.memory.registry import BackendRegistry
 from axon.runtime import tiers as tiering
+from axon.runtime.associations import delete_entry, related_keys, with_related
+from axon.runtime.records import expiry_of
 from axon.runtime.tiers import COUNTERS, Tiered, TierStats
 from axon.runtime.tracer import TraceEventType, Tracer
 
@@ -62,10 +61,6 @@ EmbedderProvider = Callable[[], Embedder | None]
 """What `Session(embedder=...)` takes besides an `Embedder`: a zero-argument callable
 returning one (or None: no model, semantic memories run keyword), called once, when a
 semantic or hybrid memory is first bound."""
-
-Record = dict[str, Any]
-"""An output record (LANGUAGE.md §4): what a remember, recall or delete reports."""
-
 
 DEFAULT_EMBED_WAIT = 0.5
 """Seconds a handle's recall waits for pending vectors by default (`Session(embed_wait=)`).
@@ -97,189 +92,6 @@ def embed_wait_seconds(value: Any, where: str) -> float:
     if math.isnan(value) or value < 0:
         raise ValueError(f"{where}: embed_wait must be 0 or more seconds (or 'all'), got {value!r}")
     return float(value)
-
-
-NEVER = math.inf
-"""`expires_in` of an entry that never expires (`with { expires_in: never }`)."""
-
-
-def entry_metadata(
-    source: str,
-    tags: Sequence[str] | None = None,
-    importance: float | None = None,
-    metadata: Mapping[str, Any] | None = None,
-    *,
-    record_type: str | None = None,
-    related: Sequence[str] | None = None,
-) -> dict[str, Any]:
-    """The metadata a remember writes: where the value came from, tags, importance, free.
-
-    `source` is the statement's origin (`main`, a flow or step name) or `python` for
-    the handle. The checker (and the handle) keep the free names apart from these.
-    A record (an entry with a `type`) gets `importance` normal (0.5) when it gives
-    none; an entry that is not a record gets `importance` only when it asks for it.
-    `related` are the keys of associated entries (`MemoryManager.remember` checks them).
-    """
-    meta: dict[str, Any] = {"source": source}
-    if tags is not None:
-        meta["tags"] = list(tags)
-    if record_type is not None:
-        meta["type"] = record_type
-        if importance is None:
-            importance = DEFAULT_IMPORTANCE
-    if importance is not None:
-        meta["importance"] = importance
-    if related is not None:
-        meta["related"] = list(dict.fromkeys(related))
-    meta.update(metadata or {})
-    return meta
-
-
-def expires_in_seconds(text: str | None) -> float | None:
-    """An `expires_in` as written (`3d`, `never`) -> seconds, `NEVER`, or None if not given."""
-    if text is None:
-        return None
-    seconds = parse_decay(text)
-    return NEVER if seconds is None else seconds
-
-
-def expiry_of(
-    decl: IRMemory, metadata: Mapping[str, Any], now: float, expires_in: float | None
-) -> float | None:
-    """When a new entry expires: the entry's `expires_in`, else the memory's `decay:`, else
-    its record type's default (`RECORD_TYPES`), else never.
-
-    An entry without a type keeps the memory's decay (or none), so programs written
-    before records existed do not start expiring. A memory whose decay is `none`
-    (or not given) leaves a typed entry its type's default.
-    """
-    if expires_in is not None:
-        return None if math.isinf(expires_in) else now + expires_in
-    if decl.decay_seconds is not None:
-        return now + decl.decay_seconds
-    kind = metadata.get("type")
-    if isinstance(kind, str) and kind in RECORD_TYPES:
-        return now + RECORD_TYPES[kind]
-    return None
-
-
-def related_keys(metadata: Mapping[str, Any]) -> list[str]:
-    """The keys an entry is associated with (its `related` metadata)."""
-    related = metadata.get("related")
-    if not isinstance(related, list):
-        return []
-    return [k for k in related if isinstance(k, str)]
-
-
-async def delete_entry(backend: MemoryBackend, key: str, scope: str) -> bool:
-    """Delete one entry and its associations: the entries it was associated with stop
-    naming it. True when there was an entry. Every delete of one entry goes through
-    here (`MemoryManager.delete`, so the handle and the `forget` statement, and
-    `axon memory forget`).
-
-    The entry goes first, then the others are rewritten in one batch: a crash in
-    between leaves a key that names a deleted entry, which `get` skips.
-    """
-    old = await backend.get(key, scope=scope)
-    removed = await backend.delete(key, scope=scope)
-    if not removed or old is None:
-        return removed
-    batch = []
-    for other_key in related_keys(old.metadata):
-        other = await backend.get(other_key, scope=scope)
-        if other is not None and key in related_keys(other.metadata):
-            batch.append(
-                _with_related(other, [k for k in related_keys(other.metadata) if k != key])
-            )
-    if batch:
-        await backend.store_many(batch)
-    return removed
-
-
-def _with_related(entry: MemoryEntry, related: Sequence[str]) -> NewEntry:
-    """`entry` rewritten with other associations, keeping its value, times and expiry."""
-    meta = {k: v for k, v in entry.metadata.items() if k != "related"}
-    if related:
-        meta["related"] = list(related)
-    return NewEntry(entry.key, entry.value, meta, entry.expires_at, entry.timestamp)
-
-
-def remember_record(
-    memory: str, key: str, value: Any, entry: MemoryEntry, *,
-    line: int | None, column: int | None, flow: str | None,
-) -> Record:
-    """The output record of one remember (a statement's or the handle's)."""
-    return {
-        "op": "remember",
-        "memory": memory,
-        "key": key,
-        "value": value,
-        "metadata": entry.metadata,
-        "expires_at": entry.expires_at,
-        "line": line,
-        "column": column,
-        "flow": flow,
-    }
-
-
-def recall_results(entries: Sequence[MemoryEntry]) -> list[dict[str, Any]]:
-    """Recall results as records show them: key, value, score (6 decimals), metadata, signals."""
-    return [
-        {
-            "key": e.key,
-            "value": e.value,
-            "score": round(e.score, 6),
-            "metadata": e.metadata,
-            **({"tier": e.metadata["tier"]} if "tier" in e.metadata else {}),
-            **({"signals": e.signals} if e.signals else {}),
-        }
-        for e in entries
-    ]
-
-
-def recall_record(
-    memory: str, query: str, retrieval: str, top_k: int, alias: str | None,
-    results: Sequence[Mapping[str, Any]], *,
-    line: int | None, column: int | None, flow: str | None, pending_vectors: int = 0,
-) -> Record:
-    """The output record of one recall (a statement's or the handle's).
-
-    `pending_vectors` (only when some were): entries of the memory that had no vector
-    yet when the recall ran (its embedding budget ran out, see `DEFAULT_EMBED_WAIT`).
-    """
-    extra: Record = {"pending_vectors": pending_vectors} if pending_vectors else {}
-    return {
-        "op": "recall",
-        "memory": memory,
-        "query": query,
-        "retrieval": retrieval,
-        "top_k": top_k,
-        "alias": alias,
-        "results": list(results),
-        "line": line,
-        "column": column,
-        "flow": flow,
-        **extra,
-    }
-
-
-def forget_record(
-    memory: str, key: str | None, deleted: int, *,
-    line: int | None, column: int | None, flow: str | None,
-    filters: Mapping[str, Any] | None = None,
-) -> Record:
-    """The output record of a delete (LANGUAGE.md §7's `forget`): how many entries went.
-
-    A delete by key (a forget statement's or the handle's `delete`) has `key`; a
-    filtered forget has `filter` (the merged `tags` and `where`) instead.
-    """
-    record: Record = {"op": "forget", "memory": memory}
-    if key is not None:
-        record["key"] = key
-    if filters is not None:
-        record["filter"] = dict(filters)
-    record.update(deleted=deleted, line=line, column=column, flow=flow)
-    return record
 
 
 def _default_embedder() -> Embedder | None:
@@ -707,7 +519,7 @@ class MemoryManager:
                 )
             back = related_keys(other.metadata)
             if key not in back:
-                others.append(_with_related(other, [*back, key]))
+                others.append(with_related(other, [*back, key]))
         meta["related"] = list(dict.fromkeys([*kept, *given]))
         return others
 
@@ -739,9 +551,9 @@ class MemoryManager:
             first, second = entries
             batch = []
             if b not in related_keys(first.metadata):
-                batch.append(_with_related(first, [*related_keys(first.metadata), b]))
+                batch.append(with_related(first, [*related_keys(first.metadata), b]))
             if a not in related_keys(second.metadata):
-                batch.append(_with_related(second, [*related_keys(second.metadata), a]))
+                batch.append(with_related(second, [*related_keys(second.metadata), a]))
             if batch:
                 await bound.backend.store_many(batch)
         self.tracer.emit(
@@ -1267,7 +1079,7 @@ class MemoryManager:
                 back = related_keys(other[1].metadata)
                 if key not in back:
                     rewrites.setdefault(other[0], []).append(
-                        _with_related(other[1], [*back, key])
+                        with_related(other[1], [*back, key])
                     )
             if given or kept:
                 meta["related"] = list(dict.fromkeys([*kept, *given]))
@@ -1305,7 +1117,7 @@ class MemoryManager:
                 if other not in related_keys(entry.metadata):
                     one = tiered.tiers[tier]
                     await one.backend.store_many(
-                        [_with_related(entry, [*related_keys(entry.metadata), other])]
+                        [with_related(entry, [*related_keys(entry.metadata), other])]
                     )
                     count += 1
         self.tracer.emit(
@@ -1389,7 +1201,7 @@ class MemoryManager:
             if other is not None and key in related_keys(other[1].metadata):
                 holder = tiered.tiers[other[0]]
                 rest = [k for k in related_keys(other[1].metadata) if k != key]
-                await holder.backend.store_many([_with_related(other[1], rest)])
+                await holder.backend.store_many([with_related(other[1], rest)])
         return tier
 
     async def _delete_matching_tiered(self, tiered: Tiered, filters: Mapping[str, Any]) -> int:

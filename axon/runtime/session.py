@@ -57,9 +57,10 @@ from axon.memory.embeddings.base import Embedder
 from axon.memory.entry import Clock, MemoryEntry
 from axon.memory.registry import BackendRegistry
 from axon.memory.registry import registry as default_registry
-from axon.runtime.executor import Executor, Record
+from axon.runtime.executor import Executor
 from axon.runtime.manager import EmbedderProvider, MemoryManager, _default_embedder
 from axon.runtime.model import ModelClient, OfflineModelClient
+from axon.runtime.records import Record
 from axon.runtime.tracer import Tracer
 from axon.runtime.values import Frame
 from axon.source import Source, Span
