@@ -9,15 +9,27 @@ result with the MCP `isError` flag.
 
 Each result is one text block holding the JSON document, and the same document
 as `structuredContent`.
+
+On stdio every request line passes `repair_line` first: JSON allows a string to
+hold an unpaired UTF-16 surrogate escape (`"\\udc80"`), which the SDK's parser
+rejects, and the SDK then sends no reply at all, leaving the client waiting. Such a
+line is re-encoded with U+FFFD for each unpaired surrogate, so the request is
+answered like any other (the tool sees the replacement character, as it would
+from a client that sent invalid UTF-8 bytes).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import signal
+import sys
+from collections.abc import AsyncIterator
+from io import TextIOWrapper
 from types import FrameType
-from typing import Any
+from typing import Any, cast
 
+import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
@@ -74,10 +86,55 @@ def build_server(tool: MemoryTool) -> Server[Any]:
     )
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def repair_line(line: str) -> str:
+    """`line` with every unpaired UTF-16 surrogate in its JSON strings as U+FFFD.
+
+    Only a line that holds a surrogate escape is decoded; a line that is not JSON
+    is returned unchanged for the SDK to reject. A paired escape (an emoji written
+    `\\ud83d\\ude00`) decodes to one character and is kept.
+    """
+    if not _SURROGATE_ESCAPE.search(line):
+        return line
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return line
+    end = "\n" if line.endswith("\n") else ""
+    return json.dumps(_without_surrogates(message), ensure_ascii=False) + end
+
+
+def _without_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    return value
+
+
+class _RepairedLines:
+    """The process's stdin as the SDK reads it (UTF-8, bad bytes replaced), each
+    line through `repair_line`."""
+
+    def __init__(self) -> None:
+        text = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        self._stdin = anyio.wrap_file(text)
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for line in self._stdin:
+            yield repair_line(line)
+
+
 async def serve_stdio(tool: MemoryTool) -> None:
     """Serve on stdin/stdout until the client closes stdin."""
     server = build_server(tool)
-    async with stdio_server() as (read_stream, write_stream):
+    stdin = cast("anyio.AsyncFile[str]", _RepairedLines())  # the SDK only iterates it
+    async with stdio_server(stdin=stdin) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 

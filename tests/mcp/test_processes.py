@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import select
 import socket
 import subprocess
 import sys
@@ -280,3 +281,47 @@ def test_neither_import_axon_nor_axon_help_imports_the_sdk(
     assert done.returncode == 0, done.stderr
     assert "mcp" in done.stdout  # the command is listed
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_lone_surrogate_escape_in_a_request_is_answered(
+    sqlite_store: Store, tmp_path: Path
+) -> None:
+    """JSON allows `"\\udc80"`; the SDK's parser does not, and sent no reply at all."""
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory",
+            "arguments": {"action": "write", "name": "odd", "content": "a\udc80b"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "memory",
+            "arguments": {"action": "read", "name": "odd"}}},
+    ]
+    process = subprocess.Popen(
+        sqlite_store.axon("mcp", *sqlite_store.options()),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=sqlite_store.env,
+        cwd=tmp_path,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    replies: dict[int, Any] = {}
+    try:
+        for line in lines:
+            # json.dumps writes the lone surrogate as the escape \udc80, as a client would
+            process.stdin.write(json.dumps(line) + "\n")
+            process.stdin.flush()
+            if "id" in line:  # wait for its reply before the next request
+                ready, _, _ = select.select([process.stdout], [], [], 60)
+                assert ready, f"no reply to request {line['id']} in 60 s"
+                replies[line["id"]] = json.loads(process.stdout.readline())
+    finally:
+        process.stdin.close()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    assert all("result" in replies[i] for i in (1, 2, 3)), replies
+    written = json.loads(replies[2]["result"]["content"][0]["text"])
+    assert written["success"] is True
+    read = json.loads(replies[3]["result"]["content"][0]["text"])
+    assert read["memory"]["content"] == "a\ufffdb"
