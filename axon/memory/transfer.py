@@ -57,7 +57,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -195,8 +195,10 @@ def entry_record(memory: str, entry: MemoryEntry) -> dict[str, Any]:
 Source = tuple[str, MemoryBackend, str]
 """What one memory of an export is read from: its name, its backend and its scope there."""
 
-Route = Callable[[str], tuple[MemoryBackend, str]]
-"""Where an imported memory goes: name -> (backend, scope); raises `AxonMemoryError` if nowhere."""
+Route = Callable[[str, NewEntry], Awaitable[tuple[MemoryBackend, str]]]
+"""Where an imported entry goes: (memory name, entry) -> (backend, scope); raises
+`AxonMemoryError` if nowhere. The entry is given so a tiered memory can keep a key
+in the one tier that holds it (`axon.repl.console`)."""
 
 
 def _export_model(backend: MemoryBackend, name: str) -> str:
@@ -448,7 +450,7 @@ async def import_entries(
         vector = parse_vector(data, where)
         name = str((item.metadata or {})["scope"])
         try:
-            backend, scope = route(name)
+            backend, scope = await route(name, item)
         except AxonMemoryError as exc:
             raise TransferError(str(exc), where=where) from None
         if item.expires_at is not None and item.expires_at <= backend.clock():
@@ -481,7 +483,7 @@ async def import_memories(
     if into is not None and (not into or is_reserved(into)):
         raise AxonMemoryError("not a memory name that can be imported into", memory=into)
 
-    def route(name: str) -> tuple[MemoryBackend, str]:
+    async def route(name: str, item: NewEntry) -> tuple[MemoryBackend, str]:
         return backend, into if into is not None else name
 
     report = await import_entries(lines, route, source=source, progress=progress)

@@ -507,21 +507,40 @@ class Console:
         return True
 
     def import_file(self, path: Path) -> bool:
-        """`.import FILE`: each entry into the declared memory it names (else an error)."""
+        """`.import FILE`: each entry into the declared memory it names (else an error).
+
+        In a tiered memory a key lives in one tier: an entry whose key a tier already
+        holds replaces it there; a new key goes to the tier a remember would write
+        (`tiers.choose_tier`: its `persist_if` policy, else the memory's `store:`).
+        """
         from axon.memory.backend import MemoryBackend
+        from axon.memory.entry import NewEntry
         from axon.memory.transfer import import_entries, read_lines
+        from axon.runtime.tiers import choose_tier, find
 
         names = self.session.memory_names()
+        placed: dict[tuple[str, str], str] = {}  # keys of this file: their tier
 
-        def route(name: str) -> tuple[MemoryBackend, str]:
+        async def route(name: str, item: NewEntry) -> tuple[MemoryBackend, str]:
             if name not in names:
                 close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
                 raise AxonMemoryError(
                     f"memory '{name}' is not declared in this session{hint}; declare it first"
                 )
-            bound = self.session.memories.get(name)
-            return bound.backend, bound.scope
+            tiered = self.session.memories.tiered.get(name)
+            if tiered is None:
+                bound = self.session.memories.get(name)
+                return bound.backend, bound.scope
+            tier = placed.get((name, item.key))
+            if tier is None:
+                held = await find(tiered, item.key)
+                tier = held[0] if held is not None else choose_tier(
+                    tiered.decl, item.metadata or {}, None
+                )
+                placed[(name, item.key)] = tier
+            one = tiered.tiers[tier]
+            return one.backend, one.scope
 
         try:
             with open(path, encoding="utf-8", newline="") as handle:

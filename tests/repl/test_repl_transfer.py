@@ -76,3 +76,30 @@ def test_export_with_vectors(tmp_path: Path) -> None:
     assert all(r["vector"]["model"] == "hashing:64" and r["vector"]["dim"] == 64
                for r in records)
     assert "error: usage: .export [--with-vectors] [NAME...] FILE" in result.stderr
+
+
+def test_import_into_a_tiered_memory_keeps_each_key_in_one_tier(tmp_path: Path) -> None:
+    """A key a tier holds is replaced there; a new key goes where a remember would."""
+    decl = "memory T { tiers: [session, persistent] store: session retrieval: keyword }\n"
+    first = decl + 'remember("old") -> T with { key: "p", tier: persistent }\n'
+    result = run_axon_repl(["--memory-dir", str(tmp_path / "m")], first, cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")
+    path = tmp_path / "t.jsonl"
+    lines = [
+        {"format": "axon-memory", "version": 1},
+        {"memory": "T", "key": "p", "value": "new p", "metadata": {}, "created_at": 1.0},
+        {"memory": "T", "key": "q", "value": "first q", "metadata": {}, "created_at": 2.0},
+        {"memory": "T", "key": "q", "value": "second q", "metadata": {}, "created_at": 3.0},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    second = decl + f".import {path}\n.show T\n" + 'recall("p q") from T\n'
+    result = run_axon_repl(["--memory-dir", str(tmp_path / "m")], second, cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert "T: 2 of 2 entries, newest first" in result.stdout  # each key once
+    assert "old" not in result.stdout and "first q" not in result.stdout
+    # p was replaced in the persistent tier, where it lived; q went to the session tier
+    # (the memory's store) and ended with that session
+    third = decl + ".show T\n"
+    result = run_axon_repl(["--memory-dir", str(tmp_path / "m")], third, cwd=tmp_path)
+    assert "T: 1 of 1 entry, newest first" in result.stdout
+    assert "new p" in result.stdout
