@@ -392,6 +392,12 @@ class MemoryManager:
             )
         return sum(count for _, count in dropped.values())
 
+    def written_ephemeral(self, name: str, key: str) -> None:
+        """`key` now lives in the ephemeral store (or tier) of `name`: a remember, or a
+        demotion into the ephemeral tier. It goes when the current flow or input ends."""
+        if self._lifetimes:
+            self._lifetimes[-1].append((name, key))
+
     def _emit_lifetime_end(
         self, memory: str, backend: str, store: str, count: int, reason: str, started: float
     ) -> None:
@@ -467,8 +473,8 @@ class MemoryManager:
         name = bound.name
         if self._vectors is not None and not bound.backend.embed_on_recall:
             self._vectors.notify(bound.backend, bound.scope)
-        if store == "ephemeral" and self._lifetimes:
-            self._lifetimes[-1].append((name, key))
+        if store == "ephemeral":
+            self.written_ephemeral(name, key)
         self.tracer.emit(
             TraceEventType.MEMORY_WRITE,
             data={

@@ -258,6 +258,8 @@ async def move(manager: MemoryManager, tiered: Tiered, key: str, source: str, ta
     if os.environ.get(KILL_HOOK_ENV) == kind:  # test only: die between the two writes
         os.kill(os.getpid(), signal.SIGKILL)
     await src.backend.delete(key, scope=src.scope)
+    if target == "ephemeral":  # its lifetime is now the current flow's or input's
+        manager.written_ephemeral(tiered.name, key)
     tiered.stats.add(source, "promotions" if promote else "demotions")
     tiered.recalls.pop(key, None)
     manager.tracer.emit(

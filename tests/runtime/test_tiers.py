@@ -146,6 +146,24 @@ def test_demotion_after_idle_time(session: Session, clock: FakeClock) -> None:
     assert notes.stats()["persistent"]["demotions"] == 1
 
 
+def test_an_entry_demoted_into_the_ephemeral_tier_ends_with_its_input(
+    session: Session, clock: FakeClock
+) -> None:
+    """The ephemeral tier has the ephemeral lifetime, also for what a demotion brings."""
+    session.execute(MEMORY)
+    notes = session.memory("A")
+    notes.remember("soon ephemeral", key="k")  # store: session -> the session tier
+    clock.advance(2 * DAY)
+    assert [(r.key, r.tier) for r in notes.recall("soon")] == [("k", "ephemeral")]
+    assert stored_in(session, "ephemeral") == []  # that recall was one input: it ended
+    assert notes.get("k") is None
+    notes.remember("again", key="j")
+    clock.advance(2 * DAY)
+    records = session.execute('recall("again") from A')  # demoted inside this input
+    assert [r["tier"] for r in records[0]["results"]] == ["ephemeral"]
+    assert notes.count() == 0
+
+
 def test_get_list_delete_and_forget_cross_tiers(session: Session, clock: FakeClock) -> None:
     session.execute(MEMORY)
     notes = session.memory("A")
