@@ -104,7 +104,6 @@ class Console:
             width=width,
             soft_wrap=True,  # messages are never broken; only tables fit the width
         )
-        self._line_offsets: dict[Source, int] = {}
         self._fixed_width = width
         session.tracer.subscribe(self._on_event)
 
@@ -161,15 +160,16 @@ class Console:
     def run_source(self, text: str, filename: str, *, line_offset: int = 0) -> bool:
         """Check and run `text` in the session; print records, warnings and errors.
 
-        `line_offset` shifts reported line numbers (piped mode reports lines of
-        the whole of stdin, not of one statement).
+        `line_offset` is how many lines of the input came before `text` (piped mode
+        reports lines of the whole of stdin, not of one statement). The text runs
+        behind that many empty lines, so every position is a line of stdin: the
+        caret's, those inside messages ("'{' opened at line 3"), and those of errors
+        that come later from this text (a flow declared here, run later).
         """
         known = set(self.session.memory_names())
         warned = len(self.session.warnings)
+        text = "\n" * line_offset + text
         source = Source(text, filename)
-        if line_offset:
-            # Errors may come later from this text (a flow declared here, run later).
-            self._line_offsets[source] = line_offset
         try:
             records = self.session.execute(text, filename)
         except AxonError as exc:
@@ -198,19 +198,7 @@ class Console:
         return "\n".join(self._render(d, exc.source) for d in diagnostics)
 
     def _render(self, diagnostic: Diagnostic, source: Source | None) -> str:
-        offset = self._line_offsets.get(source, 0) if source is not None else 0
-        if source is None or not offset or diagnostic.span.line <= 0:
-            return diagnostic.render(source)
-        span = diagnostic.span
-        shifted = Span(
-            span.line + offset,
-            span.column,
-            None if span.end_line is None else span.end_line + offset,
-            span.end_column,
-        )
-        # Only the reported line is needed: pad so that it sits at its stdin line.
-        padded = Source("\n" * offset + source.text, source.filename)
-        return padded.render(shifted, diagnostic.message, diagnostic.severity)
+        return diagnostic.render(source)
 
     def _announce_memory(self, name: str) -> None:
         for memory in self.session.describe_memories():

@@ -337,6 +337,20 @@ def test_piped_errors_report_lines_of_the_whole_input(repl: Repl) -> None:
     assert repl.console.run_script('recall("a") from Notes\n') == 1  # earlier failures count
 
 
+def test_piped_messages_name_lines_of_the_whole_input_too(repl: Repl) -> None:
+    """Line numbers inside a message count like the caret's: lines of stdin."""
+    script = "memory A { store: session }\n\nmemory Z {\n  store: session\n"
+    assert repl.console.run_script(script) == 1
+    _, err = repl.take()
+    assert err.startswith(
+        "<stdin>:4:17: error: unexpected end of input: '{' opened at line 3, column 10"
+    )
+    script = 'flow F() {\n  remember(1) -> Gone\n}\n\nrun F()\n'
+    assert repl.console.run_script(script) == 1
+    _, err = repl.take()
+    assert err.startswith("<stdin>:2:18: error: Undefined memory 'Gone'")
+
+
 def test_ephemeral_entries_end_with_the_input(repl: Repl) -> None:
     repl.run("memory Tmp { store: ephemeral, retrieval: exact }")
     repl.run('remember("gone soon") -> Tmp\nrecall("gone") from Tmp')
