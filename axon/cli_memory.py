@@ -672,6 +672,9 @@ def forget_cmd(
             else:
                 doomed = await _matching_keys(backend, memory, filters)
                 deleted = sum([await delete_entry(backend, k, memory) for k in doomed])
+            from axon.runtime.tiers import count_persisted  # a tiered memory's counters
+
+            await count_persisted(backend, memory, "forgets", deleted)
         if wants_json:  # the shape of the forget statement's record (docs/language.md)
             what: dict[str, Any] = {"key": key} if key is not None else {"filter": filters}
             _print_json({"op": "forget", "memory": memory, **what, "deleted": deleted})

@@ -714,14 +714,21 @@ class MemoryManager:
         tiered = self.tiered.get(name)
         if tiered is not None:
             total = 0
-            for bound in tiered.tiers.values():
+            for tier, bound in tiered.tiers.items():
                 with self._as_tier(name, bound):
-                    total += await self.clear(name)
+                    count = await self.clear(name)
+                tiered.stats.add(tier, "forgets", count)
+                total += count
+            tiered.recalls.clear()
+            tiered.used.clear()
+            with _errors_named(name):
+                await tiering.flush_stats(tiered)
             return total
         bound = self.get(name)
         started = time.perf_counter()
         with _errors_named(name):
             count = await bound.backend.clear(scope=bound.scope)
+        self._count(name, "forgets", count)
         self.tracer.emit(
             TraceEventType.MEMORY_CLEAR,
             data={"memory": name, "backend": bound.backend_key[0], "count": count,

@@ -198,6 +198,20 @@ async def flush_stats(tiered: Tiered) -> None:
     tiered.stats.dirty = False
 
 
+async def count_persisted(backend: Any, memory: str, counter: str, n: int) -> None:
+    """Add `n` to one stored counter of `memory`'s persistent tier, if it has counters.
+
+    For work done on the persistent store without a session (`axon memory forget`):
+    only a memory that was ever bound as tiered has a counters entry; any other
+    memory is left without one.
+    """
+    if n <= 0 or await backend.get(STATS_KEY, scope=stats_scope(memory)) is None:
+        return
+    counts = await read_persisted_stats(backend, memory)
+    counts[counter] += n
+    await backend.store_many([NewEntry(STATS_KEY, counts, {"scope": stats_scope(memory)})])
+
+
 def located(entry: MemoryEntry, name: str, tier: str) -> MemoryEntry:
     """`entry` as a tiered memory shows it: scope the memory's name, `tier` its tier."""
     meta = {**entry.metadata, "scope": name, "tier": tier}

@@ -290,6 +290,28 @@ def test_axon_memory_stats_shows_the_persistent_tier_counters(tmp_path: Path) ->
     assert "promotions" in table and "persistent" in table
 
 
+def test_forgets_count_every_delete_the_cli_forget_and_a_clear(tmp_path: Path) -> None:
+    with axon.Session(memory_dir=tmp_path) as s:
+        s.execute(MEMORY)
+        notes = s.memory("A")
+        for key in ("a", "b", "c"):
+            notes.remember(key, key=key, tier="persistent")
+        notes.remember("d", key="d", tier="session")
+    cli("forget", "A", "a", "--memory-dir", str(tmp_path))
+    data = json.loads(cli("stats", "A", "--json", "--memory-dir", str(tmp_path)))
+    assert data["memories"][0]["tiers"]["persistent"]["forgets"] == 1
+    with axon.Session(memory_dir=tmp_path) as s:
+        s.execute(MEMORY)
+        notes = s.memory("A")
+        notes.remember("e", key="e", tier="session")
+        assert s.clear_memory("A") == 3  # b and c (persistent), e (session)
+        stats = notes.stats()
+        assert (stats["persistent"]["forgets"], stats["session"]["forgets"]) == (3, 1)
+    with axon.Session(memory_dir=tmp_path) as s:
+        s.execute(MEMORY)
+        assert s.memory("A").stats()["persistent"]["forgets"] == 3  # kept on disk
+
+
 # ---------------------------------------------------------------- a crash between the writes
 
 CHILD = textwrap.dedent(
