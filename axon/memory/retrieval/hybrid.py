@@ -207,38 +207,31 @@ def _episodes(
     fused: Mapping[_Ident, float], times: Mapping[_Ident, float], gap: float
 ) -> dict[_Ident, float]:
     """For each candidate, the mean of the `EPISODE_BEST` best fused scores of its episode
-    (`_episode_groups`, `_episode_scores`)."""
-    summaries = _episode_scores(fused, _episode_groups(times, gap))
-    return {ident: top for ident, (_, top) in summaries.items()}
-
-
-def _episode_groups(times: Mapping[_Ident, float], gap: float) -> list[list[_Ident]]:
-    """The candidates' episodes: sorted by time, a new one after a gap longer than `gap`.
-
-    Membership depends on the times alone, so ties in time (which backends order
-    differently) never change an episode.
-    """
-    order = sorted(times, key=lambda ident: times[ident])
-    groups = []
-    start = 0
-    for n in range(1, len(order) + 1):
-        if n == len(order) or times[order[n]] - times[order[n - 1]] > gap:
-            groups.append(order[start:n])
-            start = n
-    return groups
+    (`_episode_scores`)."""
+    return {ident: top for ident, (_, top) in _episode_scores(fused, times, gap).items()}
 
 
 def _episode_scores(
-    scores: Mapping[_Ident, float], groups: Iterable[Sequence[_Ident]]
+    scores: Mapping[_Ident, float], times: Mapping[_Ident, float], gap: float
 ) -> dict[_Ident, tuple[float, float]]:
-    """For each candidate of `groups`, the best of `scores` in its episode and the mean of
-    the `EPISODE_BEST` best (fewer count 0; a candidate missing from `scores` scores 0)."""
+    """For each candidate, the best of `scores` in its episode and the mean of the
+    `EPISODE_BEST` best (fewer count 0).
+
+    Candidates sorted by time; a new episode starts after a gap longer than `gap`.
+    Membership depends on the times alone, so ties in time (ordered differently
+    by backends) never change an episode.
+    """
+    order = sorted(times, key=lambda ident: times[ident])
     found: dict[_Ident, tuple[float, float]] = {}
-    for members in groups:
-        best = sorted((scores.get(ident, 0.0) for ident in members), reverse=True)[:EPISODE_BEST]
-        summary = (best[0], sum(best) / EPISODE_BEST)
-        for ident in members:
-            found[ident] = summary
+    start = 0
+    for n in range(1, len(order) + 1):
+        if n == len(order) or times[order[n]] - times[order[n - 1]] > gap:
+            members = order[start:n]
+            best = sorted((scores[ident] for ident in members), reverse=True)[:EPISODE_BEST]
+            summary = (best[0], sum(best) / EPISODE_BEST)
+            for ident in members:
+                found[ident] = summary
+            start = n
     return found
 
 
@@ -443,9 +436,9 @@ def _ranker_features(
     window = weights.neighbour_seconds
     near_kw = _nearest_neighbours({i: pool.kw.get(i, 0.0) for i in entries}, times, window)
     near_sem = _nearest_neighbours({i: pool.sem.get(i, 0.0) for i in entries}, times, window)
-    groups = _episode_groups(times, weights.episode_gap_seconds)
-    episode_kw = _episode_scores(pool.kw, groups)
-    episode_sem = _episode_scores(pool.sem, groups)
+    gap = weights.episode_gap_seconds
+    episode_kw = _episode_scores({i: pool.kw.get(i, 0.0) for i in entries}, times, gap)
+    episode_sem = _episode_scores({i: pool.sem.get(i, 0.0) for i in entries}, times, gap)
     found = {}
     for ident, parts in parts_of.items():
         text = value_text(entries[ident].value)
