@@ -13,8 +13,7 @@ Each candidate gets the features of `axon.memory.retrieval.ranker` (`FEATURES`,
 each in [0, 1], computed by `hybrid.ranker_features`: the very values the
 shipped ranker reads): the existing signals (keyword, semantic, mention,
 neighbour, episode, when, the hand-weighted fused score), its ranks in each
-list, found by both, the keyword and semantic scores of its neighbours, the
-best and best-three keyword and semantic scores of its episode (session), its
+list, found by both, the keyword and semantic scores of its neighbours, its
 length, whether it is itself a question. A linear model is
 trained on them (`--model logistic`: pointwise logistic regression, Newton
 steps with an L2 penalty; `--model listwise`: a softmax over each question's
@@ -136,12 +135,6 @@ FEATURES = ranker.FEATURES
 GROUPS: dict[str, tuple[str, ...]] = {
     "rank": ("keyword_rank", "semantic_rank", "keyword_top5", "semantic_top5", "both"),
     "neighbour_lists": ("neighbour_keyword", "neighbour_semantic"),
-    "episode_lists": (
-        "episode_keyword",
-        "episode_keyword_top3",
-        "episode_semantic",
-        "episode_semantic_top3",
-    ),
     "text": ("length", "short", "asks", "relative_time"),
     "signals": ("own", "keyword", "semantic", "mention", "neighbour", "episode", "when"),
 }

@@ -241,7 +241,7 @@ def test_semantic_weighs_more_in_an_unlinked_memory() -> None:
 
 def _question_and_answer() -> tuple[list[MemoryEntry], list[MemoryEntry]]:
     keyword = [entry("question", 0.8, ts=NOW)]
-    semantic = [entry("far", 0.40, ts=NOW + 86400), entry("answer", 0.30, ts=NOW + 60)]
+    semantic = [entry("far", 0.40, ts=NOW + 86400), entry("answer", 0.36, ts=NOW + 60)]
     return keyword, semantic
 
 
@@ -287,36 +287,6 @@ def test_the_ranker_reads_each_candidates_places_text_and_neighbours() -> None:
     assert wow["length"] == pytest.approx(1 / ranker.LONG_WORDS)
     assert wow["neighbour_keyword"] == 0.6 and asks["neighbour_semantic"] == 0.3
     assert wow["semantic"] == 0.3 and wow["keyword"] == 0.2
-
-
-def test_the_ranker_reads_the_best_scores_of_each_candidates_episode() -> None:
-    """A session's best keyword and semantic scores, and the mean of its best three,
-    reach every turn of that session and no turn of another."""
-    hour = 3600.0
-    day = 86400.0
-    keyword = [
-        entry("one-a", 0.9, ts=NOW),
-        entry("one-b", 0.6, ts=NOW + 1200),
-        entry("two-a", 0.3, ts=NOW + day),
-    ]
-    semantic = [
-        entry("one-c", 0.5, ts=NOW + 2400),
-        entry("two-b", 0.4, ts=NOW + day + 600),
-        entry("three", 0.2, ts=NOW + day + 3 * hour),  # past the gap: its own episode
-    ]
-    rows = ranker_features(keyword, semantic, now=NOW, weights=HybridWeights())
-    values = {e.key: dict(zip(ranker.FEATURES, row, strict=True)) for e, row in rows}
-    for key in ("one-a", "one-b", "one-c"):
-        assert values[key]["episode_keyword"] == 0.9
-        assert values[key]["episode_keyword_top3"] == pytest.approx((0.9 + 0.6) / 3)
-        assert values[key]["episode_semantic"] == 0.5
-        assert values[key]["episode_semantic_top3"] == pytest.approx(0.5 / 3)
-    for key in ("two-a", "two-b"):
-        assert values[key]["episode_keyword"] == 0.3
-        assert values[key]["episode_semantic"] == 0.4
-    assert values["three"]["episode_keyword"] == 0.0
-    assert values["three"]["episode_semantic"] == 0.2
-    assert all(0.0 <= x <= 1.0 for row in values.values() for x in row.values())
 
 
 def test_learned_blends_the_ranker_with_the_hand_weighted_score() -> None:

@@ -48,9 +48,8 @@ backend stores, so every backend ranks alike.
 
 A linked memory's candidates are then ordered by the learned ranker
 (`axon.memory.retrieval.ranker`): a linear model over features read from these
-signals, the hand-weighted score, the candidates' places in the two lists, the
-keyword and semantic scores of their neighbours and of their episode, and their
-text, trained on LoCoMo dev by `benchmarks/locomo_ranker.py`. The score is
+signals, the hand-weighted score, the candidates' places in the two lists and
+their text, trained on LoCoMo dev by `benchmarks/locomo_ranker.py`. The score is
 `(1 - learned) * hand + learned * ranker` (`HybridWeights.learned`, default 1),
 and a result's signals are blended the same way, the ranker's being each
 feature's share of its score; `learned=0` gives the hand-weighted ranking above.
@@ -206,31 +205,20 @@ def _nearest_neighbours(
 def _episodes(
     fused: Mapping[_Ident, float], times: Mapping[_Ident, float], gap: float
 ) -> dict[_Ident, float]:
-    """For each candidate, the mean of the `EPISODE_BEST` best fused scores of its episode
-    (`_episode_scores`)."""
-    return {ident: top for ident, (_, top) in _episode_scores(fused, times, gap).items()}
-
-
-def _episode_scores(
-    scores: Mapping[_Ident, float], times: Mapping[_Ident, float], gap: float
-) -> dict[_Ident, tuple[float, float]]:
-    """For each candidate, the best of `scores` in its episode and the mean of the
-    `EPISODE_BEST` best (fewer count 0).
+    """For each candidate, the mean of the `EPISODE_BEST` best fused scores of its episode.
 
     Candidates sorted by time; a new episode starts after a gap longer than `gap`.
-    Membership depends on the times alone, so ties in time (ordered differently
-    by backends) never change an episode.
     """
     order = sorted(times, key=lambda ident: times[ident])
-    found: dict[_Ident, tuple[float, float]] = {}
+    found: dict[_Ident, float] = {}
     start = 0
     for n in range(1, len(order) + 1):
         if n == len(order) or times[order[n]] - times[order[n - 1]] > gap:
             members = order[start:n]
-            best = sorted((scores[ident] for ident in members), reverse=True)[:EPISODE_BEST]
-            summary = (best[0], sum(best) / EPISODE_BEST)
+            best = sorted((fused[ident] for ident in members), reverse=True)[:EPISODE_BEST]
+            score = sum(best) / EPISODE_BEST
             for ident in members:
-                found[ident] = summary
+                found[ident] = score
             start = n
     return found
 
@@ -428,17 +416,13 @@ def _ranker_features(
     weights: HybridWeights,
 ) -> dict[_Ident, list[float]]:
     """Each candidate's learned-ranker features (`ranker.feature_values`), read from its
-    hand-weighted signals in `parts_of`, its places in the two candidate lists, and the
-    best keyword and semantic scores of its neighbours and of its episode."""
+    hand-weighted signals in `parts_of` and its places in the two candidate lists."""
     keyword_place = _places(pool.kw)
     semantic_place = _places(pool.sem)
     times = {ident: entry.timestamp for ident, entry in entries.items()}
     window = weights.neighbour_seconds
     near_kw = _nearest_neighbours({i: pool.kw.get(i, 0.0) for i in entries}, times, window)
     near_sem = _nearest_neighbours({i: pool.sem.get(i, 0.0) for i in entries}, times, window)
-    gap = weights.episode_gap_seconds
-    episode_kw = _episode_scores({i: pool.kw.get(i, 0.0) for i in entries}, times, gap)
-    episode_sem = _episode_scores({i: pool.sem.get(i, 0.0) for i in entries}, times, gap)
     found = {}
     for ident, parts in parts_of.items():
         text = value_text(entries[ident].value)
@@ -456,8 +440,6 @@ def _ranker_features(
             semantic_place=semantic_place.get(ident),
             neighbour_keyword=near_kw[ident],
             neighbour_semantic=near_sem[ident],
-            episode_keyword=episode_kw[ident],
-            episode_semantic=episode_sem[ident],
             text=text,
             relative_time=relative,
         )

@@ -21,12 +21,6 @@ The features (each in [0, 1]):
   found by both searches;
 - `neighbour_keyword`, `neighbour_semantic`: the best keyword and semantic score of
   the nearest candidates remembered before and after the entry;
-- `episode_keyword`, `episode_semantic`: the best keyword and semantic score among
-  the candidates of the entry's episode (a conversation's session, as for
-  `episode`), and `episode_keyword_top3`, `episode_semantic_top3`: the mean of
-  their three best (fewer count 0). A session that matches the question in both
-  searches, not only in the blend, lifts its turns (cross-validated on LoCoMo:
-  docs/performance.md);
 - `length` (words of what was said, up to 40), `short` (under 6 words), `asks`
   (holds a "?"), `relative_time` (holds a relative time, whatever the question).
 
@@ -72,10 +66,6 @@ FEATURES: tuple[str, ...] = (
     "both",
     "neighbour_keyword",
     "neighbour_semantic",
-    "episode_keyword",
-    "episode_keyword_top3",
-    "episode_semantic",
-    "episode_semantic_top3",
     "length",
     "short",
     "asks",
@@ -182,13 +172,10 @@ def feature_values(
     semantic_place: int | None,
     neighbour_keyword: float,
     neighbour_semantic: float,
-    episode_keyword: tuple[float, float],
-    episode_semantic: tuple[float, float],
     text: str,
     relative_time: bool,
 ) -> list[float]:
-    """One candidate's features, in `FEATURES` order (places are 0-based; None: not found;
-    `episode_keyword` and `episode_semantic` are (best, mean of the best three))."""
+    """One candidate's features, in `FEATURES` order (places are 0-based; None: not found)."""
     length, asks = said_features(text)
     # In `FEATURES` order.
     return [
@@ -207,10 +194,6 @@ def feature_values(
         1.0 if keyword_place is not None and semantic_place is not None else 0.0,
         neighbour_keyword,
         neighbour_semantic,
-        episode_keyword[0],
-        episode_keyword[1],
-        episode_semantic[0],
-        episode_semantic[1],
         min(1.0, length / LONG_WORDS),
         1.0 if length < SHORT_WORDS else 0.0,
         1.0 if asks else 0.0,
