@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import sys
-import time
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -274,12 +273,10 @@ def entry_data(entry: MemoryEntry) -> dict[str, Any]:
 
 
 def _when(timestamp: float | None) -> str:
-    if timestamp is None:
-        return ""
-    try:
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp))
-    except (OverflowError, OSError, ValueError):
-        return str(timestamp)
+    """Local time of a timestamp; one past what the platform converts reads `far future`."""
+    from axon.render import clock_text
+
+    return "" if timestamp is None else clock_text(timestamp)
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], **options: Any) -> str:

@@ -283,3 +283,22 @@ def test_a_store_that_cannot_be_is_one_line_and_exit_2(tmp_path: Path) -> None:
         assert says in result.stderr and "Traceback" not in result.stderr, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert file.read_text() == "x"
+
+
+def test_a_far_future_expiry_reads_as_words_in_get_and_show(tmp_path: Path) -> None:
+    """`decay: 999999999999d` expires ~2.7 billion years on: past what `time.localtime`
+    converts, so `get` says `far future` (not `8.64e+16`) and `show` caps the day count."""
+    program = tmp_path / "far.axon"
+    program.write_text(
+        "memory Far { store: persistent backend: sqlite decay: 999999999999d }\n"
+        'remember("far future note") -> Far with { key: "far" }\n'
+    )
+    where = ["--memory-dir", str(tmp_path / "mem")]
+    assert axon("run", str(program), *where).returncode == 0
+    got = axon("memory", "get", "Far", "far", *where)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.splitlines()[-1].split() == ["expires", "far", "future"]
+    shown = axon("memory", "show", "Far", *where)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[2].split()[-1] == ">99999d"
+    assert "e+" not in got.stdout + shown.stdout
