@@ -31,7 +31,7 @@ import typer
 
 from axon import cli_output as out
 from axon.errors import AxonError
-from axon.memory.backend import RETRIEVAL_MODES, MemoryBackend, resolve_memory_dir
+from axon.memory.backend import MAX_TOP_K, RETRIEVAL_MODES, MemoryBackend, resolve_memory_dir
 from axon.memory.entry import MemoryEntry, encode_json
 from axon.memory.lifetimes import OWNED_MARKER, parse_owned
 from axon.redaction import redact_secrets
@@ -286,8 +286,12 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], **options: Any
 
 
 def _positive(value: int | None, option: str) -> None:
+    """A count option (`--limit`, `--top-k`): from 1 to `MAX_TOP_K`, the bound of a
+    program's `top_k` (a bigger one would overflow the SQL `LIMIT` it becomes)."""
     if value is not None and value < 1:
         raise _Fail(f"error: {option} must be at least 1, not {value}", out.EXIT_USAGE)
+    if value is not None and value > MAX_TOP_K:
+        raise _Fail(f"error: {option} must be at most {MAX_TOP_K:,}, not {value}", out.EXIT_USAGE)
 
 
 # ---------------------------------------------------------------------- the group

@@ -148,6 +148,9 @@ def test_errors_are_one_line_with_the_right_exit_code(store: Store, tmp_path: Pa
     bad_mode = store("search", "Notes", "x", "--retrieval", "semantics")
     assert bad_mode.returncode == 2 and "did you mean 'semantic'?" in bad_mode.stderr
     assert store("show", "Notes", "--limit", "0").returncode == 2
+    for count in (["show", "Notes", "--limit"], ["search", "Notes", "x", "--top-k"]):
+        huge = store(*count, "99999999999999999999")  # past SQLite INTEGER / bigint
+        assert huge.returncode == 2 and "must be at most 1,000,000" in huge.stderr, huge.stderr
     assert store("forget", "Notes").returncode == 2  # neither a key nor a filter
 
     garbage = tmp_path / "garbage.jsonl"
