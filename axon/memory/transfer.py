@@ -539,11 +539,15 @@ def import_from_path(
 
 
 def read_lines(handle: IO[str], source: str) -> Iterator[str]:
-    """The lines of a text file, a decoding error becoming a `TransferError` with the line."""
+    """The lines of a text file, a decoding error becoming a `TransferError` with the line.
+
+    At most `MAX_LINE_CHARS` + 1 characters of a line are read: a longer line is refused
+    there, so a 300 MB line (or an endless one, `/dev/zero`) costs 8 MB, not its size.
+    """
     number = 0
     while True:
         try:
-            line = handle.readline()
+            line = handle.readline(MAX_LINE_CHARS + 1)
         except UnicodeDecodeError as exc:
             raise TransferError(
                 f"not UTF-8 text ({exc.reason})", where=f"{source}:{number + 1}"
@@ -551,4 +555,10 @@ def read_lines(handle: IO[str], source: str) -> Iterator[str]:
         if not line:
             return
         number += 1
+        if len(line) > MAX_LINE_CHARS:
+            raise TransferError(
+                f"line is more than {MAX_LINE_CHARS:,} characters long "
+                f"(at most {MAX_LINE_CHARS:,})",
+                where=f"{source}:{number}",
+            )
         yield line

@@ -17,10 +17,12 @@ from axon.memory.entry import NewEntry
 from axon.memory.lifetimes import Owner
 from axon.memory.registry import registry
 from axon.memory.transfer import (
+    MAX_LINE_CHARS,
     TransferError,
     export_memories,
     import_memories,
     memory_names,
+    read_lines,
 )
 from tests.memory.conftest import FakeClock, pg_dsn_or_skip, pg_test_schema
 
@@ -435,3 +437,19 @@ async def test_a_bad_vector_names_the_line(
     assert str(info.value).startswith("v.jsonl:2: error: ") and message in str(info.value)
     assert await target.count() == 0
     await target.close()
+
+
+def test_a_line_past_the_limit_is_refused_without_reading_the_rest_of_it() -> None:
+    # A 300 MB line used to be read whole (637 MB RSS) before it was refused.
+    header = '{"format":"axon-memory","version":1}\n'
+    handle = io.StringIO(header + '{"memory":"N","value":"' + "a" * (3 * MAX_LINE_CHARS) + '"}\n')
+    lines = read_lines(handle, "huge.jsonl")
+    assert next(lines) == header
+    with pytest.raises(TransferError) as caught:
+        next(lines)
+    assert str(caught.value) == (
+        "huge.jsonl:2: error: line is more than 8,388,608 characters long (at most 8,388,608)"
+    )
+    assert handle.tell() == len(header) + MAX_LINE_CHARS + 1  # the rest was never read
+    exact = io.StringIO("b" * (MAX_LINE_CHARS - 1) + "\n")  # at the limit: read whole
+    assert [len(line) for line in read_lines(exact, "ok.jsonl")] == [MAX_LINE_CHARS]
