@@ -30,10 +30,16 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from axon import cli_output as out
-from axon.errors import AxonError
-from axon.memory.backend import MAX_TOP_K, RETRIEVAL_MODES, MemoryBackend, resolve_memory_dir
+from axon.errors import AxonError, AxonMemoryError
+from axon.memory.backend import (
+    MAX_TOP_K,
+    RETRIEVAL_MODES,
+    MemoryBackend,
+    decode_cursor,
+    resolve_memory_dir,
+)
 from axon.memory.entry import MemoryEntry, encode_json
-from axon.memory.lifetimes import OWNED_MARKER, parse_owned
+from axon.memory.lifetimes import OWNED_MARKER, is_reserved, parse_owned
 from axon.redaction import redact_secrets
 
 T = TypeVar("T")
@@ -425,6 +431,11 @@ def show_cmd(
 
     async def body() -> None:
         _positive(limit, "--limit")
+        if after is not None:
+            try:  # a cursor is checked here, so a bad one is exit 1, not a failed read (3)
+                decode_cursor(after, oldest_first=False, scope=memory)
+            except AxonMemoryError as exc:
+                raise _Fail(f"error: {exc}", out.EXIT_CHECK) from None
         if not store.exists():
             raise _missing_store(store, memory)
         async with _opened(store) as backend:
@@ -850,6 +861,11 @@ def import_cmd(
     async def body() -> None:
         from axon.memory.transfer import import_memories, read_lines
 
+        if into is not None and (not into or is_reserved(into)):  # a bad option value: 2
+            raise _Fail(
+                f"error: --into {into!r} is not a memory name that can be imported into",
+                out.EXIT_USAGE,
+            )
         with _open_input(file) as (handle, size):
             source = "<stdin>" if str(file) == "-" else str(file)
             # With the model attached, vectors of that model in the file are kept; a

@@ -152,6 +152,15 @@ def test_errors_are_one_line_with_the_right_exit_code(store: Store, tmp_path: Pa
         huge = store(*count, "99999999999999999999")  # past SQLite INTEGER / bigint
         assert huge.returncode == 2 and "must be at most 1,000,000" in huge.stderr, huge.stderr
     assert store("forget", "Notes").returncode == 2  # neither a key nor a filter
+    cursor = store("show", "Notes", "--after", "garbage")  # docs/cli.md: exit 1, not 3
+    assert cursor.returncode == 1 and "'garbage' is not a cursor" in cursor.stderr
+    export = tmp_path / "all.jsonl"
+    assert store("export", "-o", str(export)).returncode == 0
+    for into in ("", "~axon|x"):  # a bad option value: exit 2, and nothing imported
+        refused = store("import", str(export), "--into", into)
+        assert refused.returncode == 2, refused.stderr
+        assert f"--into {into!r} is not a memory name" in refused.stderr
+    assert [m["memory"] for m in as_json(store("ls", "--json"))["memories"]] == ["Diary", "Notes"]
 
     garbage = tmp_path / "garbage.jsonl"
     garbage.write_text('{"format": "axon-memory", "version": 1}\n{"memory": "Notes", "key"\n')
