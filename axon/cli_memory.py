@@ -118,18 +118,69 @@ class Store:
             self.memory_dir = None
 
     @property
+    def schema(self) -> str:
+        """The PostgreSQL schema the backend will use: `--pg-schema`, else `AXON_PG_SCHEMA`,
+        else `axon` (what `PostgresBackend` picks)."""
+        from axon.memory.backends.postgres_schema import DEFAULT_SCHEMA, SCHEMA_ENV
+
+        return self.pg_schema or os.environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA
+
+    @property
     def label(self) -> str:
         if self.memory_dir is not None:
             return str(self.memory_dir)
-        return redact_secrets(self.pg_dsn or "") + f" (schema {self.pg_schema or 'default'})"
+        return redact_secrets(self.pg_dsn or "") + f" (schema {self.schema})"
+
+    @property
+    def missing(self) -> str:
+        """Why `exists()` said no, for the one line a read prints."""
+        if self.memory_dir is not None:
+            return "no memory directory store there"
+        return "no AXON store in that schema"
 
     def exists(self) -> bool:
-        """False for a memory directory without a store file (nothing is created to find out)."""
+        """False for a memory directory without a store file, or a PostgreSQL schema without
+        AXON's tables: a read creates nothing to find out (opening the PostgreSQL backend
+        would create the schema and migrate it)."""
         if self.memory_dir is None:
-            return True
+            return self._pg_store_exists()
         from axon.memory.backends.sqlite import DB_FILENAME
 
         return (self.memory_dir / DB_FILENAME).is_file()
+
+    def _pg_store_exists(self) -> bool:
+        """Whether the schema holds AXON's `meta` table (the first thing a migration makes),
+        asked on one short connection; one that fails is the error opening would give."""
+        from axon.memory.backends.postgres_pool import import_driver
+        from axon.memory.backends.postgres_schema import (
+            check_schema_name,
+            describe_dsn,
+            parse_dsn,
+            quote_ident,
+            redact,
+        )
+
+        schema = check_schema_name(self.schema)
+        import_driver()
+        import psycopg
+
+        dsn = self.pg_dsn or ""
+        params = parse_dsn(dsn)
+        try:
+            timeout = max(1, int(float(params.get("connect_timeout") or 15)))
+        except ValueError:
+            timeout = 15  # the backend refuses it with its own message when opened
+        try:
+            with psycopg.connect(dsn, autocommit=True, connect_timeout=timeout) as conn:
+                row = conn.execute(
+                    "SELECT to_regclass(%s)", [f"{quote_ident(schema)}.meta"]
+                ).fetchone()
+        except psycopg.Error as exc:
+            detail = redact(str(exc).strip() or type(exc).__name__, params)
+            raise AxonMemoryError(  # exit 3 on one line, as the backend's own error
+                f"PostgreSQL at {describe_dsn(params)}: cannot connect: {detail}"
+            ) from None
+        return row is not None and row[0] is not None
 
     def open(self, *, embedder: bool = False) -> MemoryBackend:
         """A backend over the store (the embedding model attached when asked)."""
@@ -263,7 +314,7 @@ async def _require_memory(backend: MemoryBackend, store: Store, name: str) -> No
 
 def _missing_store(store: Store, name: str | None = None) -> _Fail:
     what = f"no memory '{name}' in {store.label}" if name else f"nothing stored in {store.label}"
-    return _Fail(f"error: {what} (no memory directory store there)", out.EXIT_CHECK)
+    return _Fail(f"error: {what} ({store.missing})", out.EXIT_CHECK)
 
 
 def entry_data(entry: MemoryEntry) -> dict[str, Any]:
@@ -352,7 +403,8 @@ def ls_cmd(
 async def _ls(store: Store, as_json: bool, *, sessions: bool, hint: bool) -> None:
     rows: list[dict[str, Any]] = []
     owned: list[dict[str, Any]] = []
-    if store.exists():
+    found = store.exists()
+    if found:
         async with _opened(store) as backend:
             for name in await _memories(backend):
                 rows.append({"memory": name, "entries": await backend.count(name)})
@@ -378,7 +430,7 @@ async def _ls(store: Store, as_json: bool, *, sessions: bool, hint: bool) -> Non
         _print_json(data)
         return
     if not rows:
-        _print(f"no memories in {store.label}")
+        _print(f"no memories in {store.label}{'' if found else f' ({store.missing})'}")
     else:
         _print(
             _table(

@@ -314,3 +314,45 @@ def test_a_far_future_expiry_reads_as_words_in_get_and_show(tmp_path: Path) -> N
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.splitlines()[2].split()[-1] == ">99999d"
     assert "e+" not in got.stdout + shown.stdout
+
+
+def _pg_schema_exists(dsn: str, schema: str) -> bool:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM information_schema.schemata WHERE schema_name = %s", [schema]
+        ).fetchone()
+    return row is not None and row[0] == 1
+
+
+def test_a_read_on_a_postgres_schema_without_a_store_creates_nothing(tmp_path: Path) -> None:
+    """docs/cli.md: a read never creates. Opening the backend used to create the schema
+    and its tables for `ls`; and the label said "(schema default)" under AXON_PG_SCHEMA."""
+    dsn = pg_dsn_or_skip()
+    schema = pg_test_schema(tmp_path)
+    where = ["--pg-dsn", dsn, "--pg-schema", schema]
+    listing = axon("memory", "ls", *where)
+    assert listing.returncode == 0, listing.stderr
+    assert listing.stdout.strip().endswith(f"(schema {schema}) (no AXON store in that schema)")
+    for command in (["show", "Notes"], ["get", "Notes", "k"], ["search", "Notes", "q"],
+                    ["export"], ["forget", "Notes", "k"]):
+        refused = axon("memory", *command, *where)
+        assert refused.returncode == 1, (command, refused.stderr)
+        assert refused.stderr.endswith("(no AXON store in that schema)\n"), refused.stderr
+        assert len(refused.stderr.splitlines()) == 1
+    assert axon("memory", "stats", *where).returncode == 0
+    assert axon("memory", "purge", *where).returncode == 0
+    assert not _pg_schema_exists(dsn, schema)
+    by_env = axon("memory", "ls", "--json", "--pg-dsn", dsn, AXON_PG_SCHEMA=schema)
+    assert json.loads(by_env.stdout)["store"].endswith(f"(schema {schema})")
+    assert not _pg_schema_exists(dsn, schema)
+    # Once a program stored there, the same read finds it.
+    program = tmp_path / "p.axon"
+    program.write_text('memory Notes { store: persistent backend: pgvector }\n'
+                       'remember("x") -> Notes with { key: "k" }\n')
+    ran = axon("run", str(program), "--pg-dsn", dsn, AXON_PG_SCHEMA=schema)
+    assert ran.returncode == 0, ran.stderr
+    assert as_json(axon("memory", "ls", "--json", *where))["memories"] == [
+        {"memory": "Notes", "entries": 1}
+    ]
