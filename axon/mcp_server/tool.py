@@ -213,8 +213,13 @@ def _names(args: Mapping[str, Any], field: str, each: int) -> list[str] | None:
     value = args.get(field)
     if value is None:
         return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list):
         raise ToolError(f"{field} must be an array of strings, not {json_kind(value)}")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise ToolError(
+                f"{field} must be an array of strings: item {i} is {json_kind(item)}"
+            )
     if len(value) > MAX_TAGS:
         raise ToolError(f"{field} has {len(value)} items; the limit is {MAX_TAGS}")
     for item in value:

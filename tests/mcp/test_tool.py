@@ -257,7 +257,7 @@ ERRORS: list[tuple[dict[str, Any], str]] = [
     ({"action": "write", "name": "n", "content": "c", "tags": "auth"},
      "tags must be an array of strings, not a string"),
     ({"action": "write", "name": "n", "content": "c", "tags": ["a", 1]},
-     "tags must be an array of strings, not an array"),
+     "tags must be an array of strings: item 1 is a number"),
     ({"action": "write", "name": "n", "content": "c", "importance": "urgent"},
      'unknown importance "urgent"; valid: low, normal, high, critical'),
     ({"action": "write", "name": "n", "content": "c", "importance": 0.9},
