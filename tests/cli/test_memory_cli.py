@@ -84,6 +84,7 @@ def test_every_command_with_json(store: Store, tmp_path: Path) -> None:
     assert got["metadata"]["tags"] == ["home"] and "scope" not in got["metadata"]
     found = as_json(store("search", "Notes", "quarterly report", "--json"))
     assert [r["key"] for r in found["results"]] == ["report"] and found["retrieval"] == "keyword"
+    assert "signals" not in found["results"][0]  # docs/cli.md: only hybrid results have them
     exact = as_json(store("search", "Notes", "tally", "--retrieval", "exact", "--json"))
     assert exact["results"][0]["key"] == "tally" and exact["results"][0]["score"] == 1.0
     hybrid = as_json(store("search", "Notes", "report", "--retrieval", "hybrid", "--top-k", "1",
