@@ -279,19 +279,25 @@ def words(text: str) -> set[str]:
 
 
 class MemoryLoadError(ValueError):
-    """`InMemoryMemory.load` was given data that is not what `dump()` writes.
+    """`InMemoryMemory.load` was given data that is not what `dump()` writes, or the
+    constructor records that `load` would refuse (the message starts with `op`).
 
     `index` is the position of the bad record (None when the whole input is wrong)
     and `field` the field at fault, both also in the message.
     """
 
     def __init__(
-        self, message: str, *, index: int | None = None, field: str | None = None
+        self,
+        message: str,
+        *,
+        index: int | None = None,
+        field: str | None = None,
+        op: str = "InMemoryMemory.load",
     ) -> None:
         where = "" if index is None else f"record {index}"
         if field is not None:
             where += f" ('{field}')" if where else f"'{field}'"
-        super().__init__(f"InMemoryMemory.load: {where + ': ' if where else ''}{message}")
+        super().__init__(f"{op}: {where + ': ' if where else ''}{message}")
         self.index = index
         self.field = field
 
@@ -313,22 +319,24 @@ class InMemoryMemory:
     `write` appends a new record (the same text twice is two records) with a
     fresh id (32 hex digits) and a copy of `metadata`, which must be JSON data
     (str, int, float, bool, None, lists and dicts with str keys) so `dump()` can
-    be saved as JSON. `records` seeds the memory in order (kept as given, ids too).
-    `dump()` / `load()` round-trip it.
+    be saved as JSON. `records` seeds the memory in order (kept as given, ids too),
+    checked as `load` checks its input (a str content, JSON metadata, no id twice),
+    with the same `MemoryLoadError`: a seed that `write` would refuse would otherwise
+    fail later, in `recall` or when its `dump()` is loaded. `dump()` / `load()`
+    round-trip it.
     """
 
     def __init__(self, records: Iterable[MemoryRecord] | None = None) -> None:
         self._records: list[MemoryRecord] = []
+        seen: dict[str, int] = {}
         for i, record in enumerate(records or ()):
             if not isinstance(record, MemoryRecord):
                 raise TypeError(
                     f"InMemoryMemory: record {i} is a {type(record).__name__}, "
                     "not a MemoryRecord"
                 )
-            self._records.append(
-                attrs.evolve(record, metadata=copy.deepcopy(record.metadata), score=None,
-                             recalled=False)
-            )
+            fields = {"content": record.content, "metadata": record.metadata, "id": record.id}
+            self._records.append(_loaded(fields, i, seen, "InMemoryMemory"))
 
     def __len__(self) -> int:
         return len(self._records)
@@ -382,47 +390,53 @@ class InMemoryMemory:
             raise MemoryLoadError(
                 f"expected a list of dicts (what dump() returns), got {type(dicts).__name__}"
             )
-        records: list[MemoryRecord] = []
+        memory = cls()
         seen: dict[str, int] = {}
-        for i, item in enumerate(dicts):
-            records.append(_loaded(item, i, seen))
-        return cls(records)
+        memory._records = [_loaded(item, i, seen) for i, item in enumerate(dicts)]
+        return memory
 
 
-def _loaded(item: Any, i: int, seen: dict[str, int]) -> MemoryRecord:
+def _loaded(
+    item: Any, i: int, seen: dict[str, int], op: str = "InMemoryMemory.load"
+) -> MemoryRecord:
+    """One checked record (a copy) of `load`'s input or the constructor's `records`."""
     if not isinstance(item, Mapping):
-        raise MemoryLoadError(f"expected a dict, got {type(item).__name__}", index=i)
+        raise MemoryLoadError(f"expected a dict, got {type(item).__name__}", index=i, op=op)
     for name in item:
         if name not in _DUMPED:
             raise MemoryLoadError(
-                f"unknown field {name!r} (expected {', '.join(_DUMPED[:3])})", index=i
+                f"unknown field {name!r} (expected {', '.join(_DUMPED[:3])})", index=i, op=op
             )
     if "content" not in item:
-        raise MemoryLoadError("missing (every record has its text)", index=i, field="content")
+        raise MemoryLoadError(
+            "missing (every record has its text)", index=i, field="content", op=op
+        )
     content = item["content"]
     if not isinstance(content, str):
         raise MemoryLoadError(
-            f"must be a str, got {type(content).__name__}", index=i, field="content"
+            f"must be a str, got {type(content).__name__}", index=i, field="content", op=op
         )
     metadata = item.get("metadata")
     metadata = {} if metadata is None else metadata
     if not isinstance(metadata, dict):
         raise MemoryLoadError(
-            f"must be a dict, got {type(metadata).__name__}", index=i, field="metadata"
+            f"must be a dict, got {type(metadata).__name__}", index=i, field="metadata",
+            op=op,
         )
     problem = find_unstorable(metadata, "metadata", strict=True)
     if problem is not None:
-        raise MemoryLoadError(problem, index=i, field="metadata")
+        raise MemoryLoadError(problem, index=i, field="metadata", op=op)
     record_id = item.get("id")
     if record_id is not None:
         if not isinstance(record_id, str):
             raise MemoryLoadError(
-                f"must be a str or None, got {type(record_id).__name__}", index=i, field="id"
+                f"must be a str or None, got {type(record_id).__name__}", index=i,
+                field="id", op=op,
             )
         if record_id in seen:
             raise MemoryLoadError(
                 f"{record_id!r} is already the id of record {seen[record_id]}",
-                index=i, field="id",
+                index=i, field="id", op=op,
             )
         seen[record_id] = i
     return MemoryRecord(content, copy.deepcopy(metadata), record_id)

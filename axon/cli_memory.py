@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import sys
-import time
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -31,10 +30,16 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from axon import cli_output as out
-from axon.errors import AxonError
-from axon.memory.backend import RETRIEVAL_MODES, MemoryBackend, resolve_memory_dir
+from axon.errors import AxonError, AxonMemoryError
+from axon.memory.backend import (
+    MAX_TOP_K,
+    RETRIEVAL_MODES,
+    MemoryBackend,
+    decode_cursor,
+    resolve_memory_dir,
+)
 from axon.memory.entry import MemoryEntry, encode_json
-from axon.memory.lifetimes import OWNED_MARKER, parse_owned
+from axon.memory.lifetimes import OWNED_MARKER, is_reserved, parse_owned
 from axon.redaction import redact_secrets
 
 T = TypeVar("T")
@@ -113,18 +118,69 @@ class Store:
             self.memory_dir = None
 
     @property
+    def schema(self) -> str:
+        """The PostgreSQL schema the backend will use: `--pg-schema`, else `AXON_PG_SCHEMA`,
+        else `axon` (what `PostgresBackend` picks)."""
+        from axon.memory.backends.postgres_schema import DEFAULT_SCHEMA, SCHEMA_ENV
+
+        return self.pg_schema or os.environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA
+
+    @property
     def label(self) -> str:
         if self.memory_dir is not None:
             return str(self.memory_dir)
-        return redact_secrets(self.pg_dsn or "") + f" (schema {self.pg_schema or 'default'})"
+        return redact_secrets(self.pg_dsn or "") + f" (schema {self.schema})"
+
+    @property
+    def missing(self) -> str:
+        """Why `exists()` said no, for the one line a read prints."""
+        if self.memory_dir is not None:
+            return "no memory directory store there"
+        return "no AXON store in that schema"
 
     def exists(self) -> bool:
-        """False for a memory directory without a store file (nothing is created to find out)."""
+        """False for a memory directory without a store file, or a PostgreSQL schema without
+        AXON's tables: a read creates nothing to find out (opening the PostgreSQL backend
+        would create the schema and migrate it)."""
         if self.memory_dir is None:
-            return True
+            return self._pg_store_exists()
         from axon.memory.backends.sqlite import DB_FILENAME
 
         return (self.memory_dir / DB_FILENAME).is_file()
+
+    def _pg_store_exists(self) -> bool:
+        """Whether the schema holds AXON's `meta` table (the first thing a migration makes),
+        asked on one short connection; one that fails is the error opening would give."""
+        from axon.memory.backends.postgres_pool import import_driver
+        from axon.memory.backends.postgres_schema import (
+            check_schema_name,
+            describe_dsn,
+            parse_dsn,
+            quote_ident,
+            redact,
+        )
+
+        schema = check_schema_name(self.schema)
+        import_driver()
+        import psycopg
+
+        dsn = self.pg_dsn or ""
+        params = parse_dsn(dsn)
+        try:
+            timeout = max(1, int(float(params.get("connect_timeout") or 15)))
+        except ValueError:
+            timeout = 15  # the backend refuses it with its own message when opened
+        try:
+            with psycopg.connect(dsn, autocommit=True, connect_timeout=timeout) as conn:
+                row = conn.execute(
+                    "SELECT to_regclass(%s)", [f"{quote_ident(schema)}.meta"]
+                ).fetchone()
+        except psycopg.Error as exc:
+            detail = redact(str(exc).strip() or type(exc).__name__, params)
+            raise AxonMemoryError(  # exit 3 on one line, as the backend's own error
+                f"PostgreSQL at {describe_dsn(params)}: cannot connect: {detail}"
+            ) from None
+        return row is not None and row[0] is not None
 
     def open(self, *, embedder: bool = False) -> MemoryBackend:
         """A backend over the store (the embedding model attached when asked)."""
@@ -258,7 +314,7 @@ async def _require_memory(backend: MemoryBackend, store: Store, name: str) -> No
 
 def _missing_store(store: Store, name: str | None = None) -> _Fail:
     what = f"no memory '{name}' in {store.label}" if name else f"nothing stored in {store.label}"
-    return _Fail(f"error: {what} (no memory directory store there)", out.EXIT_CHECK)
+    return _Fail(f"error: {what} ({store.missing})", out.EXIT_CHECK)
 
 
 def entry_data(entry: MemoryEntry) -> dict[str, Any]:
@@ -274,12 +330,10 @@ def entry_data(entry: MemoryEntry) -> dict[str, Any]:
 
 
 def _when(timestamp: float | None) -> str:
-    if timestamp is None:
-        return ""
-    try:
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp))
-    except (OverflowError, OSError, ValueError):
-        return str(timestamp)
+    """Local time of a timestamp; one past what the platform converts reads `far future`."""
+    from axon.render import clock_text
+
+    return "" if timestamp is None else clock_text(timestamp)
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], **options: Any) -> str:
@@ -289,8 +343,12 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], **options: Any
 
 
 def _positive(value: int | None, option: str) -> None:
+    """A count option (`--limit`, `--top-k`): from 1 to `MAX_TOP_K`, the bound of a
+    program's `top_k` (a bigger one would overflow the SQL `LIMIT` it becomes)."""
     if value is not None and value < 1:
         raise _Fail(f"error: {option} must be at least 1, not {value}", out.EXIT_USAGE)
+    if value is not None and value > MAX_TOP_K:
+        raise _Fail(f"error: {option} must be at most {MAX_TOP_K:,}, not {value}", out.EXIT_USAGE)
 
 
 # ---------------------------------------------------------------------- the group
@@ -345,7 +403,8 @@ def ls_cmd(
 async def _ls(store: Store, as_json: bool, *, sessions: bool, hint: bool) -> None:
     rows: list[dict[str, Any]] = []
     owned: list[dict[str, Any]] = []
-    if store.exists():
+    found = store.exists()
+    if found:
         async with _opened(store) as backend:
             for name in await _memories(backend):
                 rows.append({"memory": name, "entries": await backend.count(name)})
@@ -371,7 +430,7 @@ async def _ls(store: Store, as_json: bool, *, sessions: bool, hint: bool) -> Non
         _print_json(data)
         return
     if not rows:
-        _print(f"no memories in {store.label}")
+        _print(f"no memories in {store.label}{'' if found else f' ({store.missing})'}")
     else:
         _print(
             _table(
@@ -424,6 +483,11 @@ def show_cmd(
 
     async def body() -> None:
         _positive(limit, "--limit")
+        if after is not None:
+            try:  # a cursor is checked here, so a bad one is exit 1, not a failed read (3)
+                decode_cursor(after, oldest_first=False, scope=memory)
+            except AxonMemoryError as exc:
+                raise _Fail(f"error: {exc}", out.EXIT_CHECK) from None
         if not store.exists():
             raise _missing_store(store, memory)
         async with _opened(store) as backend:
@@ -852,6 +916,11 @@ def import_cmd(
     async def body() -> None:
         from axon.memory.transfer import import_memories, read_lines
 
+        if into is not None and (not into or is_reserved(into)):  # a bad option value: 2
+            raise _Fail(
+                f"error: --into {into!r} is not a memory name that can be imported into",
+                out.EXIT_USAGE,
+            )
         with _open_input(file) as (handle, size):
             source = "<stdin>" if str(file) == "-" else str(file)
             # With the model attached, vectors of that model in the file are kept; a

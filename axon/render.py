@@ -7,6 +7,7 @@ event). Nothing here prints: every function returns a string.
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
 import math
@@ -214,10 +215,16 @@ def entries_table(entries: Iterable[MemoryEntry], now: float, width: int = 100) 
     return text_table(headers, rows, right={1, 4}, flex=2, width=width)
 
 
+MAX_AGE_DAYS = 99_999
+"""The longest duration `age_text` spells out (~274 years); longer reads `>99999d`, so an
+expiry of `decay: 999999999999d` (or an imported `expires_at` of 1e300) keeps its table
+column narrow instead of printing a 13- or 300-digit day count."""
+
+
 def age_text(seconds: float) -> str:
     """A short duration in at most two units: `12s`, `5m3s`, `1d23h` (negative reads `0s`).
 
-    Never raises: infinity reads `∞`, NaN `?`.
+    Never raises: infinity reads `∞`, NaN `?`, more than `MAX_AGE_DAYS` days `>99999d`.
     """
     try:
         if math.isnan(seconds):
@@ -225,6 +232,8 @@ def age_text(seconds: float) -> str:
         left = int(max(0.0, seconds))
     except (OverflowError, ValueError, TypeError):  # inf, NaN, not a number
         return "∞" if isinstance(seconds, int | float) and seconds > 0 else "?"
+    if left > MAX_AGE_DAYS * 86400:
+        return f">{MAX_AGE_DAYS}d"
     units = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
     for i, (unit, size) in enumerate(units):
         if left >= size or unit == "s":
@@ -238,20 +247,49 @@ def age_text(seconds: float) -> str:
     raise AssertionError("unreachable")
 
 
-def _clock_text(timestamp: Any) -> str:
-    """Local wall-clock time of a Unix timestamp; never raises.
+def clock_text(timestamp: Any, *, far: str = "far future", past: str = "far past") -> str:
+    """Local wall-clock time of a Unix timestamp (`2026-12-02 03:06:38`); never raises.
 
-    A timestamp the platform cannot convert (`decay: 999999999999d` expires
-    ~2.7 billion years from now, or NaN, or not a number) reads as words.
+    A timestamp the platform cannot convert (`decay: 999999999999d` expires ~2.7 billion
+    years from now; an imported `expires_at` of 1e300) reads as `far`, one before what it
+    can convert as `past`, NaN or not a number as `unknown`: `float`'s repr (`8.64e+16`)
+    means nothing to a person.
     """
     try:
         value = float(timestamp)
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(value))
     except (OverflowError, OSError, ValueError, TypeError):
         pass
-    if isinstance(timestamp, int | float) and not math.isnan(timestamp):
-        return "in the far future" if timestamp > 0 else "in the far past"
-    return "at an unknown time"
+    if _is_number(timestamp) and not math.isnan(timestamp):
+        return far if timestamp > 0 else past
+    return "unknown"
+
+
+def _clock_text(timestamp: Any) -> str:
+    text = clock_text(timestamp, far="in the far future", past="in the far past")
+    return "at an unknown time" if text == "unknown" else text
+
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+_LATEST = datetime.datetime.max.replace(tzinfo=datetime.UTC)
+_EARLIEST = datetime.datetime.min.replace(tzinfo=datetime.UTC)
+
+
+def iso_utc(timestamp: float | None) -> str | None:
+    """A Unix timestamp as ISO 8601 in UTC; never raises.
+
+    `datetime.fromtimestamp` fails past the platform's `time_t` (OSError "Value too
+    large" for `decay: 999999999999d`) and past the year 9999 (ValueError), so the date
+    is computed from the epoch and clamped: a time after 9999-12-31 reads as
+    `9999-12-31T23:59:59.999999+00:00`, one before the year 1 as
+    `0001-01-01T00:00:00+00:00`, and None or NaN as None.
+    """
+    if timestamp is None or math.isnan(timestamp):
+        return None
+    try:
+        return (_EPOCH + datetime.timedelta(seconds=timestamp)).isoformat()
+    except OverflowError:
+        return (_LATEST if timestamp > 0 else _EARLIEST).isoformat()
 
 
 def format_event(event: Mapping[str, Any]) -> str:

@@ -65,17 +65,25 @@ class SourceError(Exception):
 
     `str()` is a diagnostic like the others: `file:line:col: error: message` when
     the problem has a position in the file (a bad byte, the size limit), else
-    `file: error: message`.
+    `file: error: message`; with `text` (the file decoded with U+FFFD for bad bytes)
+    also the source line and a caret under the position, as `Source.render` shows.
     """
 
-    def __init__(self, message: str, filename: str, line: int = 0, column: int = 0) -> None:
+    def __init__(
+        self, message: str, filename: str, line: int = 0, column: int = 0, text: str = ""
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.filename = filename
         self.line = line
         self.column = column
+        self.text = text
 
     def __str__(self) -> str:
+        if self.line and self.text:
+            return Source(self.text, self.filename).render(
+                Span(self.line, self.column), self.message
+            )
         where = f"{self.filename}:{self.line}:{self.column}" if self.line else self.filename
         return f"{where}: error: {self.message}"
 
@@ -115,12 +123,17 @@ def read_source(path: str | os.PathLike[str], filename: str | None = None) -> st
     except UnicodeDecodeError as exc:
         before = data[: exc.start].decode("utf-8")
         line, column = position_of(before, len(before))
+        # Only the bad byte's line is shown; decoding it with U+FFFD makes it printable.
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        end = data.find(b"\n", exc.start)
+        shown = data[start : end if end >= 0 else len(data)].decode("utf-8", "replace")
         raise SourceError(
             f"not UTF-8 text ({exc.reason}: byte 0x{data[exc.start]:02x} "
             f"at offset {exc.start + skipped})",
             name,
             line,
             column,
+            text="\n" * (line - 1) + shown,
         ) from None
 
 

@@ -38,3 +38,19 @@ def test_readme_links_every_page_of_docs() -> None:
     readme = (DOCS.parent / "README.md").read_text()
     missing = [p.name for p in sorted(DOCS.glob("*.md")) if f"](docs/{p.name})" not in readme]
     assert missing == [], f"README.md does not link {missing}"
+
+
+def test_the_derived_key_shown_in_language_md_is_the_one_the_runtime_derives() -> None:
+    """docs/language.md showed `..._1c5d0e2a` for a key the runtime derives as `..._1eca43ca`."""
+    import re
+
+    import axon
+
+    text = (DOCS / "language.md").read_text()
+    assert 'remember("The client prefers short answers") -> Prefs' in text
+    shown = re.findall(r"the_client_prefers_short_answers_[0-9a-f]{8}", text)
+    records, _ = axon.run(
+        'memory Prefs { store: session retrieval: exact }\n'
+        'remember("The client prefers short answers") -> Prefs\n'
+    )
+    assert shown and set(shown) == {records[0]["key"]}

@@ -25,7 +25,7 @@ from axon.compiler.durations import DurationError, parse_decay
 from axon.compiler.lowering import plain, value_span
 from axon.compiler.names import did_you_mean
 from axon.errors import Diagnostic
-from axon.memory.backend import RETRIEVAL_MODES, Capabilities
+from axon.memory.backend import MAX_TOP_K, RETRIEVAL_MODES, Capabilities
 from axon.memory.registry import BackendRegistry
 from axon.source import Span
 
@@ -304,6 +304,8 @@ def _word(f: ast.Field | None, what: str, memory: str, report: Reporter) -> str 
 
 
 def positive_int(f: ast.Field, where: str, report: Reporter) -> int | None:
+    """A `top_k`: an integer from 1 to `MAX_TOP_K` (a larger one would overflow the SQL
+    `LIMIT` it becomes)."""
     value = f.value
     if (
         isinstance(value, ast.Literal)
@@ -311,7 +313,15 @@ def positive_int(f: ast.Field, where: str, report: Reporter) -> int | None:
         and not isinstance(value.value, bool)
         and value.value >= 1
     ):
-        return value.value
+        if value.value <= MAX_TOP_K:
+            return value.value
+        shown = str(value.value)
+        report.error(
+            f"top_k {where} must be at most {MAX_TOP_K:,}, got "
+            f"{shown if len(shown) <= 40 else shown[:37] + '...'}",
+            value_span(f),
+        )
+        return None
     report.error(
         f"top_k {where} must be a positive integer, got {json.dumps(plain(value))}",
         value_span(f),

@@ -24,7 +24,7 @@ from axon.compiler.durations import DurationError, parse_decay
 from axon.compiler.ir import JSON
 from axon.compiler.lowering import plain, value_span
 from axon.compiler.names import did_you_mean
-from axon.memory.backend import RETRIEVAL_MODES
+from axon.memory.backend import MAX_TOP_K, RETRIEVAL_MODES
 from axon.memory.entry import (
     DEFAULT_IMPORTANCE,
     IMPORTANCE_LEVELS,
@@ -201,9 +201,11 @@ def metadata_name_problem(name: str) -> str | None:
 
 
 def top_k_problem(value: Any, where: str = "in recall") -> str | None:
-    """top_k is a positive integer."""
+    """top_k is an integer from 1 to `MAX_TOP_K` (the checker's rule, `positive_int`)."""
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        return None
+        if value <= MAX_TOP_K:
+            return None
+        return f"top_k {where} must be at most {MAX_TOP_K:,}, got {_shown(value)}"
     return f"top_k {where} must be a positive integer, got {_shown(value)}"
 
 

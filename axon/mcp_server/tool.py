@@ -24,7 +24,6 @@ than `CALL_TIMEOUT` seconds (an unreachable database) is an error result too.
 from __future__ import annotations
 
 import asyncio
-import datetime
 import json
 import math
 import os
@@ -35,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from axon.compiler.names import did_you_mean
 from axon.errors import AxonError
 from axon.memory.entry import IMPORTANCE_LEVELS, RECORD_TYPES, json_kind
+from axon.render import iso_utc
 
 if TYPE_CHECKING:
     from axon.runtime.handle import AsyncMemoryHandle, Entry
@@ -213,8 +213,13 @@ def _names(args: Mapping[str, Any], field: str, each: int) -> list[str] | None:
     value = args.get(field)
     if value is None:
         return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list):
         raise ToolError(f"{field} must be an array of strings, not {json_kind(value)}")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise ToolError(
+                f"{field} must be an array of strings: item {i} is {json_kind(item)}"
+            )
     if len(value) > MAX_TAGS:
         raise ToolError(f"{field} has {len(value)} items; the limit is {MAX_TAGS}")
     for item in value:
@@ -287,10 +292,6 @@ def check_arguments(arguments: Any) -> tuple[str, dict[str, Any]]:
 # ---------------------------------------------------------------- result shapes
 
 
-def _iso(seconds: float | None) -> str | None:
-    if seconds is None:
-        return None
-    return datetime.datetime.fromtimestamp(seconds, tz=datetime.UTC).isoformat()
 
 
 def _content(value: Any) -> str:
@@ -323,7 +324,7 @@ def _summary(entry: Entry) -> Payload:
         "memory_type": entry.type,
         "importance": _importance(entry.metadata),
         "tags": _tags(entry.metadata),
-        "created_at": _iso(entry.created_at),
+        "created_at": iso_utc(entry.created_at),
     }
 
 
@@ -428,8 +429,8 @@ class MemoryTool:
             "content": _content(entry.value),
             "source_agent": entry.metadata.get("source"),
             "parent_memory_id": None,
-            "updated_at": _iso(entry.created_at),
-            "expires_at": _iso(entry.expires_at),
+            "updated_at": iso_utc(entry.created_at),
+            "expires_at": iso_utc(entry.expires_at),
             "recalled": True,
             "associated_memories": [_summary(e) for e in entry.associated],
         }

@@ -51,6 +51,13 @@ if TYPE_CHECKING:
 RETRIEVAL_MODES: tuple[str, ...] = ("exact", "keyword", "semantic", "hybrid")
 """Every retrieval strategy the language knows (`retrieval:` values)."""
 
+MAX_TOP_K = 1_000_000
+"""The most results or entries one call may ask for: a `top_k` (memory or recall), a
+handle's `limit=`, `axon memory show --limit` and `search --top-k`. A count becomes a
+SQL `LIMIT`, and one past SQLite's INTEGER or PostgreSQL's bigint is an OverflowError
+deep in the driver; a million is more than any store returns in one piece (page with
+`show --after` / `page()` beyond), and one bound for all is easy to document."""
+
 EMBED_BATCH = 64
 """How many texts are embedded in one call when vectors are brought up to date."""
 

@@ -66,9 +66,11 @@ import attrs
 from axon.errors import AxonError, AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.entry import (
+    RECORD_TYPES,
     MemoryEntry,
     NewEntry,
     encode_json,
+    is_number,
     json_kind,
     scope_of,
     validate_entry,
@@ -281,6 +283,71 @@ def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
+EARLIEST_TIME = -62_135_596_800.0
+"""0001-01-01T00:00:00Z: the earliest `created_at` an import takes (Python's dates)."""
+
+LATEST_TIME = 253_402_300_799.0
+"""9999-12-31T23:59:59Z: the latest `created_at` an import takes. An entry's timestamp
+is when it was stored; one past what a date can show (1e300) is not an export's.
+`expires_at` has no such bound (`decay: 999999999999d` expires past it)."""
+
+
+def _time_problem(field: str, value: Any, alternative: str = "") -> str:
+    """`"created_at" must be ...`, saying which rule `value` broke: NaN and infinity are
+    numbers to `json`, so "must be a number, not a number" said nothing."""
+    if _finite(value):
+        return (
+            f'"{field}" must be a Unix time from {EARLIEST_TIME:,.0f} to {LATEST_TIME:,.0f} '
+            f"(the years 1 to 9999), not {value!r}"
+        )
+    if isinstance(value, float):  # NaN, Infinity, -Infinity
+        return f'"{field}" must be a finite number{alternative}, not {json.dumps(value)}'
+    return f'"{field}" must be a number{alternative}, not {_kind_of(value)}'
+
+
+def _shown(value: Any) -> str:
+    text = encode_json(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _tags_problem(value: Any) -> str | None:
+    if isinstance(value, list) and all(isinstance(t, str) for t in value):
+        return None
+    return f'tags must be a list of strings, such as ["finance"], got {_shown(value)}'
+
+
+def _importance_problem(value: Any) -> str | None:
+    """A stored importance is a number from 0 to 1 (a remember turns a level into one)."""
+    if is_number(value) and 0.0 <= value <= 1.0:
+        return None
+    return f"importance must be a number from 0 to 1, got {_shown(value)}"
+
+
+def _type_problem(value: Any) -> str | None:
+    if isinstance(value, str) and value in RECORD_TYPES:
+        return None
+    return f"type must be one of {', '.join(RECORD_TYPES)}, got {_shown(value)}"
+
+
+def _related_problem(value: Any) -> str | None:
+    if isinstance(value, list) and all(isinstance(k, str) and k.strip() for k in value):
+        return None
+    return f'related must be a list of entry keys, such as ["q3_summary"], got {_shown(value)}'
+
+
+_RECORD_FIELD_CHECKS: dict[str, Callable[[Any], str | None]] = {
+    "tags": _tags_problem,
+    "importance": _importance_problem,
+    "type": _type_problem,
+    "related": _related_problem,
+}
+"""The metadata fields a remember sets from its options, checked as a handle checks
+those options (`axon.compiler.check_options`; the engine does not import the compiler,
+so the rules are restated here, in its words): stored as they came, a `tags: "work"`
+or `importance: 7` would be read back as what no remember writes, and break filters
+and ranking."""
+
+
 
 def _parse_json(text: str, where: str) -> Any:
     if len(text) > MAX_LINE_CHARS:
@@ -290,9 +357,9 @@ def _parse_json(text: str, where: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise TransferError(
-            f"not JSON ({exc.msg} at column {exc.colno})", where=where
-        ) from None
+        # Some of json's messages end in "at" ("Unterminated string starting at").
+        reason = exc.msg.removesuffix(" at")
+        raise TransferError(f"not JSON ({reason} at column {exc.colno})", where=where) from None
     except (ValueError, RecursionError) as exc:  # a 5,000-digit number, 100,000 '['
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         raise TransferError(f"not JSON ({reason})", where=where) from None
@@ -306,10 +373,15 @@ def check_header(data: Any, where: str) -> None:
             where=where,
         )
     version = data.get("version")
-    if version != VERSION:
-        shown = version if _finite(version) else _kind_of(version)
+    if not _finite(version):  # `true` == 1 in Python, but a boolean is not a version
         raise TransferError(
-            f"export format version {shown} is not one this AXON reads (it reads {VERSION})",
+            f'the export format "version" must be a number, not {_kind_of(version)} '
+            f"(this AXON reads version {VERSION})",
+            where=where,
+        )
+    if version != VERSION:
+        raise TransferError(
+            f"export format version {version} is not one this AXON reads (it reads {VERSION})",
             where=where,
         )
 
@@ -338,13 +410,26 @@ def parse_record(data: Any, where: str) -> NewEntry:
     if not isinstance(metadata, dict):
         raise TransferError(f'"metadata" must be an object, not {_kind_of(metadata)}', where=where)
     created = data["created_at"]
-    if not _finite(created):
-        raise TransferError(f'"created_at" must be a number, not {_kind_of(created)}', where=where)
+    if not _finite(created) or not EARLIEST_TIME <= created <= LATEST_TIME:
+        raise TransferError(
+            f"memory '{memory}', key {key!r}: {_time_problem('created_at', created)}",
+            where=where,
+        )
     expires = data.get("expires_at")
     if expires is not None and not _finite(expires):
         raise TransferError(
-            f'"expires_at" must be a number or null, not {_kind_of(expires)}', where=where
+            f"memory '{memory}', key {key!r}: "
+            f"{_time_problem('expires_at', expires, ' or null')}",
+            where=where,
         )
+    for name, check in _RECORD_FIELD_CHECKS.items():
+        if name in metadata:
+            problem = check(metadata[name])
+            if problem is not None:
+                raise TransferError(
+                    f"memory '{memory}', key {key!r}: metadata \"{name}\": {problem}",
+                    where=where,
+                )
     meta = {**metadata, "scope": memory}
     try:
         validate_entry(key, data["value"], meta, memory=memory)
@@ -541,11 +626,15 @@ def import_from_path(
 
 
 def read_lines(handle: IO[str], source: str) -> Iterator[str]:
-    """The lines of a text file, a decoding error becoming a `TransferError` with the line."""
+    """The lines of a text file, a decoding error becoming a `TransferError` with the line.
+
+    At most `MAX_LINE_CHARS` + 1 characters of a line are read: a longer line is refused
+    there, so a 300 MB line (or an endless one, `/dev/zero`) costs 8 MB, not its size.
+    """
     number = 0
     while True:
         try:
-            line = handle.readline()
+            line = handle.readline(MAX_LINE_CHARS + 1)
         except UnicodeDecodeError as exc:
             raise TransferError(
                 f"not UTF-8 text ({exc.reason})", where=f"{source}:{number + 1}"
@@ -553,4 +642,10 @@ def read_lines(handle: IO[str], source: str) -> Iterator[str]:
         if not line:
             return
         number += 1
+        if len(line) > MAX_LINE_CHARS:
+            raise TransferError(
+                f"line is more than {MAX_LINE_CHARS:,} characters long "
+                f"(at most {MAX_LINE_CHARS:,})",
+                where=f"{source}:{number}",
+            )
         yield line

@@ -307,16 +307,16 @@ class Console:
         )
 
     def _read(self, path: Path) -> str | None:
+        """A program file as `axon check` reads it (`read_source`: bounded in size; a bad
+        byte named by line and column, its line shown with a caret in an .axon file)."""
+        from axon.source import SourceError, read_source
+
         try:
-            return path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            self._fail(f"{path}: error: no such file")
-        except IsADirectoryError:
-            self._fail(f"{path}: error: is a directory, not an .axon file")
-        except UnicodeDecodeError as exc:
-            self._fail(f"{path}: error: not UTF-8 text ({exc.reason} at byte {exc.start})")
-        except OSError as exc:
-            self._fail(f"{path}: error: cannot read ({exc.strerror})")
+            return read_source(path)
+        except SourceError as exc:
+            if path.suffix != ".axon":  # not a program (a .pgpass?): echo none of its text
+                exc.text = ""
+            self._fail(str(exc))
         return None
 
     # ------------------------------------------------------------ dot commands

@@ -56,6 +56,7 @@ from axon.compiler.check_options import (
 )
 from axon.compiler.names import key_for_literal
 from axon.errors import AxonMemoryError
+from axon.memory.backend import MAX_TOP_K
 from axon.memory.entry import MemoryEntry, find_unstorable
 from axon.runtime.manager import MemoryManager, embed_wait_seconds
 from axon.runtime.records import (
@@ -238,6 +239,10 @@ def _limit(limit: Any, op: str, memory: str) -> int | None:
         raise TypeError(f"{op}: limit must be an int, not {type(limit).__name__}")
     if limit < 0:
         raise AxonMemoryError(f"{op}: limit must be 0 or more, got {limit}", memory=memory)
+    if limit > MAX_TOP_K:  # it becomes a SQL LIMIT, which a bigger int overflows
+        raise AxonMemoryError(
+            f"{op}: limit must be at most {MAX_TOP_K:,}, got {limit}", memory=memory
+        )
     return limit
 
 

@@ -1176,9 +1176,13 @@ class MemoryManager:
         with _errors_named(name):
             await tiering.after_recall(self, tiered, ranked)
             await tiering.flush_stats(tiered)
+        # The memory's own binding is its fastest tier (in_memory for `session`), which a
+        # recall of `tiers: [persistent]` never read: name the backends searched instead.
+        backends = {tier: tiered.tiers[tier].backend_key[0] for tier in chosen}
         data.update(
             memory=name,
-            backend=self.get(name).backend_key[0],
+            backend=backends[tiering.most_durable(chosen)],
+            backends=backends,
             tiers=chosen,
             results_count=len(ranked),
             results=[

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from axon.compiler.check_tiers import TIER_ORDER
 from axon.compiler.ir import IRMemory
 from axon.errors import AxonMemoryError
 from axon.memory.entry import DEFAULT_IMPORTANCE, MemoryEntry, NewEntry
@@ -150,6 +151,12 @@ class Tiered:
                 memory=self.name,
             )
         return [t for t in self.decl.tiers if t in asked]
+
+
+def most_durable(tiers: Sequence[str]) -> str:
+    """The longest-lived of `tiers` (persistent, else session, else ephemeral): the tier
+    whose backend a recall over several tiers names as its `backend` in `memory_read`."""
+    return max(tiers, key=TIER_ORDER.index)
 
 
 def stats_scope(memory: str) -> str:

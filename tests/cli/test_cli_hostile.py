@@ -230,3 +230,17 @@ def test_library_loggers_are_silent_without_verbose(tmp_path: Path) -> None:
     )
     assert quiet.stderr == ""
     assert "error connecting in pool-1" in loud.stderr
+
+
+def test_a_file_that_is_not_utf8_names_the_line_and_shows_it(tmp_path: Path) -> None:
+    program = tmp_path / "latin1.axon"
+    program.write_bytes(b'memory N { store: session }\nremember("caf\xe9") -> N\n')
+    for command in ("check", "run"):
+        result = axon(command, str(program))
+        assert result.returncode == 1
+        assert result.stderr.splitlines() == [
+            f"{program}:2:14: error: not UTF-8 text (invalid continuation byte: byte 0xe9 at "
+            "offset 41)",
+            '   2 | remember("caf\ufffd") -> N',
+            "     |              ^",
+        ]

@@ -84,6 +84,7 @@ def test_every_command_with_json(store: Store, tmp_path: Path) -> None:
     assert got["metadata"]["tags"] == ["home"] and "scope" not in got["metadata"]
     found = as_json(store("search", "Notes", "quarterly report", "--json"))
     assert [r["key"] for r in found["results"]] == ["report"] and found["retrieval"] == "keyword"
+    assert "signals" not in found["results"][0]  # docs/cli.md: only hybrid results have them
     exact = as_json(store("search", "Notes", "tally", "--retrieval", "exact", "--json"))
     assert exact["results"][0]["key"] == "tally" and exact["results"][0]["score"] == 1.0
     hybrid = as_json(store("search", "Notes", "report", "--retrieval", "hybrid", "--top-k", "1",
@@ -148,7 +149,19 @@ def test_errors_are_one_line_with_the_right_exit_code(store: Store, tmp_path: Pa
     bad_mode = store("search", "Notes", "x", "--retrieval", "semantics")
     assert bad_mode.returncode == 2 and "did you mean 'semantic'?" in bad_mode.stderr
     assert store("show", "Notes", "--limit", "0").returncode == 2
+    for count in (["show", "Notes", "--limit"], ["search", "Notes", "x", "--top-k"]):
+        huge = store(*count, "99999999999999999999")  # past SQLite INTEGER / bigint
+        assert huge.returncode == 2 and "must be at most 1,000,000" in huge.stderr, huge.stderr
     assert store("forget", "Notes").returncode == 2  # neither a key nor a filter
+    cursor = store("show", "Notes", "--after", "garbage")  # docs/cli.md: exit 1, not 3
+    assert cursor.returncode == 1 and "'garbage' is not a cursor" in cursor.stderr
+    export = tmp_path / "all.jsonl"
+    assert store("export", "-o", str(export)).returncode == 0
+    for into in ("", "~axon|x"):  # a bad option value: exit 2, and nothing imported
+        refused = store("import", str(export), "--into", into)
+        assert refused.returncode == 2, refused.stderr
+        assert f"--into {into!r} is not a memory name" in refused.stderr
+    assert [m["memory"] for m in as_json(store("ls", "--json"))["memories"]] == ["Diary", "Notes"]
 
     garbage = tmp_path / "garbage.jsonl"
     garbage.write_text('{"format": "axon-memory", "version": 1}\n{"memory": "Notes", "key"\n')
@@ -283,3 +296,64 @@ def test_a_store_that_cannot_be_is_one_line_and_exit_2(tmp_path: Path) -> None:
         assert says in result.stderr and "Traceback" not in result.stderr, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert file.read_text() == "x"
+
+
+def test_a_far_future_expiry_reads_as_words_in_get_and_show(tmp_path: Path) -> None:
+    """`decay: 999999999999d` expires ~2.7 billion years on: past what `time.localtime`
+    converts, so `get` says `far future` (not `8.64e+16`) and `show` caps the day count."""
+    program = tmp_path / "far.axon"
+    program.write_text(
+        "memory Far { store: persistent backend: sqlite decay: 999999999999d }\n"
+        'remember("far future note") -> Far with { key: "far" }\n'
+    )
+    where = ["--memory-dir", str(tmp_path / "mem")]
+    assert axon("run", str(program), *where).returncode == 0
+    got = axon("memory", "get", "Far", "far", *where)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.splitlines()[-1].split() == ["expires", "far", "future"]
+    shown = axon("memory", "show", "Far", *where)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[2].split()[-1] == ">99999d"
+    assert "e+" not in got.stdout + shown.stdout
+
+
+def _pg_schema_exists(dsn: str, schema: str) -> bool:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM information_schema.schemata WHERE schema_name = %s", [schema]
+        ).fetchone()
+    return row is not None and row[0] == 1
+
+
+def test_a_read_on_a_postgres_schema_without_a_store_creates_nothing(tmp_path: Path) -> None:
+    """docs/cli.md: a read never creates. Opening the backend used to create the schema
+    and its tables for `ls`; and the label said "(schema default)" under AXON_PG_SCHEMA."""
+    dsn = pg_dsn_or_skip()
+    schema = pg_test_schema(tmp_path)
+    where = ["--pg-dsn", dsn, "--pg-schema", schema]
+    listing = axon("memory", "ls", *where)
+    assert listing.returncode == 0, listing.stderr
+    assert listing.stdout.strip().endswith(f"(schema {schema}) (no AXON store in that schema)")
+    for command in (["show", "Notes"], ["get", "Notes", "k"], ["search", "Notes", "q"],
+                    ["export"], ["forget", "Notes", "k"]):
+        refused = axon("memory", *command, *where)
+        assert refused.returncode == 1, (command, refused.stderr)
+        assert refused.stderr.endswith("(no AXON store in that schema)\n"), refused.stderr
+        assert len(refused.stderr.splitlines()) == 1
+    assert axon("memory", "stats", *where).returncode == 0
+    assert axon("memory", "purge", *where).returncode == 0
+    assert not _pg_schema_exists(dsn, schema)
+    by_env = axon("memory", "ls", "--json", "--pg-dsn", dsn, AXON_PG_SCHEMA=schema)
+    assert json.loads(by_env.stdout)["store"].endswith(f"(schema {schema})")
+    assert not _pg_schema_exists(dsn, schema)
+    # Once a program stored there, the same read finds it.
+    program = tmp_path / "p.axon"
+    program.write_text('memory Notes { store: persistent backend: pgvector }\n'
+                       'remember("x") -> Notes with { key: "k" }\n')
+    ran = axon("run", str(program), "--pg-dsn", dsn, AXON_PG_SCHEMA=schema)
+    assert ran.returncode == 0, ran.stderr
+    assert as_json(axon("memory", "ls", "--json", *where))["memories"] == [
+        {"memory": "Notes", "entries": 1}
+    ]

@@ -120,6 +120,11 @@ def test_read_source_reports_bad_bytes_with_a_position(tmp_path: Path) -> None:
     with pytest.raises(SourceError) as info:
         read_source(path)
     assert str(info.value).startswith(f"{path}:2:13: error: not UTF-8 text")
+    # The line is shown (the bad byte as U+FFFD) with a caret under it, as any diagnostic.
+    assert str(info.value).splitlines()[1:] == [
+        '   2 | let x = "caf\ufffd"',
+        "     |             ^",
+    ]
     with pytest.raises(SourceError, match="no such file"):
         read_source(tmp_path / "missing.axon")
     with pytest.raises(SourceError, match="is a directory"):

@@ -95,6 +95,8 @@ def test_tier_options_need_a_tiered_memory(text: str, wanted: str) -> None:
         ('recall("a") from Notes with { where: "x" }', "where in recall must be a map"),
         ('recall("a") from Notes with { where: { a: { b: 1 } } }', "where: 'a' must be"),
         ('recall("a") from Notes with { top_k: 0 }', "top_k in recall must be a positive"),
+        ('recall("a") from Notes with { top_k: 99999999999999999999 }',
+         "top_k in recall must be at most 1,000,000, got 99999999999999999999"),
         ('remember("a") -> Notes with { key: "" }', "key in 'with' must be a non-empty"),
         ('remember("a") -> Notes with { metadata: { scope: "x" } }', "set by the runtime"),
         ('remember("a") -> Notes with { source: "x" }', "set by the runtime"),
@@ -168,3 +170,10 @@ def test_metadata_and_where_reach_sqlite(tmp_path: Path) -> None:
             'recall("launch plan") from Notes with { tags: ["space"], where: { importance: 0.9 } }'
         )
         assert [r["key"] for r in tagged["results"]] == ["a"]
+
+
+def test_a_memorys_top_k_past_the_maximum_is_refused_at_its_value() -> None:
+    # A count past SQLite's INTEGER was an OverflowError when the recall ran.
+    message, line, column = only_error("memory M { top_k: 1000001 }")
+    assert message == "top_k in memory 'M' must be at most 1,000,000, got 1000001"
+    assert (line, column) == (2, 19)

@@ -95,6 +95,17 @@ async def test_expires_in_days_overrides_the_types_default(tool: MemoryTool) -> 
         assert _days((await ok(client, action="read", name="n"))["memory"]) == pytest.approx(2.5)
 
 
+async def test_a_far_future_expiry_reads_as_the_latest_date(tool: MemoryTool) -> None:
+    """`decay: 999999999999d` is past what `datetime.fromtimestamp` converts (OSError
+    "Value too large"): read gives the entry, its expiry clamped to 9999-12-31."""
+    await tool.handle.remember("far future note", key="far", expires_in="999999999999d")
+    async with serve(tool) as client:
+        memory = (await ok(client, action="read", name="far"))["memory"]
+        assert memory["content"] == "far future note"
+        assert memory["expires_at"] == "9999-12-31T23:59:59.999999+00:00"
+        assert datetime.datetime.fromisoformat(memory["created_at"]).year >= 2024
+
+
 async def test_writing_a_name_again_replaces_the_memory(tool: MemoryTool) -> None:
     async with serve(tool) as client:
         await ok(client, action="write", name="n", content="first", tags=["a"])
@@ -246,7 +257,7 @@ ERRORS: list[tuple[dict[str, Any], str]] = [
     ({"action": "write", "name": "n", "content": "c", "tags": "auth"},
      "tags must be an array of strings, not a string"),
     ({"action": "write", "name": "n", "content": "c", "tags": ["a", 1]},
-     "tags must be an array of strings, not an array"),
+     "tags must be an array of strings: item 1 is a number"),
     ({"action": "write", "name": "n", "content": "c", "importance": "urgent"},
      'unknown importance "urgent"; valid: low, normal, high, critical'),
     ({"action": "write", "name": "n", "content": "c", "importance": 0.9},

@@ -17,10 +17,12 @@ from axon.memory.entry import NewEntry
 from axon.memory.lifetimes import Owner
 from axon.memory.registry import registry
 from axon.memory.transfer import (
+    MAX_LINE_CHARS,
     TransferError,
     export_memories,
     import_memories,
     memory_names,
+    read_lines,
 )
 from tests.memory.conftest import FakeClock, pg_dsn_or_skip, pg_test_schema
 
@@ -247,6 +249,28 @@ async def test_import_into_and_expired_skipped(tmp_path: Path) -> None:
          "reserved"),
         (["HEADER", '{"memory": "A", "key": "k", "value": 1, "created_at": "today"}'], 2,
          '"created_at" must be a number, not a string'),
+        # A boolean is not a version (True == 1 let `true` through).
+        (['{"format": "axon-memory", "version": true}'], 1,
+         '"version" must be a number, not a boolean'),
+        (['{"format": "axon-memory", "version": "1"}'], 1,
+         '"version" must be a number, not a string'),
+        (["HEADER", "ok", '{"memory": "A", "key": "k", "value": 1, "created_at": NaN}'], 3,
+         "memory 'A', key 'k': \"created_at\" must be a finite number, not NaN"),
+        (["HEADER", "ok", '{"memory": "A", "key": "k", "value": 1, "created_at": 1e300}'], 3,
+         "memory 'A', key 'k': \"created_at\" must be a Unix time from"),
+        (["HEADER", "ok", '{"memory": "A", "key": "k", "value": 1, "created_at": 1, '
+          '"expires_at": Infinity}'], 3, '"expires_at" must be a finite number or null'),
+        # Record fields are checked as a handle checks them, naming memory, key and field.
+        (["HEADER", "ok", '{"memory": "A", "key": "k", "value": 1, "created_at": 1, '
+          '"metadata": {"importance": 7}}'], 3,
+         "memory 'A', key 'k': metadata \"importance\": importance must be a number from 0 "
+         "to 1, got 7"),
+        (["HEADER", "ok", '{"memory": "A", "key": "k", "value": 1, "created_at": 1, '
+          '"metadata": {"tags": "work"}}'], 3, 'metadata "tags": tags must be a list of strings'),
+        (["HEADER", "ok", '{"memory": "A", "key": "k", "value": 1, "created_at": 1, '
+          '"metadata": {"type": "bogus"}}'], 3, 'metadata "type": type must be one of long_term'),
+        (["HEADER", "ok", '{"memory": "A", "key": "k", "value": 1, "created_at": 1, '
+          '"metadata": {"related": [1]}}'], 3, 'metadata "related": related must be a list'),
     ],
 )
 async def test_bad_file_names_the_line_and_writes_nothing_of_the_batch(
@@ -434,4 +458,30 @@ async def test_a_bad_vector_names_the_line(
         await import_memories(target, [header, line], source="v.jsonl")
     assert str(info.value).startswith("v.jsonl:2: error: ") and message in str(info.value)
     assert await target.count() == 0
+    await target.close()
+
+
+def test_a_line_past_the_limit_is_refused_without_reading_the_rest_of_it() -> None:
+    # A 300 MB line used to be read whole (637 MB RSS) before it was refused.
+    header = '{"format":"axon-memory","version":1}\n'
+    handle = io.StringIO(header + '{"memory":"N","value":"' + "a" * (3 * MAX_LINE_CHARS) + '"}\n')
+    lines = read_lines(handle, "huge.jsonl")
+    assert next(lines) == header
+    with pytest.raises(TransferError) as caught:
+        next(lines)
+    assert str(caught.value) == (
+        "huge.jsonl:2: error: line is more than 8,388,608 characters long (at most 8,388,608)"
+    )
+    assert handle.tell() == len(header) + MAX_LINE_CHARS + 1  # the rest was never read
+    exact = io.StringIO("b" * (MAX_LINE_CHARS - 1) + "\n")  # at the limit: read whole
+    assert [len(line) for line in read_lines(exact, "ok.jsonl")] == [MAX_LINE_CHARS]
+
+
+async def test_json_errors_read_as_sentences(tmp_path: Path) -> None:
+    # json says "Unterminated string starting at"; "... at at column 38" was doubled.
+    header = json.dumps({"format": "axon-memory", "version": 1})
+    target = _sqlite(tmp_path, FakeClock(), "bad")
+    with pytest.raises(TransferError) as info:
+        await import_memories(target, [header + "\n", '{"memory": "A", "key": "z", "value": "x'])
+    assert str(info.value).endswith("not JSON (Unterminated string starting at column 38)")
     await target.close()

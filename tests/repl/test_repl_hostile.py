@@ -152,3 +152,19 @@ def test_preloading_a_file_that_is_not_axon_echoes_none_of_it(tmp_path: Path) ->
 def test_execute_none_is_a_clear_type_error(repl: Repl) -> None:
     with pytest.raises(TypeError, match=r"^Session.execute: text must be a str, not NoneType$"):
         repl.session.execute(None)  # type: ignore[arg-type]
+
+
+def test_a_file_that_is_not_utf8_names_the_line_and_shows_it(tmp_path: Path) -> None:
+    # `axon repl FILE` and `.load FILE` said only "at byte 44", with no line or caret.
+    program = tmp_path / "latin1.axon"
+    program.write_bytes(b'memory N { store: session }\nremember("caf\xe9") -> N\n')
+    shown = [
+        f"{program}:2:14: error: not UTF-8 text (invalid continuation byte: byte 0xe9 at "
+        "offset 41)",
+        '   2 | remember("caf\ufffd") -> N',
+        "     |              ^",
+    ]
+    preload = run_axon_repl(["--memory-dir", str(tmp_path), str(program)], "", cwd=tmp_path)
+    assert preload.returncode == 1 and preload.stderr.splitlines() == shown
+    load = run_axon_repl(["--memory-dir", str(tmp_path)], f".load {program}\n", cwd=tmp_path)
+    assert load.stderr.splitlines() == shown

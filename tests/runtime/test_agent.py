@@ -470,6 +470,33 @@ def test_records_given_to_the_constructor_must_be_records() -> None:
         InMemoryMemory([{"content": "x"}])  # type: ignore[list-item]
 
 
+@pytest.mark.parametrize(
+    ("records", "message"),
+    [
+        ([MemoryRecord("a", id="1"), MemoryRecord("b", id="1")],
+         "record 1 ('id'): '1' is already the id of record 0"),
+        ([MemoryRecord(5)], "record 0 ('content'): must be a str, got int"),  # type: ignore[arg-type]
+        ([MemoryRecord("a", {"s": {1}})], "record 0 ('metadata'): metadata['s'] is"),
+        ([MemoryRecord("a", {"n": float("nan")})], "record 0 ('metadata'): metadata['n'] is nan"),
+        ([MemoryRecord("a", [1])], "record 0 ('metadata'): must be a dict, got list"),  # type: ignore[arg-type]
+    ],
+)
+def test_the_constructor_checks_its_records_as_load_does(
+    records: list[MemoryRecord], message: str
+) -> None:
+    # Unchecked, a duplicated id made a dump() that load() refuses, an int content an
+    # AttributeError in recall.
+    with pytest.raises(MemoryLoadError) as info:
+        InMemoryMemory(records)
+    assert str(info.value).startswith(f"InMemoryMemory: {message}")
+    dicts = [{"content": r.content, "metadata": r.metadata, "id": r.id} for r in records]
+    with pytest.raises(MemoryLoadError) as loaded:
+        InMemoryMemory.load(dicts)
+    assert str(loaded.value).removeprefix("InMemoryMemory.load: ") == str(
+        info.value
+    ).removeprefix("InMemoryMemory: ")
+
+
 def test_memory_record_keeps_the_seeds_constructor_order() -> None:
     record = MemoryRecord("text", {"a": 1}, "id-1", 0.5)
     assert (record.content, record.metadata, record.id, record.score) == (

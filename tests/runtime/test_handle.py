@@ -369,6 +369,16 @@ def test_the_handle_refuses_what_the_checker_refuses_with_its_words(session: Ses
         notes.recall("x", retrieval="keywrd")
     with pytest.raises(AxonMemoryError, match="top_k in recall must be a positive integer"):
         notes.recall("x", top_k=0)
+    with pytest.raises(AxonCheckError) as too_many:
+        session.check('recall("x") from Notes with { top_k: 99999999999999999999 }')
+    with pytest.raises(AxonMemoryError) as caught:
+        notes.recall("x", top_k=99999999999999999999)  # past SQLite INTEGER: no OverflowError
+    assert too_many.value.diagnostics[0].message in str(caught.value)
+    assert caught.value.memory == "Notes"
+    with pytest.raises(AxonMemoryError, match="limit must be at most 1,000,000"):
+        notes.list(limit=2**64)
+    with pytest.raises(AxonMemoryError, match="limit must be at most 1,000,000"):
+        notes.page(limit=2**64)
     with pytest.raises(AxonMemoryError, match="where: 'n' must be a string, number"):
         notes.recall("x", where={"n": {"nested": 1}})
     assert notes.count() == 0  # nothing refused was written

@@ -101,6 +101,22 @@ def test_recall_ranks_across_tiers_with_tier_order_as_tie_break(session: Session
     assert [(r["key"], r["tier"]) for r in records[0]["results"]] == [("cats", "persistent")]
 
 
+def test_a_recalls_event_names_the_backends_of_the_tiers_it_searched(session: Session) -> None:
+    # `backend` was the memory's own binding (in_memory, its session tier) for any recall.
+    session.execute(MEMORY)
+    session.execute('recall("x") from A with { tiers: [persistent] }')
+    session.execute('recall("x") from A with { tiers: [ephemeral, session] }')
+    session.execute('recall("x") from A')
+    reads = [e["data"] for e in session.events if e["event_type"] == "memory_read"]
+    assert [(r["backend"], r["backends"], r["tiers"]) for r in reads] == [
+        ("sqlite", {"persistent": "sqlite"}, ["persistent"]),
+        ("in_memory", {"ephemeral": "in_memory", "session": "in_memory"},
+         ["ephemeral", "session"]),
+        ("sqlite", {"ephemeral": "in_memory", "session": "in_memory", "persistent": "sqlite"},
+         ["ephemeral", "session", "persistent"]),
+    ]
+
+
 def test_promotion_after_n_recalls_keeps_the_entry(session: Session, clock: FakeClock) -> None:
     session.execute(MEMORY)
     notes = session.memory("A")
