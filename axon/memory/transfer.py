@@ -66,11 +66,9 @@ import attrs
 from axon.errors import AxonError, AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.entry import (
-    RECORD_TYPES,
     MemoryEntry,
     NewEntry,
     encode_json,
-    is_number,
     json_kind,
     scope_of,
     validate_entry,
@@ -305,47 +303,6 @@ def _time_problem(field: str, value: Any, alternative: str = "") -> str:
     return f'"{field}" must be a number{alternative}, not {_kind_of(value)}'
 
 
-def _shown(value: Any) -> str:
-    text = encode_json(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _tags_problem(value: Any) -> str | None:
-    if isinstance(value, list) and all(isinstance(t, str) for t in value):
-        return None
-    return f'tags must be a list of strings, such as ["finance"], got {_shown(value)}'
-
-
-def _importance_problem(value: Any) -> str | None:
-    """A stored importance is a number from 0 to 1 (a remember turns a level into one)."""
-    if is_number(value) and 0.0 <= value <= 1.0:
-        return None
-    return f"importance must be a number from 0 to 1, got {_shown(value)}"
-
-
-def _type_problem(value: Any) -> str | None:
-    if isinstance(value, str) and value in RECORD_TYPES:
-        return None
-    return f"type must be one of {', '.join(RECORD_TYPES)}, got {_shown(value)}"
-
-
-def _related_problem(value: Any) -> str | None:
-    if isinstance(value, list) and all(isinstance(k, str) and k.strip() for k in value):
-        return None
-    return f'related must be a list of entry keys, such as ["q3_summary"], got {_shown(value)}'
-
-
-_RECORD_FIELD_CHECKS: dict[str, Callable[[Any], str | None]] = {
-    "tags": _tags_problem,
-    "importance": _importance_problem,
-    "type": _type_problem,
-    "related": _related_problem,
-}
-"""The metadata fields a remember sets from its options, checked as a handle checks
-those options (`axon.compiler.check_options`; the engine does not import the compiler,
-so the rules are restated here, in its words): stored as they came, a `tags: "work"`
-or `importance: 7` would be read back as what no remember writes, and break filters
-and ranking."""
 
 
 
@@ -422,14 +379,6 @@ def parse_record(data: Any, where: str) -> NewEntry:
             f"{_time_problem('expires_at', expires, ' or null')}",
             where=where,
         )
-    for name, check in _RECORD_FIELD_CHECKS.items():
-        if name in metadata:
-            problem = check(metadata[name])
-            if problem is not None:
-                raise TransferError(
-                    f"memory '{memory}', key {key!r}: metadata \"{name}\": {problem}",
-                    where=where,
-                )
     meta = {**metadata, "scope": memory}
     try:
         validate_entry(key, data["value"], meta, memory=memory)
