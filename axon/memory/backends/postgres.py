@@ -19,7 +19,7 @@
   through pg_trgm indexes) and scores in Python with the seed's 1.0/0.7/0.4;
   `keyword` matches the query's Porter stems against each row's `terms` (GIN),
   ranks the matches by BM25 in SQL with the memory's own statistics
-  (`scope_stats`; only the rows of the rarer words when that provably changes
+  (`scope_stats`, `term_stats`; only the rows of the rarer words when that provably changes
   nothing, `_best_ranked`) and scores the best of them with
   `scores.keyword_score`, as every backend does; `semantic` is pgvector cosine
   distance on an HNSW index per embedding model (score = 1 - distance) with
@@ -142,6 +142,7 @@ class _Fragments:
         self.schema = sql.Identifier(schema)
         self.entries = sql.Identifier(schema, "entries")
         self.scope_stats = sql.Identifier(schema, "scope_stats")
+        self.term_stats = sql.Identifier(schema, "term_stats")
         self.vgen_seq = sql.Literal(f'"{schema}".vgen_seq')
         self.columns = sql.SQL(
             "e.id, e.scope, e.key, e.value, e.metadata, e.timestamp, e.expires_at"
@@ -673,7 +674,7 @@ class PostgresBackend(MemoryBackend):
         `max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)` of them (more when
         filters reject some). Each is then scored by `scores.keyword_score` from
         its key, text and context, with the statistics of its scope (`scope_stats`,
-        and each query term's document count in that scope), so score and order
+        and each query term's document count in that scope, `term_stats`), so score and order
         are those of every other backend; ties go newest first.
         """
         terms = list(dict.fromkeys(stem(word) for word in query_terms(query)[:MAX_QUERY_TERMS]))
@@ -794,9 +795,10 @@ class PostgresBackend(MemoryBackend):
     ) -> ScopeStats:
         """BM25 statistics of `scope` (of the whole store if `every`) for the query `terms`.
 
-        One statement. Entries and lengths come from `scope_stats`; a term's
-        document count is counted among the scope's rows (GIN), expired rows
-        included, as the other backends count them until the rows are purged.
+        One statement, reading one row per scope (`scope_stats`: entries and lengths)
+        and one per query term and scope (`term_stats`, schema 5: its document
+        count, `linked_docs` when `linked`), both kept by the write's own triggers.
+        Expired rows count until they are purged, as in the other backends.
         """
         q = self._q
         where, params = (
@@ -806,33 +808,25 @@ class PostgresBackend(MemoryBackend):
             if scope is None
             else (q.sql.SQL("scope = %s"), (scope,))
         )
-        holds = q.sql.SQL(
-            "(terms @> ARRAY[%s]::text[] OR context_terms @> ARRAY[%s]::text[])"
-            if linked
-            else "terms @> ARRAY[%s]::text[]"
-        )
-        count = q.query(
-            ", (SELECT count(*) FROM {entries} WHERE {where} AND {holds})", where=where, holds=holds
-        )
-        count_params: list[Any] = []
-        for term in terms:
-            count_params.extend((*params, term, term) if linked else (*params, term))
         row = conn.execute(
             q.query(
                 "SELECT (SELECT array[count(*), sum(docs), sum(length), sum(context_length)] "
-                "FROM {scope_stats} WHERE {where}){counts}",
+                "FROM {scope_stats} WHERE {where}), "
+                "(SELECT array_agg(array[term, n::text]) FROM (SELECT term, sum({column}) AS n "
+                "FROM {term_stats} WHERE term = ANY(%s::text[]) AND {where} GROUP BY term) AS d)",
                 scope_stats=q.scope_stats,
+                term_stats=q.term_stats,
                 where=where,
-                counts=q.sql.SQL("").join([count] * len(terms)),
+                column=q.sql.SQL("linked_docs" if linked else "docs"),
             ),
-            (*params, *count_params),
+            (*params, list(terms), *params),
         ).fetchone()
         assert row is not None
         found, docs, length, context_length = row[0]
         if not found:
             return ScopeStats(0, 0.0)
         total = float(length) + (CONTEXT_WEIGHT * float(context_length) if linked else 0.0)
-        df = {term: int(count) for term, count in zip(terms, row[1:], strict=True) if count}
+        df = {term: int(count) for term, count in row[1] or () if int(count)}
         return ScopeStats(int(docs), total, df)
 
     def _rank_sql(
