@@ -62,6 +62,7 @@ from axon.memory.backends.postgres_pool import (
 )
 from axon.memory.backends.postgres_schema import (
     DEFAULT_SCHEMA,
+    MAX_TERM_CHARS,
     SCHEMA_ENV,
     check_schema_name,
     counted_terms,
@@ -692,7 +693,15 @@ class PostgresBackend(MemoryBackend):
             if linked
             else q.sql.SQL("e.length")
         )
-        context = q.sql.SQL("e.context" if linked else "NULL")
+        context = q.sql.SQL(
+            "e.context, e.context_terms, e.context_counts, e.context_length"
+            if linked
+            else "NULL, NULL, NULL, NULL"
+        )
+        # The stored terms and counts are those `entry_counts` would compute from the
+        # key, text and context (`postgres_schema.entry_terms`), less the words too long
+        # to index: a query holding one is scored from the text itself.
+        from_text = any(len(term) > MAX_TERM_CHARS for term in terms)
 
         def body(conn: Connection[Any]) -> list[MemoryEntry]:
             stats: dict[str | None, ScopeStats] = {}
@@ -707,7 +716,8 @@ class PostgresBackend(MemoryBackend):
                 """The best `want` live rows holding a term of `holding` (all: -1), with
                 their rank (`_rank_sql`, over every query term) last."""
                 statement = q.query(
-                    "SELECT {columns}, e.text, {context}, {ranking} AS rank FROM {entries} AS e "
+                    "SELECT {columns}, e.text, e.terms, e.term_counts, e.length, {context}, "
+                    "{ranking} AS rank FROM {entries} AS e "
                     "WHERE {match} AND {live}{where} "
                     "ORDER BY rank DESC, e.timestamp DESC, e.id{limit}",
                     context=context,
@@ -733,13 +743,13 @@ class PostgresBackend(MemoryBackend):
                 stats[name] = self._scope_stats(conn, name, terms, linked)
             scored = []
             for row in kept:
-                text_context = row[8] if linked else None
-                score = keyword_score(
-                    terms,
-                    entry_counts(row[2], row[7], text_context),
-                    entry_length(row[2], row[7], text_context),
-                    stats[row[1]],
-                )
+                if from_text:
+                    text_context = row[11] if linked else None
+                    counts = entry_counts(row[2], row[7], text_context)
+                    size = entry_length(row[2], row[7], text_context)
+                else:
+                    counts, size = _stored_counts(row, linked)
+                score = keyword_score(terms, counts, size, stats[row[1]])
                 scored.append((*best_first(score, float(row[5]), int(row[0])), row, score))
             scored.sort(key=lambda item: item[:3])
             return [self._entry(item[3], item[4]) for item in scored[:top_k]]
@@ -1088,6 +1098,19 @@ class PostgresBackend(MemoryBackend):
             self._q.sql.SQL("{} AND e.key = %s").format(where),
             [(VectorParam(vector), *params, key) for key, vector in items],
         )
+
+
+def _stored_counts(row: Row, linked: bool) -> tuple[dict[str, float], float]:
+    """`scores.entry_counts` and `entry_length` of a keyword candidate, from its stored
+    `terms`, `term_counts` and `length` (row[8:11]) and, when `linked`, its context's
+    (row[12:15]): the same numbers, without tokenising and stemming the texts again."""
+    counts: dict[str, float] = dict(zip(row[8], row[9], strict=True))
+    length = float(row[10])
+    if linked:
+        for term, count in zip(row[12], row[13], strict=True):
+            counts[term] = counts.get(term, 0.0) + CONTEXT_WEIGHT * count
+        length += CONTEXT_WEIGHT * row[14]
+    return counts, length
 
 
 def _env_pool_size() -> int:
