@@ -411,6 +411,12 @@ async def test_a_word_too_long_for_the_index_is_stored_and_counted(pg: PostgresB
     [found] = await pg.retrieve("attachment", 5, mode="keyword")
     assert found.key == "blob"
     assert await pg.retrieve(blob, 5, mode="keyword") == []
+    # Found through its other word, the entry is scored with the long one too (from its
+    # text, not the stored terms, which lack it): it ranks above a shorter entry
+    # holding only the other word. (Its document count is 0, as nothing indexes it.)
+    await pg.store("other", "attachment")
+    got = await pg.retrieve(f"attachment {blob}", 5, mode="keyword")
+    assert [e.key for e in got] == ["blob", "other"] and got[0].score > got[1].score
 
 
 async def test_keyword_reading_only_rare_terms_rows_changes_no_result(
