@@ -235,6 +235,10 @@ def split_postgres(n: int, batch: int, schema: str, repeats: int, only: str | No
                 seconds[group].append(spent)
                 if repeat == repeats - 1:
                     reads[group] = read_costs(conn, dsn, schema, texts)
+                print(
+                    f"  ({group}: {n / spent:,.0f} rows/s, load {os.getloadavg()[0]:.1f})",
+                    flush=True,
+                )
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
         conn.execute(f'DROP SCHEMA IF EXISTS "{source}" CASCADE')
     full = statistics.median(seconds["every index and trigger"])
