@@ -478,11 +478,16 @@ BEGIN
                      sum(context_length) AS context_length
               FROM old_rows GROUP BY scope) AS d
         WHERE t.scope IS NOT DISTINCT FROM d.scope;
-        DELETE FROM {s}.scope_stats WHERE docs <= 0;
+        -- A memory left empty (a clear) loses its counts at once, without counting.
+        IF EXISTS (SELECT FROM {s}.scope_stats WHERE docs <= 0) THEN
+            DELETE FROM {s}.term_stats AS t USING {s}.scope_stats AS k
+            WHERE k.docs <= 0 AND t.scope IS NOT DISTINCT FROM k.scope;
+        END IF;
         INSERT INTO {s}.term_stats AS t (term, scope, docs, linked_docs) {deleted}
         ON CONFLICT (term, scope) DO UPDATE SET docs = t.docs + excluded.docs,
             linked_docs = t.linked_docs + excluded.linked_docs;
-        {prune}
+        {prune_kept}
+        DELETE FROM {s}.scope_stats WHERE docs <= 0;
     END IF;
     RETURN NULL;
 END
@@ -496,7 +501,17 @@ _TERM_PRUNE = (
     "DELETE FROM {s}.term_stats WHERE linked_docs <= 0 AND term = ANY (ARRAY("
     "SELECT DISTINCT u.term FROM old_rows AS r, unnest(r.terms || r.context_terms) AS u(term)));"
 )
-"""Drop the counts a rewrite or delete brought to zero: a term no entry holds has no row."""
+"""Drop the counts a rewrite or delete brought to zero: a term no entry holds has no row.
+`term = ANY(array)` is read through the index on (term, scope) whatever the array's
+size; a join is planned as a scan of the whole table (its size is unknown here)."""
+
+
+_KEPT = (
+    "(SELECT o.* FROM old_rows AS o JOIN {s}.scope_stats AS k "
+    "ON k.scope IS NOT DISTINCT FROM o.scope WHERE k.docs > 0)"
+)
+"""The deleted rows of the memories that still hold entries (`scope_stats` has few rows):
+the counts of the others were dropped whole."""
 
 
 def _term_stats_function(s: str) -> str:
@@ -504,7 +519,8 @@ def _term_stats_function(s: str) -> str:
         _STATS_FUNCTION_V5.replace("{s}", s)
         .replace("{inserted}", _term_changes(("new_rows", 1)))
         .replace("{rewritten}", _term_changes(("new_rows", 1), ("old_rows", -1)))
-        .replace("{deleted}", _term_changes(("old_rows", -1)))
+        .replace("{deleted}", _term_changes((_KEPT.replace("{s}", s), -1)))
+        .replace("{prune_kept}", _TERM_PRUNE.replace("old_rows", _KEPT).replace("{s}", s))
         .replace("{prune}", _TERM_PRUNE.replace("{s}", s))
     )
 
