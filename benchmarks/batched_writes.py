@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import json
 import os
@@ -137,29 +138,56 @@ def split_sqlite(n: int, batch: int) -> None:
     print(f"  {1 - sum(spent.values()) / total:6.1%}  Python (validation, rows, tokenising)")
 
 
-GROUPS = {
-    "every index and trigger": [],
-    "without the text trigram index": ["DROP INDEX {s}.entries_text_trgm"],
-    "without both trigram indexes": [
-        "DROP INDEX {s}.entries_text_trgm",
-        "DROP INDEX {s}.entries_key_trgm",
-    ],
-    "without the terms GIN indexes": [
-        "DROP INDEX {s}.entries_terms",
-        "DROP INDEX {s}.entries_context_terms",
-    ],
-    "without any GIN index": [
-        "DROP INDEX {s}.entries_text_trgm",
-        "DROP INDEX {s}.entries_key_trgm",
-        "DROP INDEX {s}.entries_terms",
-        "DROP INDEX {s}.entries_context_terms",
-    ],
-    "without the statistics triggers": ["ALTER TABLE {s}.entries DISABLE TRIGGER USER"],
+GIN = ("entries_text_trgm", "entries_key_trgm", "entries_terms", "entries_context_terms")
+PENDING_KB = 65536
+"""`gin_pending_list_limit` (kB) of the pending-list groups: inserts append to the list."""
+
+Group = tuple[list[str], list[str], list[str]]
+"""Statements run once on the fresh schema, in each batch's transaction before its
+insert, and after its insert (timed with it)."""
+
+GROUPS: dict[str, Group] = {
+    "every index and trigger": ([], [], []),
+    "without the text trigram index": (["DROP INDEX {s}.entries_text_trgm"], [], []),
+    "without both trigram indexes": (
+        ["DROP INDEX {s}.entries_text_trgm", "DROP INDEX {s}.entries_key_trgm"],
+        [],
+        [],
+    ),
+    "without the terms GIN indexes": (
+        ["DROP INDEX {s}.entries_terms", "DROP INDEX {s}.entries_context_terms"],
+        [],
+        [],
+    ),
+    "without any GIN index": ([f"DROP INDEX {{s}}.{name}" for name in GIN], [], []),
+    "without the statistics triggers": (["ALTER TABLE {s}.entries DISABLE TRIGGER USER"], [], []),
+    "GIN fastupdate off": (
+        [f"ALTER INDEX {{s}}.{name} SET (fastupdate = off)" for name in GIN],
+        [],
+        [],
+    ),
+    "GIN pending list 64 MB": (
+        [f"ALTER INDEX {{s}}.{name} SET (gin_pending_list_limit = {PENDING_KB})" for name in GIN],
+        [],
+        [],
+    ),
+    "GIN pending list 64 MB, work_mem 256 MB": (
+        [f"ALTER INDEX {{s}}.{name} SET (gin_pending_list_limit = {PENDING_KB})" for name in GIN],
+        ["SET LOCAL work_mem = '256MB'"],
+        [],
+    ),
+    "GIN pending list 64 MB, merged per batch": (
+        [f"ALTER INDEX {{s}}.{name} SET (gin_pending_list_limit = {PENDING_KB})" for name in GIN],
+        [],
+        [f"SELECT gin_clean_pending_list('{{s}}.{name}'::regclass)" for name in GIN],
+    ),
 }
 
 
-def split_postgres(n: int, batch: int, schema: str, repeats: int) -> None:
-    """Server time of inserting the same rows, batch by batch, per group of indexes."""
+def split_postgres(n: int, batch: int, schema: str, repeats: int, only: str | None) -> None:
+    """Server time of inserting the same rows, batch by batch, per group of indexes; then,
+    per group, keyword and exact recall right after the last batch, and again once the
+    GIN pending lists are merged (`gin_clean_pending_list`, timed)."""
     import psycopg
 
     dsn = os.environ["AXON_PG_DSN"]
@@ -169,24 +197,48 @@ def split_postgres(n: int, batch: int, schema: str, repeats: int) -> None:
         "scope, key, key_lc, value, text, text_lc, metadata, timestamp, expires_at, terms, "
         "term_counts, length, context, context_terms, context_counts, context_length"
     )
-    seconds: dict[str, list[float]] = {group: [] for group in GROUPS}
+    groups = {
+        k: v
+        for k, v in GROUPS.items()
+        if only is None
+        or k == "every index and trigger"
+        or any(part and part in k for part in only.split(","))
+    }
+    seconds: dict[str, list[float]] = {group: [] for group in groups}
+    reads: dict[str, str] = {}
     with psycopg.connect(dsn, autocommit=True) as conn:
-        for _ in range(repeats):
-            for group, statements in GROUPS.items():
+        texts = [
+            t
+            for (t,) in conn.execute(
+                f'SELECT text FROM "{source}".entries ORDER BY id LIMIT 20 OFFSET 5000'
+            )
+        ]
+        for repeat in range(repeats):
+            for group, (setup, before, after) in groups.items():
                 fresh_schema(dsn, schema)
-                for statement in statements:
+                for statement in setup:
                     conn.execute(statement.format(s=f'"{schema}"'))
                 spent = 0.0
                 for low in range(0, n, batch):
                     start = time.perf_counter()
                     with conn.transaction():
+                        for statement in before:
+                            conn.execute(statement)
                         conn.execute(
                             f'INSERT INTO "{schema}".entries ({columns}) SELECT {columns} '
                             f'FROM "{source}".entries WHERE id > %s AND id <= %s ORDER BY id',
                             (low, low + batch),
                         )
+                        for statement in after:
+                            conn.execute(statement.format(s=f'"{schema}"'))
                     spent += time.perf_counter() - start
                 seconds[group].append(spent)
+                if repeat == repeats - 1:
+                    reads[group] = read_costs(conn, dsn, schema, texts)
+                print(
+                    f"  ({group}: {n / spent:,.0f} rows/s, load {os.getloadavg()[0]:.1f})",
+                    flush=True,
+                )
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
         conn.execute(f'DROP SCHEMA IF EXISTS "{source}" CASCADE')
     full = statistics.median(seconds["every index and trigger"])
@@ -197,9 +249,52 @@ def split_postgres(n: int, batch: int, schema: str, repeats: int) -> None:
     for group, values in seconds.items():
         median = statistics.median(values)
         print(
-            f"  {group:34s} {n / median:9,.0f} rows/s  ({median:6.1f} s, "
-            f"saves {1 - median / full:.0%})"
+            f"  {group:42s} {n / median:9,.0f} rows/s  ({median:6.1f} s, "
+            f"saves {1 - median / full:.0%}); {reads[group]}"
         )
+
+
+def read_costs(conn: Any, dsn: str, schema: str, texts: list[str]) -> str:
+    """Keyword and exact recall medians now, and after merging the GIN pending lists."""
+    from axon.memory.backends.postgres import PostgresBackend
+
+    pending = conn.execute(
+        "SELECT sum(pg_relation_size(c.oid)) FROM pg_class AS c JOIN pg_namespace AS n "
+        "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = ANY(%s)",
+        (schema, list(GIN)),
+    ).fetchone()
+    words = [" ".join(text.split()[:2]) for text in texts]
+    needles = [text[3:12].upper() for text in texts]
+
+    async def medians() -> tuple[float, float]:
+        backend = PostgresBackend(location=dsn, schema=schema, pool_size=1)
+        try:
+            times: dict[str, list[float]] = {"keyword": [], "exact": []}
+            for mode, queries in (("keyword", words), ("exact", needles)):
+                for query in queries:
+                    start = time.perf_counter()
+                    await backend.retrieve(query, 10, "bench", mode=mode)
+                    times[mode].append(time.perf_counter() - start)
+            return (
+                statistics.median(times["keyword"]) * 1000,
+                statistics.median(times["exact"]) * 1000,
+            )
+        finally:
+            await backend.close()
+
+    keyword, exact = asyncio.run(medians())
+    start = time.perf_counter()
+    for name in GIN:
+        with contextlib.suppress(Exception):  # a dropped index
+            conn.execute(f"SELECT gin_clean_pending_list('\"{schema}\".{name}'::regclass)")
+    merge = time.perf_counter() - start
+    keyword_after, exact_after = asyncio.run(medians())
+    size = int(pending[0] or 0) / 1e6 if pending else 0.0
+    return (
+        f"recall keyword {keyword:.1f} ms, exact {exact:.1f} ms; merging the pending lists "
+        f"{merge:.1f} s, then keyword {keyword_after:.1f} ms, exact {exact_after:.1f} ms "
+        f"(GIN {size:.0f} MB)"
+    )
 
 
 def fresh_schema(dsn: str, schema: str) -> None:
@@ -235,13 +330,16 @@ def main() -> None:
     parser.add_argument("--schema", default="axon_bench_copy", help="PostgreSQL schema (dropped)")
     parser.add_argument("--profile", metavar="BACKEND", help="one profiled run, this checkout")
     parser.add_argument("--split", metavar="BACKEND", help="where the time goes, this checkout")
+    parser.add_argument(
+        "--only", help="--split pgvector: the groups whose name holds one of these (commas)"
+    )
     parser.add_argument("--child", metavar="BACKEND", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.split == "sqlite":
         split_sqlite(args.n, args.batch)
         return
     if args.split:
-        split_postgres(args.n, args.batch, args.schema, args.repeats)
+        split_postgres(args.n, args.batch, args.schema, args.repeats, args.only)
         return
     if args.child or args.profile:
         name = args.child or args.profile

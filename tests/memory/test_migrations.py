@@ -1,7 +1,7 @@
 """Stores written by older AXON versions, opened by today's code: nothing lost, nothing stale.
 
 The fixtures in `fixtures/` were written by the AXON releases that used each old
-schema (SQLite 3, 4, 5 and 6, PostgreSQL 1, 2 and 3; `fixtures/make_fixtures.py` says how),
+schema (SQLite 3, 4, 5 and 6, PostgreSQL 1, 2, 3 and 4; `fixtures/make_fixtures.py` says how),
 with rows chosen so that every later migration has work to do on them. Opening an
 old store must migrate it to the current schema so that it holds exactly what a
 store written by the newest fixture's code holds after the same migration: the
@@ -29,7 +29,7 @@ from tests.memory.fixtures.make_fixtures import ROWS, T0
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SQLITE_FIXTURES = ["sqlite_v3.db", "sqlite_v4.db", "sqlite_v5.db", "sqlite_v6.db"]
-POSTGRES_FIXTURES = ["postgres_v1.sql", "postgres_v2.sql", "postgres_v3.sql"]
+POSTGRES_FIXTURES = ["postgres_v1.sql", "postgres_v2.sql", "postgres_v3.sql", "postgres_v4.sql"]
 
 QUERIES = [
     "Kaffeemaschine",

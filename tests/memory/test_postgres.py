@@ -303,10 +303,34 @@ def _stats_agree(pg_dsn: str, schema: str) -> dict[str | None, tuple[int, int, i
         )
     }
     assert got == {scope: tuple(totals) for scope, totals in want.items()}
+    assert _term_stats(pg_dsn, schema) == _term_stats_of_rows(rows)
     return got
 
 
-@pytest.mark.parametrize("name", ["postgres_v1.sql", "postgres_v2.sql"])
+TermStats = dict[tuple[str, str | None], tuple[int, int]]
+"""`term_stats`: (term, scope) -> (docs, linked_docs)."""
+
+
+def _term_stats(pg_dsn: str, schema: str) -> TermStats:
+    """`term_stats` as stored: (term, scope) -> (docs, linked_docs)."""
+    found = raw(pg_dsn, f'SELECT term, scope, docs, linked_docs FROM "{schema}".term_stats')
+    return {(term, scope): (int(docs), int(linked)) for term, scope, docs, linked in found}
+
+
+def _term_stats_of_rows(rows: list[tuple[Any, ...]]) -> TermStats:
+    """Each (term, scope)'s rows holding the term in `terms`, and in `terms` or
+    `context_terms` (what keyword recall counted per query before schema 5)."""
+    docs: Counter[tuple[str, str | None]] = Counter()
+    linked: Counter[tuple[str, str | None]] = Counter()
+    for scope, _key, _text, _context, terms, _counts, _length, context_terms, _c in rows:
+        docs.update((term, scope) for term in set(terms))
+        linked.update((term, scope) for term in set(terms) | set(context_terms))
+    return {pair: (docs[pair], linked[pair]) for pair in linked}
+
+
+@pytest.mark.parametrize(
+    "name", ["postgres_v1.sql", "postgres_v2.sql", "postgres_v3.sql", "postgres_v4.sql"]
+)
 async def test_old_schemas_get_terms_and_scope_stats_when_migrated(
     name: str, pg_dsn: str, tmp_path: Path
 ) -> None:
@@ -320,8 +344,13 @@ async def test_old_schemas_get_terms_and_scope_stats_when_migrated(
         stats = _stats_agree(pg_dsn, schema)
         [(rows,)] = raw(pg_dsn, f'SELECT count(*) FROM "{schema}".entries')
         assert rows > 0 and sum(docs for docs, _, _ in stats.values()) == rows
+        assert len(_term_stats(pg_dsn, schema)) > 20  # counted by the migration (schema 5)
         await backend.store("new", "after the migration", {"scope": "Notes"})
+        await backend.store("standup", "Standup moved to Tuesdays", {"scope": "Notes"})
+        assert await backend.delete("invoice_globex", "Notes")
         _stats_agree(pg_dsn, schema)  # the triggers keep it from then on
+        # Held only by the context of the entry stored after it: a linked recall's count.
+        assert _term_stats(pg_dsn, schema)[("globex", "Notes")] == (0, 1)
     finally:
         await backend.close()
 
@@ -337,17 +366,31 @@ async def test_scope_stats_follow_every_write_delete_clear_and_purge(
     await pg.store_many(  # COPY path, with overwrites inside the batch
         [NewEntry(f"k{i % 50}", f"word{i} and more {i}", {"scope": "T"}) for i in range(100)]
     )
+    await pg.store_many(  # COPY path replacing 40 stored rows (staged upsert) and 40 new
+        [NewEntry(f"k{i}", f"rewritten {i % 7} cats", {"scope": "T"}) for i in range(10, 90)]
+    )
     await pg.store_many(
         [NewEntry(f"e{i}", "soon gone", expires_at=clock.now + 1) for i in range(9)]
     )
     _stats_agree(pg_dsn, pg.schema)
+    assert _term_stats(pg_dsn, pg.schema)[("gone", None)] == (9, 9)  # expired, not purged
     assert await pg.delete("b", "S")
     await pg.clear("T")
     clock.advance(2)
     assert await pg.purge_expired() == 9
     assert _stats_agree(pg_dsn, pg.schema) == {"S": (1, 2, 0), None: (1, 4, 0)}
+    # Only the terms of what is left: "a" ("a cats") and "c" ("c Mice are small").
+    assert _term_stats(pg_dsn, pg.schema) == {
+        ("a", "S"): (1, 1),
+        ("cat", "S"): (1, 1),
+        ("c", None): (1, 1),
+        ("mice", None): (1, 1),
+        ("ar", None): (1, 1),
+        ("small", None): (1, 1),
+    }
     await pg.clear()
     assert _stats_agree(pg_dsn, pg.schema) == {}
+    assert _term_stats(pg_dsn, pg.schema) == {}
 
 
 async def test_keyword_matches_porter_stems_and_is_not_sql(pg: PostgresBackend) -> None:
@@ -368,6 +411,12 @@ async def test_a_word_too_long_for_the_index_is_stored_and_counted(pg: PostgresB
     [found] = await pg.retrieve("attachment", 5, mode="keyword")
     assert found.key == "blob"
     assert await pg.retrieve(blob, 5, mode="keyword") == []
+    # Found through its other word, the entry is scored with the long one too (from its
+    # text, not the stored terms, which lack it): it ranks above a shorter entry
+    # holding only the other word. (Its document count is 0, as nothing indexes it.)
+    await pg.store("other", "attachment")
+    got = await pg.retrieve(f"attachment {blob}", 5, mode="keyword")
+    assert [e.key for e in got] == ["blob", "other"] and got[0].score > got[1].score
 
 
 async def test_keyword_reading_only_rare_terms_rows_changes_no_result(

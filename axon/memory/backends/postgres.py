@@ -19,7 +19,7 @@
   through pg_trgm indexes) and scores in Python with the seed's 1.0/0.7/0.4;
   `keyword` matches the query's Porter stems against each row's `terms` (GIN),
   ranks the matches by BM25 in SQL with the memory's own statistics
-  (`scope_stats`; only the rows of the rarer words when that provably changes
+  (`scope_stats`, `term_stats`; only the rows of the rarer words when that provably changes
   nothing, `_best_ranked`) and scores the best of them with
   `scores.keyword_score`, as every backend does; `semantic` is pgvector cosine
   distance on an HNSW index per embedding model (score = 1 - distance) with
@@ -62,6 +62,7 @@ from axon.memory.backends.postgres_pool import (
 )
 from axon.memory.backends.postgres_schema import (
     DEFAULT_SCHEMA,
+    MAX_TERM_CHARS,
     SCHEMA_ENV,
     check_schema_name,
     counted_terms,
@@ -142,6 +143,7 @@ class _Fragments:
         self.schema = sql.Identifier(schema)
         self.entries = sql.Identifier(schema, "entries")
         self.scope_stats = sql.Identifier(schema, "scope_stats")
+        self.term_stats = sql.Identifier(schema, "term_stats")
         self.vgen_seq = sql.Literal(f'"{schema}".vgen_seq')
         self.columns = sql.SQL(
             "e.id, e.scope, e.key, e.value, e.metadata, e.timestamp, e.expires_at"
@@ -673,7 +675,7 @@ class PostgresBackend(MemoryBackend):
         `max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)` of them (more when
         filters reject some). Each is then scored by `scores.keyword_score` from
         its key, text and context, with the statistics of its scope (`scope_stats`,
-        and each query term's document count in that scope), so score and order
+        and each query term's document count in that scope, `term_stats`), so score and order
         are those of every other backend; ties go newest first.
         """
         terms = list(dict.fromkeys(stem(word) for word in query_terms(query)[:MAX_QUERY_TERMS]))
@@ -691,7 +693,15 @@ class PostgresBackend(MemoryBackend):
             if linked
             else q.sql.SQL("e.length")
         )
-        context = q.sql.SQL("e.context" if linked else "NULL")
+        context = q.sql.SQL(
+            "e.context, e.context_terms, e.context_counts, e.context_length"
+            if linked
+            else "NULL, NULL, NULL, NULL"
+        )
+        # The stored terms and counts are those `entry_counts` would compute from the
+        # key, text and context (`postgres_schema.entry_terms`), less the words too long
+        # to index: a query holding one is scored from the text itself.
+        from_text = any(len(term) > MAX_TERM_CHARS for term in terms)
 
         def body(conn: Connection[Any]) -> list[MemoryEntry]:
             stats: dict[str | None, ScopeStats] = {}
@@ -706,7 +716,8 @@ class PostgresBackend(MemoryBackend):
                 """The best `want` live rows holding a term of `holding` (all: -1), with
                 their rank (`_rank_sql`, over every query term) last."""
                 statement = q.query(
-                    "SELECT {columns}, e.text, {context}, {ranking} AS rank FROM {entries} AS e "
+                    "SELECT {columns}, e.text, e.terms, e.term_counts, e.length, {context}, "
+                    "{ranking} AS rank FROM {entries} AS e "
                     "WHERE {match} AND {live}{where} "
                     "ORDER BY rank DESC, e.timestamp DESC, e.id{limit}",
                     context=context,
@@ -732,13 +743,13 @@ class PostgresBackend(MemoryBackend):
                 stats[name] = self._scope_stats(conn, name, terms, linked)
             scored = []
             for row in kept:
-                text_context = row[8] if linked else None
-                score = keyword_score(
-                    terms,
-                    entry_counts(row[2], row[7], text_context),
-                    entry_length(row[2], row[7], text_context),
-                    stats[row[1]],
-                )
+                if from_text:
+                    text_context = row[11] if linked else None
+                    counts = entry_counts(row[2], row[7], text_context)
+                    size = entry_length(row[2], row[7], text_context)
+                else:
+                    counts, size = _stored_counts(row, linked)
+                score = keyword_score(terms, counts, size, stats[row[1]])
                 scored.append((*best_first(score, float(row[5]), int(row[0])), row, score))
             scored.sort(key=lambda item: item[:3])
             return [self._entry(item[3], item[4]) for item in scored[:top_k]]
@@ -794,9 +805,10 @@ class PostgresBackend(MemoryBackend):
     ) -> ScopeStats:
         """BM25 statistics of `scope` (of the whole store if `every`) for the query `terms`.
 
-        One statement. Entries and lengths come from `scope_stats`; a term's
-        document count is counted among the scope's rows (GIN), expired rows
-        included, as the other backends count them until the rows are purged.
+        One statement, reading one row per scope (`scope_stats`: entries and lengths)
+        and one per query term and scope (`term_stats`, schema 5: its document
+        count, `linked_docs` when `linked`), both kept by the write's own triggers.
+        Expired rows count until they are purged, as in the other backends.
         """
         q = self._q
         where, params = (
@@ -806,33 +818,25 @@ class PostgresBackend(MemoryBackend):
             if scope is None
             else (q.sql.SQL("scope = %s"), (scope,))
         )
-        holds = q.sql.SQL(
-            "(terms @> ARRAY[%s]::text[] OR context_terms @> ARRAY[%s]::text[])"
-            if linked
-            else "terms @> ARRAY[%s]::text[]"
-        )
-        count = q.query(
-            ", (SELECT count(*) FROM {entries} WHERE {where} AND {holds})", where=where, holds=holds
-        )
-        count_params: list[Any] = []
-        for term in terms:
-            count_params.extend((*params, term, term) if linked else (*params, term))
         row = conn.execute(
             q.query(
                 "SELECT (SELECT array[count(*), sum(docs), sum(length), sum(context_length)] "
-                "FROM {scope_stats} WHERE {where}){counts}",
+                "FROM {scope_stats} WHERE {where}), "
+                "(SELECT array_agg(array[term, n::text]) FROM (SELECT term, sum({column}) AS n "
+                "FROM {term_stats} WHERE term = ANY(%s::text[]) AND {where} GROUP BY term) AS d)",
                 scope_stats=q.scope_stats,
+                term_stats=q.term_stats,
                 where=where,
-                counts=q.sql.SQL("").join([count] * len(terms)),
+                column=q.sql.SQL("linked_docs" if linked else "docs"),
             ),
-            (*params, *count_params),
+            (*params, list(terms), *params),
         ).fetchone()
         assert row is not None
         found, docs, length, context_length = row[0]
         if not found:
             return ScopeStats(0, 0.0)
         total = float(length) + (CONTEXT_WEIGHT * float(context_length) if linked else 0.0)
-        df = {term: int(count) for term, count in zip(terms, row[1:], strict=True) if count}
+        df = {term: int(count) for term, count in row[1] or () if int(count)}
         return ScopeStats(int(docs), total, df)
 
     def _rank_sql(
@@ -1094,6 +1098,19 @@ class PostgresBackend(MemoryBackend):
             self._q.sql.SQL("{} AND e.key = %s").format(where),
             [(VectorParam(vector), *params, key) for key, vector in items],
         )
+
+
+def _stored_counts(row: Row, linked: bool) -> tuple[dict[str, float], float]:
+    """`scores.entry_counts` and `entry_length` of a keyword candidate, from its stored
+    `terms`, `term_counts` and `length` (row[8:11]) and, when `linked`, its context's
+    (row[12:15]): the same numbers, without tokenising and stemming the texts again."""
+    counts: dict[str, float] = dict(zip(row[8], row[9], strict=True))
+    length = float(row[10])
+    if linked:
+        for term, count in zip(row[12], row[13], strict=True):
+            counts[term] = counts.get(term, 0.0) + CONTEXT_WEIGHT * count
+        length += CONTEXT_WEIGHT * row[14]
+    return counts, length
 
 
 def _env_pool_size() -> int:

@@ -27,6 +27,12 @@ Everything AXON keeps lives in one PostgreSQL schema (default `axon`, or
   memory. Statement-level triggers on `entries` (transition tables) keep it in
   the transaction of every insert, update and delete, whichever statement does it
   (writes, deletes, clears, purges).
+- `term_stats (term, scope, docs, linked_docs)` (schema 5): per scope and term,
+  the rows whose `terms` hold it and those whose `terms` or `context_terms` do
+  (a linked recall's count), the BM25 document frequencies. The same statement
+  triggers keep it, in the write's transaction; a count that drops to zero
+  loses its row. Recall reads one row per query term instead of counting the
+  rows holding it (most of the memory for a common word).
 - Trigram indexes (schema 4, pg_trgm GIN): `entries_key_trgm` and
   `entries_text_trgm` on the key and text lower-cased as Python does
   (`KEY_LC_SQL`, `TEXT_LC_SQL`), so `exact`'s substring test (`LIKE`, its `%`,
@@ -409,7 +415,136 @@ def _v4(s: str) -> list[Any]:
     return [_trigram_indexes(s)]
 
 
-MIGRATIONS: tuple[Callable[[str], list[Any]], ...] = (_v1, _v2, _v3, _v4)
+_TERM_ROWS = """
+    SELECT r.scope, u.term, 1 AS own FROM {rows} AS r, unnest(r.terms) AS u(term)
+    UNION ALL
+    SELECT r.scope, u.term, 0 FROM {rows} AS r, unnest(r.context_terms) AS u(term)
+    WHERE u.term <> ALL (r.terms)"""
+"""One row per (entry, distinct term of its key, text or context) of `{rows}`: `own` is 1
+when the term is in the entry's `terms`. Summed per (scope, term), `own` is the
+term's document count and the number of rows its count for a linked recall
+(`terms` or `context_terms` holding it): what keyword recall counted per query,
+through the GIN indexes, before schema 5."""
+
+
+def _term_changes(*signed: tuple[str, int]) -> str:
+    """`term_stats` rows (term, scope, docs, linked_docs) to add for the transition tables
+    `signed` (name, +1 for rows that now exist, -1 for rows that no longer do), in
+    (term, scope) order so that concurrent writers lock the rows they share in the
+    same order; changes that cancel out (a rewrite keeping a term) are left out."""
+    parts = " UNION ALL ".join(
+        f"SELECT scope, term, {sign} * own AS own, {sign} AS linked FROM ("
+        + _TERM_ROWS.format(rows=rows)
+        + ") AS x"
+        for rows, sign in signed
+    )
+    return (
+        f"SELECT term, scope, sum(own), sum(linked) FROM ({parts}) AS c GROUP BY term, scope "
+        "HAVING sum(own) <> 0 OR sum(linked) <> 0 ORDER BY term, scope"
+    )
+
+
+_STATS_FUNCTION_V5 = """
+CREATE OR REPLACE FUNCTION {s}.entries_scope_stats() RETURNS trigger LANGUAGE plpgsql AS $body$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO {s}.scope_stats AS t (scope, docs, length, context_length)
+        SELECT scope, count(*), sum(length), sum(context_length) FROM new_rows
+        GROUP BY scope ORDER BY scope
+        ON CONFLICT (scope) DO UPDATE SET docs = t.docs + excluded.docs,
+            length = t.length + excluded.length,
+            context_length = t.context_length + excluded.context_length;
+        INSERT INTO {s}.term_stats AS t (term, scope, docs, linked_docs) {inserted}
+        ON CONFLICT (term, scope) DO UPDATE SET docs = t.docs + excluded.docs,
+            linked_docs = t.linked_docs + excluded.linked_docs;
+    ELSIF TG_OP = 'UPDATE' THEN
+        UPDATE {s}.scope_stats AS t SET length = t.length + d.length,
+            context_length = t.context_length + d.context_length
+        FROM (SELECT scope, sum(length) AS length, sum(context_length) AS context_length
+              FROM (SELECT scope, length, context_length FROM new_rows
+                    UNION ALL
+                    SELECT scope, -length, -context_length FROM old_rows) AS c
+              GROUP BY scope) AS d
+        WHERE t.scope IS NOT DISTINCT FROM d.scope
+          AND (d.length <> 0 OR d.context_length <> 0);
+        INSERT INTO {s}.term_stats AS t (term, scope, docs, linked_docs) {rewritten}
+        ON CONFLICT (term, scope) DO UPDATE SET docs = t.docs + excluded.docs,
+            linked_docs = t.linked_docs + excluded.linked_docs;
+        {prune}
+    ELSE
+        UPDATE {s}.scope_stats AS t SET docs = t.docs - d.docs, length = t.length - d.length,
+            context_length = t.context_length - d.context_length
+        FROM (SELECT scope, count(*) AS docs, sum(length) AS length,
+                     sum(context_length) AS context_length
+              FROM old_rows GROUP BY scope) AS d
+        WHERE t.scope IS NOT DISTINCT FROM d.scope;
+        -- A memory left empty (a clear) loses its counts at once, without counting.
+        IF EXISTS (SELECT FROM {s}.scope_stats WHERE docs <= 0) THEN
+            DELETE FROM {s}.term_stats AS t USING {s}.scope_stats AS k
+            WHERE k.docs <= 0 AND t.scope IS NOT DISTINCT FROM k.scope;
+        END IF;
+        INSERT INTO {s}.term_stats AS t (term, scope, docs, linked_docs) {deleted}
+        ON CONFLICT (term, scope) DO UPDATE SET docs = t.docs + excluded.docs,
+            linked_docs = t.linked_docs + excluded.linked_docs;
+        {prune_kept}
+        DELETE FROM {s}.scope_stats WHERE docs <= 0;
+    END IF;
+    RETURN NULL;
+END
+$body$
+"""
+"""Schema 3's statistics function, keeping `term_stats` as well: the same statement-level
+triggers run it, so the counts change in the transaction of every insert, rewrite and
+delete (writes, COPY batches, deletes, clears, expiry purges) and never drift."""
+
+_TERM_PRUNE = (
+    "DELETE FROM {s}.term_stats WHERE linked_docs <= 0 AND term = ANY (ARRAY("
+    "SELECT DISTINCT u.term FROM old_rows AS r, unnest(r.terms || r.context_terms) AS u(term)));"
+)
+"""Drop the counts a rewrite or delete brought to zero: a term no entry holds has no row.
+`term = ANY(array)` is read through the index on (term, scope) whatever the array's
+size; a join is planned as a scan of the whole table (its size is unknown here)."""
+
+
+_KEPT = (
+    "(SELECT o.* FROM old_rows AS o JOIN {s}.scope_stats AS k "
+    "ON k.scope IS NOT DISTINCT FROM o.scope WHERE k.docs > 0)"
+)
+"""The deleted rows of the memories that still hold entries (`scope_stats` has few rows):
+the counts of the others were dropped whole."""
+
+
+def _term_stats_function(s: str) -> str:
+    return (
+        _STATS_FUNCTION_V5.replace("{s}", s)
+        .replace("{inserted}", _term_changes(("new_rows", 1)))
+        .replace("{rewritten}", _term_changes(("new_rows", 1), ("old_rows", -1)))
+        .replace("{deleted}", _term_changes((_KEPT.replace("{s}", s), -1)))
+        .replace("{prune_kept}", _TERM_PRUNE.replace("old_rows", _KEPT).replace("{s}", s))
+        .replace("{prune}", _TERM_PRUNE.replace("{s}", s))
+    )
+
+
+def _v5(s: str) -> list[Any]:
+    """Each term's document count per scope (`term_stats`), kept by the statistics triggers.
+
+    Keyword recall read the counts by counting the scope's rows holding each query
+    term, which for a common word reads most of the memory; now it reads one row
+    per term. Existing entries are counted here, in the migration's transaction.
+    """
+    return [
+        f"CREATE TABLE {s}.term_stats (term text NOT NULL, scope text, "
+        "docs bigint NOT NULL, linked_docs bigint NOT NULL, "
+        "CONSTRAINT term_stats_term_scope UNIQUE NULLS NOT DISTINCT (term, scope))",
+        f"INSERT INTO {s}.term_stats (term, scope, docs, linked_docs) "
+        "SELECT term, scope, sum(own), count(*) FROM ("
+        + _TERM_ROWS.format(rows=f"{s}.entries")
+        + ") AS c GROUP BY term, scope",
+        _term_stats_function(s),
+    ]
+
+
+MIGRATIONS: tuple[Callable[[str], list[Any]], ...] = (_v1, _v2, _v3, _v4, _v5)
 """`MIGRATIONS[i](quoted_schema)` lists the steps taking version i to i + 1: SQL
 statements, or functions of the connection (run in the same transaction)."""
 
