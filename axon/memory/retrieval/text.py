@@ -14,10 +14,17 @@ query yourself: FTS5 stems them again, and Porter is not idempotent.
 
 from __future__ import annotations
 
-import functools
 import re
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+_ASCII_WORDS = bytes(
+    code + 32 if 65 <= code <= 90 else code if chr(code).isalnum() and code < 128 else 32
+    for code in range(256)
+)
+"""A `bytes.translate` table: ASCII capitals to lower case, letters and digits kept, every
+other ASCII byte a space. An ASCII text translated and split on whitespace gives exactly
+what `_TOKEN` finds in its lower-cased form, at about half the cost of the regex."""
 
 STOP_WORDS = frozenset(
     """
@@ -37,6 +44,8 @@ STOP_WORDS = frozenset(
 
 def tokenize(text: str) -> list[str]:
     """Lower-case word tokens (letters and digits) of `text`."""
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
     return _TOKEN.findall(text.lower())
 
 
@@ -213,19 +222,42 @@ def _porter(w: str) -> str:
     return w
 
 
-@functools.lru_cache(maxsize=65536)
+STEM_CACHE_SIZE = 1 << 17
+"""At most this many words are kept in `stem`'s cache (about 20 MB when full).
+
+The stemmer is pure Python (about 10 microseconds a word), and words repeat: a
+batch of writes looks up each token in a dict instead. When the cache is full it is
+emptied and refilled from what comes next, which keeps it bounded without the
+bookkeeping of a least-recently-used cache."""
+
+_STEMS: dict[str, str] = {}
+_DIGITS = frozenset("0123456789")
+
+
 def stem(token: str) -> str:
     """The Porter stem of a lower-case token (FTS5 `porter`); other tokens unchanged.
 
     Like FTS5, only ASCII letters and digits are stemmed; words in other scripts
     are returned as they are.
     """
-    return _porter(token)
+    found = _STEMS.get(token)
+    if found is None:
+        if token[-1:] in _DIGITS:
+            # Every Porter rule removes or rewrites a suffix of letters, so a word that
+            # ends in a digit (a number, a key such as "e123") is its own stem; such
+            # words rarely repeat, and are kept out of the cache.
+            return token
+        found = _porter(token)
+        if len(_STEMS) >= STEM_CACHE_SIZE:
+            _STEMS.clear()
+        _STEMS[token] = found
+    return found
 
 
 def index_terms(text: str) -> list[str]:
     """The stemmed tokens of a stored text, for an in-process BM25 index."""
-    return [stem(token) for token in tokenize(text)]
+    cached = _STEMS.get
+    return [cached(token) or stem(token) for token in tokenize(text)]
 
 
 CONTEXT_WEIGHT = 0.5
