@@ -31,6 +31,10 @@ from axon.memory.registry import BackendRegistry
 from axon.memory.registry import registry as default_registry
 from axon.source import NO_SPAN, Source, Span
 
+CONSTANT_OPTIONS = frozenset({"key", "tags", "metadata", "where", "related"})
+"""`with` options whose values are data (a key, tags, metadata, a filter, keys), where
+a name bound in the program would otherwise be read as its own text."""
+
 STEP_FIELDS = ("ask", "confidence_floor", "given", "output", "probe", "reason", "use", "weave")
 EFFORTS = ("high", "low", "max", "medium")
 ON_FAILURE = ir.ON_FAILURE_KINDS
@@ -476,9 +480,41 @@ class Checker:
             memory = symbol.node
         return memory
 
+    def _check_constant_options(self, options: ast.MapValue | None, bound: set[str]) -> None:
+        """A bound name where a `with` option takes a constant is an error, never its text.
+
+        `with { key: k }`, `metadata: { who: t }`, `where: { speaker: t }`, `tags: [t]`
+        and `related: [k]` take their values as written: a bare word is the text of
+        the word (`retrieval: semantic`, `tier: session`), so a flow parameter or a
+        `let` name there would silently store or match the name itself. Names bound
+        where the statement runs are refused instead, at the name.
+        """
+        if options is None:
+            return
+        for f in options.fields:
+            if f.name not in CONSTANT_OPTIONS:
+                continue
+            values = (
+                [g.value for g in f.value.fields]
+                if isinstance(f.value, ast.MapValue)
+                else [f.value]
+            )
+            for value in values:
+                for name in names_in(value):
+                    if name.parts[0] not in bound:
+                        continue
+                    self.error(
+                        f"'{name.text}' is a bound name, but the values of `with {{ {f.name}: "
+                        f"... }}` are constants written in the program: a bare word there is "
+                        f'its own text, not the value of \'{name.text}\'; write "{name.text}" '
+                        f"for the text",
+                        name.span if name.span != NO_SPAN else f.span,
+                    )
+
     def _remember(self, stmt: ast.Remember, bound: set[str], *, top: bool) -> ir.IRRemember:
         memory = self._memory_ref("remember", "target", stmt.target, stmt.target_span)
         self._check_refs(stmt.value, bound, "remember", stmt.span, top=top)
+        self._check_constant_options(stmt.options, bound)
         checked = remember_options(stmt.options, self.report)
         if memory is not None and checked.tier is not None and checked.tier_field is not None:
             self._check_tiers(memory, checked.tier, checked.tier_field)
@@ -517,6 +553,7 @@ class Checker:
 
     def _recall(self, stmt: ast.Recall, bound: set[str]) -> ir.IRRecall:
         memory = self._memory_ref("recall", "source", stmt.source, stmt.source_span)
+        self._check_constant_options(stmt.options, bound)
         checked = recall_options(stmt.options, self.report)
         top_k = checked.top_k or (memory.top_k if memory else DEFAULT_TOP_K)
         retrieval = memory.retrieval if memory else "exact"
@@ -565,6 +602,7 @@ class Checker:
                 stmt.options.span if stmt.options is not None else stmt.span,
             )
         else:
+            self._check_constant_options(stmt.options, bound)
             filters = forget_options(stmt.options, self.report).filters
         return ir.IRForget(
             memory_source=stmt.source,

@@ -45,7 +45,7 @@ def only_error(text: str) -> tuple[str, int, int]:
 def test_a_misspelt_option_is_an_error_with_a_suggestion(
     text: str, wanted: str, column: int
 ) -> None:
-    message, line, col = only_error(text)
+    message, line, col = errors(text)[0]  # `tags: t` also is not a list
     assert message.startswith("Unknown option")
     assert wanted in message
     assert (line, col) == (2, column)
@@ -177,3 +177,32 @@ def test_a_memorys_top_k_past_the_maximum_is_refused_at_its_value() -> None:
     message, line, column = only_error("memory M { top_k: 1000001 }")
     assert message == "top_k in memory 'M' must be at most 1,000,000, got 1000001"
     assert (line, column) == (2, 19)
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "option", "column"),
+    [
+        ("flow Save(k, v) {\n  remember(v) -> Notes with { key: k }\n}", "k", "key", 36),
+        ('let t = "ann"\nrecall("x") from Notes with { where: { speaker: t } }', "t", "where", 49),
+        ('let t = "ann"\nremember("x") -> Notes with { metadata: { who: t } }', "t",
+         "metadata", 48),
+        ('let t = ["a"]\nremember("x") -> Notes with { tags: t }', "t", "tags", 37),
+        ('let t = "a"\nremember("x") -> Notes with { tags: [t] }', "t", "tags", 38),
+        ('let t = "a"\nforget from Notes with { where: { who: t } }', "t", "where", 40),
+    ],
+)
+def test_a_bound_name_where_an_option_takes_a_constant_is_an_error(
+    text: str, name: str, option: str, column: int
+) -> None:
+    """It used to be stored or matched as its own text: `key: k` wrote the key 'k'."""
+    message, line, col = errors(text)[0]  # `tags: t` also is not a list
+    assert message.startswith(
+        f"'{name}' is a bound name, but the values of `with {{ {option}: ... }}` are constants"
+    )
+    assert (line, col) == (3, column)
+
+
+def test_an_unbound_bare_word_in_an_option_is_still_its_text(tmp_path: Path) -> None:
+    text = DECL + 'remember("x") -> Notes with { key: plain_word }'
+    records = axon.run(text, memory_dir=tmp_path)[0]
+    assert records[0]["key"] == "plain_word"
