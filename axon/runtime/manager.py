@@ -901,7 +901,9 @@ class MemoryManager:
             entries = [_named(entry, name) for entry in found]
         data: dict[str, Any] = {
             "op": "list",
+            "query": None,  # the seed's memory_read keys: a listing has no query
             "results_count": len(entries),
+            "top_k": limit,
             "limit": limit,
             "memory": name,
             "backend": bound.backend_key[0],
@@ -934,7 +936,9 @@ class MemoryManager:
             entries = [entry for entry in entries if matches_filters(entry.metadata, filters)]
         data: dict[str, Any] = {
             "op": "page",
+            "query": None,  # the seed's memory_read keys: a listing has no query
             "results_count": len(entries),
+            "top_k": limit,
             "limit": limit,
             "memory": name,
             "backend": bound.backend_key[0],
