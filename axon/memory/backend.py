@@ -126,6 +126,10 @@ class MemoryBackend(MinimalMemoryBackend):
     name: ClassVar[str] = "abstract"
     capabilities: ClassVar[Capabilities] = Capabilities(False, frozenset({"exact"}))
     default_mode: ClassVar[str] = "exact"
+    stores_any_value: ClassVar[bool] = False
+    """True for the seed's dictionary store (`axon.runtime.memory_backend`): values are
+    kept as Python objects, any of them, as the seed's dict does; every other backend
+    stores JSON and refuses what JSON cannot hold."""
 
     def __init__(
         self,
@@ -177,7 +181,8 @@ class MemoryBackend(MinimalMemoryBackend):
         """
         self._check_open()
         for item in items:
-            validate_entry(item.key, item.value, item.metadata, memory=_scope(item.metadata))
+            value = None if self.stores_any_value else item.value  # None: nothing to check
+            validate_entry(item.key, value, item.metadata, memory=_scope(item.metadata))
             if item.timestamp is not None and not _finite_time(item.timestamp):
                 raise AxonMemoryError(
                     f"timestamp must be a finite number of Unix seconds, got {item.timestamp!r}",

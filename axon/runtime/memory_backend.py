@@ -14,7 +14,9 @@ only `store`, `retrieve` and `clear`, subclasses it. Every AXON backend is one.
 The engine itself lives in `axon.memory`; this module only re-exports it.
 
 
-One difference is kept here on purpose: the seed slices its ranked candidates
+Two differences from the engine are kept here for the seed's sake. Values are any
+Python objects, as in the seed's dict (the engine stores JSON values of at most 1 MB,
+which every persistent backend needs). And the seed slices its ranked candidates
 with `top_k` (`candidates[:top_k]`), so `retrieve(q, top_k=0)` returns `[]` and a
 negative `top_k` drops that many from the end. This module's `InMemoryBackend`
 does the same; the engine (`axon.memory`, every `backend:` of the language)
@@ -32,7 +34,11 @@ from axon.memory.entry import MemoryEntry, NewEntry
 
 
 class InMemoryBackend(_EngineInMemoryBackend):
-    """The engine's in-memory backend with the seed's `top_k` slicing (see the module)."""
+    """The engine's in-memory backend with the seed's `top_k` slicing and the seed's
+    values: any Python object (a date, a set, bytes, a dataclass, a text of any
+    length), kept as it is and matched by its `str()` (see the module)."""
+
+    stores_any_value = True
 
     async def retrieve(
         self,

@@ -248,3 +248,35 @@ def test_the_language_still_refuses_top_k_zero() -> None:
 
     with pytest.raises(axon.AxonCheckError):
         axon.compile('memory N {}\nrecall("x") from N with { top_k: 0 }')
+
+
+@dataclasses.dataclass
+class _Point:
+    x: int
+    y: int
+
+
+async def test_seed_values_are_any_python_object() -> None:
+    """The seed's dict keeps whatever it is given, and scores it by `str(value)`."""
+    import datetime
+
+    from axon.errors import AxonMemoryError
+    from axon.memory.backends.in_memory import InMemoryBackend as EngineInMemory
+
+    backend = InMemoryBackend()
+    values = {
+        "date": datetime.date(2026, 12, 2),
+        "set": {1, 2},
+        "point": _Point(1, 2),
+        "bytes": b"raw bytes",
+        "big": "x" * 2_000_000 + " needle",
+    }
+    for key, value in values.items():
+        entry = await backend.store(key, value)
+        assert entry.value is value
+    found = {q: [e.key for e in await backend.retrieve(q)] for q in (
+        "2026-12-02", "{1, 2}", "_Point(x=1", "raw bytes", "needle")}
+    assert found == {"2026-12-02": ["date"], "{1, 2}": ["set"], "_Point(x=1": ["point"],
+                     "raw bytes": ["bytes"], "needle": ["big"]}
+    with pytest.raises(AxonMemoryError, match="Cannot store value"):
+        await EngineInMemory().store("set", {1, 2})  # the engine's backends store JSON
