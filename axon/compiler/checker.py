@@ -9,7 +9,7 @@ before it. Backend names and capabilities come from the memory registry.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TypeAlias, assert_never
 
 import attrs
@@ -645,7 +645,20 @@ class Checker:
     def _check_refs(
         self, value: ast.Value, bound: set[str], op: str, span: Span, *, top: bool
     ) -> None:
-        """Names a statement reads must be bound; an error at top level, a warning in flows."""
+        """Names a statement reads must be bound; an error at top level, a warning in flows.
+
+        A value is also never a duration-like word (`3d`, `1e3`, `7x`, `0x10`): the lexer
+        reads those as durations, which only fields and options such as `decay:` and
+        `expires_in:` take, so as a value each is an error at the word rather than its
+        text stored in silence.
+        """
+        for word in _durations_in(value):
+            self.error(
+                f"'{word.text}' is not a value: a number is written 42, 0.85 or -4.5, a "
+                f'text in quotes ("{word.text}"); durations such as 3d are for decay: and '
+                "expires_in:",
+                word.span if word.span != NO_SPAN else span,
+            )
         for name in names_in(value):
             root = name.parts[0]
             if root in bound:
@@ -890,3 +903,18 @@ def extend_env(env: CheckEnv, program: ir.IRProgram) -> None:
                     env.bound |= run_bindings(symbol.node)
             case _:
                 pass
+
+
+def _durations_in(value: ast.Value) -> Iterator[ast.Duration]:
+    """The duration words of a value, in lists and maps too."""
+    match value:
+        case ast.Duration():
+            yield value
+        case ast.ListValue(items=items):
+            for item in items:
+                yield from _durations_in(item)
+        case ast.MapValue(fields=fields):
+            for f in fields:
+                yield from _durations_in(f.value)
+        case _:
+            return

@@ -206,3 +206,14 @@ def test_an_unbound_bare_word_in_an_option_is_still_its_text(tmp_path: Path) -> 
     text = DECL + 'remember("x") -> Notes with { key: plain_word }'
     records = axon.run(text, memory_dir=tmp_path)[0]
     assert records[0]["key"] == "plain_word"
+
+
+@pytest.mark.parametrize(
+    ("value", "column"),
+    [("1e3", 10), ("0x10", 10), ("7x", 10), ("3d", 10), ("[1, 7d]", 14), ('{"a": 12abc}', 16)],
+)
+def test_a_duration_like_word_is_not_a_value(value: str, column: int) -> None:
+    """The lexer reads `1e3` and `7x` as durations; as a value each was stored as its text."""
+    message, line, col = only_error(f"remember({value}) -> Notes")
+    assert message.startswith("'") and "' is not a value: a number is written 42" in message
+    assert (line, col) == (2, column)
