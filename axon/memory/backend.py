@@ -35,6 +35,7 @@ from axon.memory.entry import (
 )
 from axon.memory.retrieval.hybrid import HybridWeights
 from axon.memory.retrieval.scores import (
+    IMPORTANCE_POOL,
     SCORE_ROUNDING,
     semantic_score,
     similarity_floor,
@@ -250,16 +251,19 @@ class MemoryBackend(MinimalMemoryBackend):
             )
         scope = scope or None  # the seed's `if scope`: an empty scope means every scope
         now = self.clock()
+        # Records' importance (`scores.IMPORTANCE_WEIGHT`) weighs the candidates before the
+        # cut: keyword and semantic over at least IMPORTANCE_POOL of them, hybrid in `fuse`.
+        fetch = max(top_k, IMPORTANCE_POOL)
         if mode == "exact":
             results = await self._retrieve_exact(query, top_k, scope, filters, now)
         elif mode == "keyword":
-            results = await self._retrieve_keyword(query, top_k, scope, filters, now, linked)
+            found = await self._retrieve_keyword(query, fetch, scope, filters, now, linked)
+            results = weigh_importance(found)[:top_k]
         elif mode == "semantic":
-            results = await self._semantic(query, top_k, scope, filters, now)
+            results = weigh_importance(await self._semantic(query, fetch, scope, filters, now))
+            results = results[:top_k]
         else:
             results = await self._hybrid(query, top_k, scope, filters, now, linked)
-        if mode != "exact":  # records' importance (`scores.IMPORTANCE_WEIGHT`)
-            results = weigh_importance(results)
         if self._tracer is not None:
             self._tracer.emit(
                 TraceEventType.MEMORY_READ,
@@ -543,6 +547,7 @@ class MemoryBackend(MinimalMemoryBackend):
             weights=self.hybrid_weights,
             query=query,
             linked=linked,
+            importance=True,
         )
 
     # ------------------------------------------------------------------ paging and vectors

@@ -537,6 +537,21 @@ async def test_filters_apply_in_every_mode(backend: MemoryBackend) -> None:
         assert sorted(keys(found)) == ["a", "c"], mode
 
 
+async def test_importance_ranks_before_the_top_k_cut(backend: MemoryBackend) -> None:
+    """A critical entry that outscores others once weighed is found by `top_k: 1` too:
+    every `top_k` cuts one ranking (`scores.IMPORTANCE_POOL`), in every weighed mode."""
+    await backend.store("plain", "the quarterly report is due", {"scope": "S", "importance": 0.25})
+    await backend.store(
+        "important", "quarterly report draft, due soon", {"scope": "S", "importance": 1.0}
+    )
+    for i in range(8):
+        await backend.store(f"o{i}", f"unrelated note {i}", {"scope": "S"})
+    for mode in sorted(backend.capabilities.retrieval - {"exact"}):
+        two = await backend.retrieve("the quarterly report is due", 2, "S", mode=mode)
+        one = await backend.retrieve("the quarterly report is due", 1, "S", mode=mode)
+        assert [(e.key, e.score) for e in one] == [(e.key, e.score) for e in two[:1]], mode
+
+
 async def test_comparison_filters_apply_in_every_mode(backend: MemoryBackend) -> None:
     """`{"importance": {"gte": x, "default": d}}` (recall's `min_importance`) keeps the
     same entries on every backend and in every mode, also when most entries fail it

@@ -330,11 +330,15 @@ async def test_larger_collections_use_hnsw(
     asked = _count_queries(monkeypatch)
     backend = ChromaBackend(location=str(tmp_path / "db"), embedder=HashingEmbedder())
     await backend.store_many(
-        [NewEntry(f"k{i}", f"entry {i} about topic{i}", {"scope": "M"}) for i in range(30)]
+        [NewEntry(f"k{i}", f"entry {i} about topic{i}", {"scope": "M"}) for i in range(100)]
     )
     hits = await backend.retrieve("entry 7 about topic7", 3, "M", mode="semantic")
     assert hits[0].key == "k7" and hits[0].score > 0.99
-    assert asked and asked[0] == 3 + 16
+    # a semantic recall ranks IMPORTANCE_POOL candidates (importance weighs them before
+    # the cut), and asks HNSW for 16 more than it needs
+    from axon.memory.retrieval.scores import IMPORTANCE_POOL
+
+    assert asked and asked[0] == IMPORTANCE_POOL + 16
     await backend.close()
 
 

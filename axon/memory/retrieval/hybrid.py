@@ -73,7 +73,7 @@ import attrs
 
 from axon.memory.entry import MemoryEntry, value_text
 from axon.memory.retrieval import ranker
-from axon.memory.retrieval.scores import clip
+from axon.memory.retrieval.scores import clip, importance_factor, weighed
 from axon.memory.retrieval.text import tokenize
 
 
@@ -232,6 +232,7 @@ def fuse(
     weights: HybridWeights,
     query: str | None = None,
     linked: bool = False,
+    importance: bool = False,
 ) -> list[MemoryEntry]:
     """The best `top_k` entries by weighted mean score; ties go to the newer entry.
 
@@ -241,11 +242,17 @@ def fuse(
     `link: sequence`: the `neighbour`, `episode` and `when` signals then join (see
     the module docstring) and semantic weighs `weights.linked_semantic`; unless
     `weights.learned` is 0, the learned ranker then orders them (`_learned_best`).
+    `importance` weighs each candidate's score by its importance
+    (`scores.importance_factor`) before the cut, as `MemoryBackend.retrieve` asks.
     """
     entries, parts_of, pool = _signals_of(keyword, semantic, now, weights, query, linked)
+    factors = {
+        ident: importance_factor(entry.metadata) if importance else 1.0
+        for ident, entry in entries.items()
+    }
     if pool is None or weights.learned <= 0:
-        return _best(entries, parts_of, top_k)
-    return _learned_best(entries, parts_of, pool, weights, top_k)
+        return _best(entries, parts_of, top_k, factors)
+    return _learned_best(entries, parts_of, pool, weights, top_k, factors)
 
 
 def ranker_features(
@@ -268,20 +275,32 @@ def ranker_features(
     features = _ranker_features(parts_of, entries, pool, weights)
     return [
         (entry, features[(entry.scope, entry.key)])
-        for entry in _best(entries, parts_of, len(entries))
+        for entry in _best(entries, parts_of, len(entries), {})
     ]
 
 
 def _best(
-    entries: Mapping[_Ident, MemoryEntry], parts_of: Mapping[_Ident, dict[str, float]], top_k: int
+    entries: Mapping[_Ident, MemoryEntry],
+    parts_of: Mapping[_Ident, dict[str, float]],
+    top_k: int,
+    factors: Mapping[_Ident, float],
 ) -> list[MemoryEntry]:
-    """The `top_k` best entries by the sum of their signals, ties to the newer entry."""
+    """The `top_k` best entries by the sum of their signals times their importance
+    factor, ties to the newer entry."""
     fused = [
-        (clip(sum(signals.values())), entries[ident].timestamp, entries[ident], signals)
+        (
+            clip(clip(sum(signals.values())) * factors.get(ident, 1.0)),
+            entries[ident].timestamp,
+            ident,
+            signals,
+        )
         for ident, signals in parts_of.items()
     ]
     fused.sort(key=lambda item: (-item[0], -item[1]))
-    return [entry.with_score(score, signals) for score, _, entry, signals in fused[:top_k]]
+    return [
+        weighed(entries[ident], factors.get(ident, 1.0), clip(sum(signals.values())), signals)
+        for _, _, ident, signals in fused[:top_k]
+    ]
 
 
 def _signals_of(
@@ -452,8 +471,10 @@ def _learned_best(
     pool: _Pool,
     weights: HybridWeights,
     top_k: int,
+    factors: Mapping[_Ident, float],
 ) -> list[MemoryEntry]:
-    """The `top_k` best by `(1 - learned) * hand + learned * ranker`, ties to the newer entry.
+    """The `top_k` best by `(1 - learned) * hand + learned * ranker` (times each one's
+    importance factor), ties to the newer entry.
 
     Each result's signals are `(1 - learned) * its hand-weighted signals + learned *
     the ranker's shares` (`ranker.LinearRanker.explain`; a share named like a signal,
@@ -466,21 +487,21 @@ def _learned_best(
     features = _ranker_features(parts_of, entries, pool, weights)
     idents = list(features)
     learned = model.scores([features[ident] for ident in idents])
+    blended = {
+        ident: clip((1.0 - share) * sum(parts_of[ident].values()) + share * learned[n])
+        for n, ident in enumerate(idents)
+    }
     ranked = sorted(
         (
-            (
-                clip((1.0 - share) * sum(parts_of[ident].values()) + share * learned[n]),
-                entries[ident].timestamp,
-                ident,
-            )
-            for n, ident in enumerate(idents)
+            (clip(blended[ident] * factors.get(ident, 1.0)), entries[ident].timestamp, ident)
+            for ident in idents
         ),
         key=lambda item: (-item[0], -item[1]),
     )
     results = []
-    for score, _, ident in ranked[:top_k]:
+    for _, _, ident in ranked[:top_k]:
         signals = {name: (1.0 - share) * value for name, value in parts_of[ident].items()}
         for name, value in model.explain(features[ident]).items():
             signals[name] = signals.get(name, 0.0) + share * value
-        results.append(entries[ident].with_score(score, signals))
+        results.append(weighed(entries[ident], factors.get(ident, 1.0), blended[ident], signals))
     return results

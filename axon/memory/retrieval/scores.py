@@ -162,9 +162,14 @@ IMPORTANCE_WEIGHT = 0.4
 multiplied by `1 + IMPORTANCE_WEIGHT * (importance - DEFAULT_IMPORTANCE)`, then clipped
 to [0, 1]. So `critical` (1.0) scores x1.2, `high` (0.75) x1.1, `normal` (0.5, and an
 entry without importance) x1, `low` (0.25) x0.9. `MemoryBackend.retrieve` applies it to
-the keyword, semantic and hybrid results of every backend (not to `exact`, which keeps
-the seed's scores); it reorders the `top_k` results a recall returns, it does not bring
-in an entry from beyond them. With every entry at the default, nothing changes."""
+the keyword, semantic and hybrid candidates of every backend (not to `exact`, which keeps
+the seed's scores) before the `top_k` cut, over at least `IMPORTANCE_POOL` candidates
+(hybrid: its own pool of candidates), so a recall's `top_k: 1` is the first result of
+its `top_k: 2`. With every entry at the default, nothing changes."""
+
+IMPORTANCE_POOL = 50
+"""Keyword and semantic recalls rank at least this many candidates by their weighted
+score before keeping `top_k`: every `top_k` up to it cuts the same ranking."""
 
 
 def importance_factor(metadata: Mapping[str, Any]) -> float:
@@ -175,6 +180,16 @@ def importance_factor(metadata: Mapping[str, Any]) -> float:
     if not is_number(importance):
         return 1.0
     return 1.0 + IMPORTANCE_WEIGHT * (min(max(float(importance), 0.0), 1.0) - DEFAULT_IMPORTANCE)
+
+
+def weighed(entry: Any, factor: float, score: float, signals: Mapping[str, float] | None) -> Any:
+    """`entry` with `score` times its importance `factor` (clipped) and the factor among
+    its signals (not a share: what the shares' sum was multiplied by)."""
+    if factor == 1.0:
+        return entry.with_score(score, signals)
+    return entry.with_score(
+        clip(score * factor), None if signals is None else {**signals, "importance": factor}
+    )
 
 
 def weigh_importance(results: Sequence[Any]) -> list[Any]:
