@@ -227,6 +227,10 @@ def _damage(index_path: Path, meta_path: Path, how: str) -> None:
     elif how == "truncated index":
         data = index_path.read_bytes()
         index_path.write_bytes(data[: len(data) // 2])
+    elif how == "index replaced behind its meta":  # a crash between the two renames
+        data = index_path.read_bytes()
+        index_path.unlink()
+        index_path.write_bytes(data)
     elif how == "garbage meta":
         meta_path.write_text("{not json")
     elif how == "other dimension":
@@ -242,6 +246,7 @@ def _damage(index_path: Path, meta_path: Path, how: str) -> None:
         "missing meta",
         "garbage index",
         "truncated index",
+        "index replaced behind its meta",
         "garbage meta",
         "other dimension",
     ],

@@ -25,10 +25,9 @@ The SQLite file stays the truth; an index is only a way to find candidates:
 - Saved (index, then meta, each to a temporary name and `os.replace`d) after a build
   and whenever `SAVE_AFTER_CHANGES` changes were applied since the last save (not on
   close: a few changes are cheaper to apply again from the log than a big index is to
-  rewrite). A crash between the two replaces leaves a newer index with an older seq, which
-  the log brings up to date again (applying a change twice is harmless: the entry's
-  state is read, not replayed). The meta records the index file's inode, size and
-  mtime: an index replaced by another process's save behind its meta is rebuilt.
+  rewrite). The meta records the index file's inode, size and mtime, taken before
+  the rename: an index the meta does not describe (a crash between the two renames,
+  or another process's save landing between them) is rebuilt, never trusted.
 - Every candidate is re-checked against the live rows (scope, model, dimension, expiry,
   the recall's filters) and re-scored exactly with its stored float32 vector;
   `OVERFETCH` times the requested count is asked for, more while too many are filtered
@@ -412,8 +411,8 @@ class AnnIndexes:
         meta_tmp = meta_path.with_name(meta_path.name + suffix)
         try:
             ann.index.save(str(index_tmp))
+            stat = index_tmp.stat()  # the rename keeps it; another save would not
             os.replace(index_tmp, index_path)
-            stat = index_path.stat()
             meta = {
                 "format": FORMAT,
                 "file_id": self._file_id(conn),
