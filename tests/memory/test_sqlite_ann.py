@@ -335,3 +335,26 @@ def test_threshold_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None
     assert sqlite_ann.threshold_from_env(None) == 1234
     monkeypatch.setenv(sqlite_ann.THRESHOLD_ENV, "off")
     assert sqlite_ann.threshold_from_env(None) is None
+
+
+async def test_through_the_graph_deletes_and_rewrites_are_honoured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The HNSW search itself (not the brute force of a small index): its recall is the
+    benchmarks' to measure, but what it returns is always live and current."""
+    monkeypatch.setattr(sqlite_ann, "EXHAUSTIVE_BELOW", 0)
+    clock = FakeClock()
+    backend = _open(tmp_path, clock)
+    try:
+        await _fill(backend, 300)
+        top = [key for key, _ in await _recall(backend, "w1 w2 w3", 3)]
+        assert await backend.delete(top[0], SCOPE)
+        await backend.store(top[1], "entirely new words zebra", {"scope": SCOPE})
+        for query in QUERIES:
+            keys = [key for key, _ in await _recall(backend, query, 20)]
+            assert top[0] not in keys and len(keys) == 20
+        now_top = [key for key, _ in await _recall(backend, "w1 w2 w3", 3)]
+        assert top[0] not in now_top and top[1] not in now_top  # scored by its new vector
+        assert _stats(backend)["built"] == 1 and _stats(backend)["applied"] == 2
+    finally:
+        await backend.close()

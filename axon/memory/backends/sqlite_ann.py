@@ -73,6 +73,11 @@ OVERFETCH = 4
 MIN_CANDIDATES = 40
 """Fewest candidates asked for, so a top 1 is chosen among many."""
 
+EXHAUSTIVE_BELOW = 5_000
+"""An index of fewer vectors is searched by brute force (usearch's `exact=True`, about a
+millisecond): only a scope shrunk by deletes, or a threshold lowered for tests, gets
+there, and a small HNSW graph over clumped vectors can miss a neighbour."""
+
 SAVE_AFTER_CHANGES = 1_000
 """Changes applied from the log after which the index is saved again (and on close)."""
 
@@ -213,7 +218,9 @@ class AnnIndexes:
             return []
         want = min(size, max(top_k * OVERFETCH, MIN_CANDIDATES))
         while True:
-            keys = [int(key) for key in ann.index.search(query, want, threads=1).keys]
+            exhaustive = size < EXHAUSTIVE_BELOW
+            matches = ann.index.search(query, want, threads=1, exact=exhaustive)
+            keys = [int(key) for key in matches.keys]
             rows = read_rows(keys)
             kept: list[tuple[Any, int, bytes]] = []
             for key in keys:
