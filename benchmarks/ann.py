@@ -1,7 +1,8 @@
 """Semantic recall at a million entries on the embedded default: exact scans vs an ANN index.
 
     PYTHONPATH=. python benchmarks/ann.py [--n 1000000] [--dim 384] [--queries 50]
-        [--threads 1] [--skip-hnsw]
+        [--threads 1] [--build-threads N] [--dtypes i8,f16,f32] [--expansions 32,64,128]
+        [--skip-hnsw]
 
 Issue 15 item 5: today a semantic recall on SQLite scans every vector in memory with
 numpy (`VectorIndex`, float32, one matrix-vector product), about 120 ms at 1M entries of
@@ -81,7 +82,8 @@ def recall_at_10(found: list, truth: list) -> float:
 
 def row(label: str, ms: float, recall: float, extra: str = "") -> None:
     verdict = "meets the bar" if ms <= 20 and recall >= 0.95 else "-"
-    print(f"{label:<34} {ms:9.2f} ms  recall@10 {recall:5.3f}  {verdict:<14}{extra}")
+    print(f"{label:<34} {ms:9.2f} ms  recall@10 {recall:5.3f}  {verdict:<14}{extra}",
+          flush=True)
 
 
 def main() -> None:
@@ -90,6 +92,12 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--build-threads", type=int, default=None,
+                        help="threads for the HNSW build (default: --threads)")
+    parser.add_argument("--dtypes", default="i8,f16,f32",
+                        help="HNSW scalar kinds, comma-separated")
+    parser.add_argument("--expansions", default="32,64,128",
+                        help="HNSW expansion_search values, comma-separated")
     parser.add_argument("--skip-hnsw", action="store_true")
     args = parser.parse_args()
 
@@ -98,7 +106,8 @@ def main() -> None:
     started = time.perf_counter()
     data, asked = make_data(args.n, args.dim, args.queries)
     print(f"{args.n:,} vectors of {args.dim} dimensions, {args.queries} queries, "
-          f"{args.threads} thread(s); data made in {time.perf_counter() - started:.1f} s")
+          f"{args.threads} thread(s); data made in {time.perf_counter() - started:.1f} s",
+          flush=True)
 
     base_ms, truth = timed(lambda q: top10_numpy(data, q), asked)
     row("numpy f32 exact (today)", base_ms, 1.0)
@@ -119,13 +128,14 @@ def main() -> None:
 
     if args.skip_hnsw:
         return
-    for dtype in ("i8", "f16", "f32"):
+    build_threads = args.build_threads or args.threads
+    for dtype in args.dtypes.split(","):
         index = Index(ndim=args.dim, metric=MetricKind.Cos, dtype=dtype, connectivity=16,
                       expansion_add=128)
         started = time.perf_counter()
-        index.add(np.arange(args.n), data, threads=args.threads)
+        index.add(np.arange(args.n), data, threads=build_threads)
         build = time.perf_counter() - started
-        for expansion in (32, 64, 128):
+        for expansion in (int(value) for value in args.expansions.split(",")):
             index.expansion_search = expansion
 
             def ann(query: np.ndarray, index: Index = index) -> np.ndarray:
@@ -133,7 +143,8 @@ def main() -> None:
 
             ms, found = timed(ann, asked)
             row(f"usearch HNSW {dtype} ef={expansion}", ms, recall_at_10(found, truth),
-                f"build {build:.0f} s, {index.memory_usage / 1e6:.0f} MB")
+                f"build {build:.0f} s on {build_threads} thread(s), "
+                f"{index.memory_usage / 1e6:.0f} MB")
         del index
 
 

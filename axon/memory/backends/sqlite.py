@@ -20,7 +20,10 @@ guarantees, and how:
   takes candidates from FTS5 (the query reduced to an OR of quoted content words so
   user text never becomes FTS syntax) and scores them with the scope's own BM25
   statistics (`retrieval.scores`), as every backend does; `semantic` keeps an
-  in-process `VectorIndex` per embedding model, loaded from the file and topped up incrementally.
+  in-process `VectorIndex` per embedding model, loaded from the file and topped up
+  incrementally, and searches a scope of `ann_threshold` entries or more (default
+  50,000) through an HNSW index saved beside the file (`sqlite_ann`), when usearch is
+  installed and the file is writable.
 - Decay: expired rows are filtered out of every read and deleted in batches of
   `PURGE_BATCH` on open, every `PURGE_EVERY_WRITES` writes and every
   `PURGE_INTERVAL` seconds of the backend's clock (the policy of `sql_common`).
@@ -70,6 +73,7 @@ from axon.memory.backends.sql_common import (
 )
 from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
 from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
+from axon.memory.backends.sqlite_ann import AnnIndexes, prune_log, threshold_from_env
 from axon.memory.backends.sqlite_filters import filter_condition
 from axon.memory.backends.sqlite_schema import (
     KEY_LC,
@@ -203,7 +207,9 @@ class SQLiteBackend(MemoryBackend):
     """Persistent memory in one SQLite file; every memory of a directory is a scope in it.
 
     Keywords beyond the base's: `synchronous` ("NORMAL" or "FULL", default from
-    `AXON_SQLITE_SYNCHRONOUS`, else "NORMAL"; see the module docstring). `read_only`
+    `AXON_SQLITE_SYNCHRONOUS`, else "NORMAL"; see the module docstring); `ann_threshold`
+    (entries in a scope from which semantic recall uses an approximate index beside the
+    file; default from `AXON_SQLITE_ANN_THRESHOLD`, else 50,000). `read_only`
     says the file was opened read-only because it or its directory is not writable.
     """
 
@@ -222,6 +228,7 @@ class SQLiteBackend(MemoryBackend):
         clock: Callable[[], float] | None = None,
         embedder: Embedder | None = None,
         synchronous: str | None = None,
+        ann_threshold: int | None = None,
     ) -> None:
         super().__init__(
             tracer, location=location, memory_dir=memory_dir, clock=clock, embedder=embedder
@@ -234,10 +241,12 @@ class SQLiteBackend(MemoryBackend):
         if sync not in ("NORMAL", "FULL"):
             raise AxonMemoryError(f"synchronous must be NORMAL or FULL, got {sync!r}")
         self._lock = threading.RLock()
-        self._vectors = VectorCaches()
         self._nothing_pending: dict[tuple[str | None, str], tuple[int, int]] = {}
         self._writes_since_purge = 0
         self.read_only = is_read_only(self.path)
+        threshold = threshold_from_env(ann_threshold)
+        self.ann = None if self.read_only else AnnIndexes(self.path, threshold)
+        self._vectors = VectorCaches(self.ann)
         self._temp_vectors = False
         try:
             if self.read_only:
@@ -523,6 +532,8 @@ class SQLiteBackend(MemoryBackend):
                 self._conn.execute("PRAGMA optimize")
             self._conn.close()
         self._vectors.clear()
+        if self.ann is not None:
+            self.ann.close()
 
     # ------------------------------------------------------------------ exact
 
@@ -778,7 +789,11 @@ class SQLiteBackend(MemoryBackend):
         if self.read_only:
             self._retry(lambda: self._save_vectors_in_process(model_id, items))
             return
-        self._write(lambda conn: self._vectors.save(conn, model_id, items))
+        def body(conn: sqlite3.Connection) -> None:
+            self._vectors.save(conn, model_id, items)
+            prune_log(conn)
+
+        self._write(body)
 
     def _save_vectors_in_process(
         self, model_id: str, items: Sequence[tuple[Any, np.ndarray]]
@@ -926,9 +941,10 @@ class SQLiteBackend(MemoryBackend):
         )
 
         def body(conn: sqlite3.Connection) -> int:
-            before = conn.total_changes
-            conn.executemany(sql, rows)
-            return conn.total_changes - before
+            # rowcount, not total_changes: that also counts the `vector_log` trigger's rows
+            written = conn.executemany(sql, rows).rowcount
+            prune_log(conn)
+            return written
 
         return self._write(body)
 

@@ -6,7 +6,7 @@ from version `i` to `i + 1`; opening a file applies the missing steps in one
 not both migrate), and a file written by a newer AXON (a version above
 `SCHEMA_VERSION`) is refused with an `AxonMemoryError` instead of being guessed at.
 
-Layout (version 7):
+Layout (version 8):
 
 - `entries`: one row per `(scope, key)`. `scope` is NULL for an unscoped entry; the
   unique index on `(ifnull(scope, X'00'), key)` keeps an unscoped entry distinct from
@@ -44,6 +44,14 @@ Layout (version 7):
   `seq` only grows (AUTOINCREMENT), so a process can load the vectors written since
   it last looked; a vector disappears with its entry (ON DELETE CASCADE) and when the
   entry's text changes (trigger).
+- `vector_log` (schema 8): one row per change to `vectors` (a vector stored, replaced
+  or removed, however: cascade, text change, purge, clear), written by triggers in the
+  same transaction as the change. It names only the entry; what changed is read back
+  from `vectors`, the truth. The approximate indexes kept beside the file
+  (`sqlite_ann`) catch up from it: each saves the last `seq` it holds and, on open,
+  re-reads the entries logged after it. `ann_state` holds the file's random identity
+  (an index file of another file with the same name is not trusted) and how far the
+  log has been pruned (`sqlite_ann.prune_log`); an index older than that is rebuilt.
 """
 
 from __future__ import annotations
@@ -257,6 +265,36 @@ MIGRATIONS: tuple[Sequence[Step], ...] = (
         )
         """,
         _fill_substrings,
+    ),
+    # 7 -> 8: a log of the changes to `vectors`, so an approximate index saved beside the
+    # file (`sqlite_ann`) can catch up with deletes, rewrites and other processes' writes.
+    # Triggers, not the backend's write path: vectors also go by ON DELETE CASCADE and by
+    # `vectors_stale`. INSERT OR REPLACE fires only the insert trigger (no recursive
+    # triggers), which is enough: the log names the entry, and the entry's state is read.
+    (
+        "CREATE TABLE vector_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+        "entry_id INTEGER NOT NULL)",
+        """
+        CREATE TRIGGER vector_log_insert AFTER INSERT ON vectors BEGIN
+            INSERT INTO vector_log (entry_id) VALUES (new.entry_id);
+        END
+        """,
+        """
+        CREATE TRIGGER vector_log_update AFTER UPDATE ON vectors BEGIN
+            INSERT INTO vector_log (entry_id) VALUES (old.entry_id);
+            INSERT INTO vector_log (entry_id) SELECT new.entry_id
+            WHERE new.entry_id IS NOT old.entry_id;
+        END
+        """,
+        """
+        CREATE TRIGGER vector_log_delete AFTER DELETE ON vectors BEGIN
+            INSERT INTO vector_log (entry_id) VALUES (old.entry_id);
+        END
+        """,
+        "CREATE TABLE ann_state (id INTEGER PRIMARY KEY CHECK (id = 1), "
+        "file_id TEXT NOT NULL, pruned_through INTEGER NOT NULL)",
+        "INSERT INTO ann_state (id, file_id, pruned_through) "
+        "VALUES (1, lower(hex(randomblob(16))), 0)",
     ),
 )
 

@@ -9,6 +9,10 @@ replaced by another model's) are not tracked: every hit is joined back to its
 entry and current vector, and a hit that no longer joins is dropped from the cache
 on the spot. Vectors of another model are never searched; their entries count as
 pending for this model and are re-embedded lazily.
+
+A scope big enough (`sqlite_ann`'s threshold, when switched on) is searched through an
+approximate index kept beside the file instead (`sqlite_ann`), when one is given:
+then this in-process exact index is never loaded for it.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from axon.memory.backends.sqlite_ann import AnnIndexes
 from axon.memory.backends.sqlite_schema import LIVE_E
 from axon.memory.retrieval.vectors import VectorIndex
 
@@ -40,10 +45,12 @@ class _ModelCache:
 
 
 class VectorCaches:
-    """Per-model vector indexes over one connection's file."""
+    """Per-model vector indexes over one connection's file; `ann` holds the approximate
+    indexes of its big scopes (None: always the exact scan, as for a read-only file)."""
 
-    def __init__(self) -> None:
+    def __init__(self, ann: AnnIndexes | None = None) -> None:
         self._models: dict[str, _ModelCache] = {}
+        self.ann = ann
 
     def clear(self) -> None:
         """Drop every cached vector (after bulk deletes); the next search reloads."""
@@ -118,6 +125,18 @@ class VectorCaches:
         `accept_row` applies recall filters. Runs inside the caller's read snapshot.
         """
         query = np.asarray(query_vector, dtype=np.float32)
+        if self.ann is not None and self.ann.wanted(conn, scope):
+            with_vector = f"{columns}, v.seq, v.vector"
+            return self.ann.search(
+                conn,
+                model_id,
+                query,
+                top_k,
+                scope,
+                now,
+                lambda ids: self._rows(conn, ids, model_id, with_vector),
+                accept_row,
+            )
         cache = self._sync(conn, model_id, int(query.shape[0]))
         accept: Callable[[Hashable], bool] | None = None
         if scope is not None:

@@ -1,7 +1,9 @@
 """An exact in-process vector index: a numpy matrix of unit vectors, searched by dot product.
 
-Exact search is the default everywhere (docs/performance.md measures it);
-an approximate index would have to prove recall@10 >= 0.95 against this one.
+Exact search is the default everywhere (docs/performance.md measures it). The one
+approximate index, the SQLite backend's HNSW for scopes of 50,000 entries or more
+(`backends.sqlite_ann`), re-scores its candidates exactly and is measured against this
+one (recall@10, benchmarks/ann.py and benchmarks/sqlite_ann.py).
 """
 
 from __future__ import annotations

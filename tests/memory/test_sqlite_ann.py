@@ -1,0 +1,363 @@
+"""The SQLite backend's approximate index (`sqlite_ann`) on real files, threshold lowered.
+
+Each test compares semantic recall through the index with the exact scan of the same
+file (a second backend whose threshold is the default, so it scans), after the changes
+an index must follow: deletes, expiry, rewrites, a reopen, a killed process, a damaged
+or missing index file, a pruned log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from axon.memory.backends import sqlite_ann
+from axon.memory.backends.sqlite import SQLiteBackend
+from axon.memory.embeddings.hashing import HashingEmbedder
+from axon.memory.entry import NewEntry
+from tests.memory.conftest import FakeClock
+
+pytest.importorskip("usearch")
+
+ROOT = Path(__file__).resolve().parents[2]
+SCOPE = "Notes"
+THRESHOLD = 50
+WORDS = [f"w{i}" for i in range(120)]
+QUERIES = ["w1 w2 w3", "w40 w7", "w99 w100 w101 w5", "w60", "w13 w77 w88"]
+
+
+def _open(path: Path, clock: FakeClock, threshold: int | None = THRESHOLD) -> SQLiteBackend:
+    return SQLiteBackend(
+        memory_dir=path, clock=clock, embedder=HashingEmbedder(), ann_threshold=threshold
+    )
+
+
+def _exact(path: Path, clock: FakeClock) -> SQLiteBackend:
+    """A backend on the same file that never uses the index: the exact scan."""
+    return SQLiteBackend(memory_dir=path, clock=clock, embedder=HashingEmbedder(), ann_threshold=-1)
+
+
+def _text(rng: random.Random, i: int) -> str:
+    """Words of varied count and repetition, so few cosines tie."""
+    return " ".join(rng.choices(WORDS, k=rng.randint(3, 12))) + f" unique{i}"
+
+
+async def _fill(backend: SQLiteBackend, n: int, seed: int = 3, start: int = 0) -> None:
+    rng = random.Random(seed)
+    await backend.store_many(
+        [NewEntry(f"k{i}", _text(rng, i), {"scope": SCOPE}) for i in range(start, start + n)]
+    )
+
+
+async def _recall(backend: SQLiteBackend, query: str, k: int = 10, **kw: Any) -> list[Any]:
+    found = await backend.retrieve(query, k, SCOPE, mode="semantic", **kw)
+    return [(e.key, e.score) for e in found]
+
+
+def _ranks(found: list[Any]) -> list[Any]:
+    """Keys grouped by equal score, best first; the last group (cut by `k` among equal
+    scores, which neither search orders by anything but chance) only by its size."""
+    groups: list[tuple[float, set[str]]] = []
+    for key, score in found:
+        if groups and abs(groups[-1][0] - score) <= 1e-6:
+            groups[-1][1].add(key)
+        else:
+            groups.append((score, {key}))
+    return [keys for _, keys in groups[:-1]] + [len(groups[-1][1])] if groups else []
+
+
+async def _assert_same(ann: SQLiteBackend, exact: SQLiteBackend, k: int = 10) -> None:
+    for query in QUERIES:
+        got, want = await _recall(ann, query, k), await _recall(exact, query, k)
+        assert _ranks(got) == _ranks(want), query
+        assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-6)
+
+
+def _stats(backend: SQLiteBackend) -> dict[str, int]:
+    assert backend.ann is not None
+    return backend.ann.stats
+
+
+async def test_results_equal_the_exact_scan_and_the_index_is_kept_beside_the_file(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    ann, exact = _open(tmp_path, clock), _exact(tmp_path, clock)
+    try:
+        await _fill(ann, 400)
+        for k in (1, 5, 10, 30):
+            await _assert_same(ann, exact, k)
+        assert _stats(ann)["built"] == 1 and _stats(exact)["built"] == 0
+        index_path, meta_path = ann.ann.paths(SCOPE, "hashing:64")  # type: ignore[union-attr]
+        assert index_path.parent == tmp_path and index_path.name.startswith("memory.db.")
+        assert json.loads(meta_path.read_text())["count"] == 400
+    finally:
+        await ann.close()
+        await exact.close()
+
+
+async def test_filters_are_applied_to_the_candidates(tmp_path: Path) -> None:
+    clock = FakeClock()
+    ann, exact = _open(tmp_path, clock), _exact(tmp_path, clock)
+    try:
+        rng = random.Random(8)
+        await ann.store_many(
+            [
+                NewEntry(f"k{i}", _text(rng, i), {"scope": SCOPE, "odd": i % 7 == 1})
+                for i in range(300)
+            ]
+        )
+        for query in QUERIES:
+            got = await _recall(ann, query, 5, filters={"odd": True})
+            assert _ranks(got) == _ranks(await _recall(exact, query, 5, filters={"odd": True}))
+            assert len(got) == 5 and all(int(key[1:]) % 7 == 1 for key, _ in got)
+    finally:
+        await ann.close()
+        await exact.close()
+
+
+async def test_small_scope_keeps_the_exact_scan(tmp_path: Path) -> None:
+    clock = FakeClock()
+    backend = _open(tmp_path, clock)
+    try:
+        await _fill(backend, THRESHOLD - 1)
+        assert await _recall(backend, "w1 w2")
+        assert _stats(backend)["built"] == 0
+        assert not list(tmp_path.glob("*.usearch"))
+    finally:
+        await backend.close()
+
+
+async def test_delete_expiry_and_rewrite_after_the_build_are_honoured(tmp_path: Path) -> None:
+    clock = FakeClock()
+    ann, exact = _open(tmp_path, clock), _exact(tmp_path, clock)
+    try:
+        await _fill(ann, 300)
+        top = await _recall(ann, "w1 w2 w3", 3)
+        assert _stats(ann)["built"] == 1
+        deleted, rewritten, expiring = (key for key, _ in top)
+        assert await ann.delete(deleted, SCOPE)
+        await ann.store(rewritten, "entirely new words zebra", {"scope": SCOPE})
+        await ann.store(expiring, "w1 w2 w3", {"scope": SCOPE}, expires_at=clock.now + 5)
+        await ann.store("fresh", "w1 w2 w3 fresh", {"scope": SCOPE})
+        keys = [key for key, _ in await _recall(ann, "w1 w2 w3", 5)]
+        assert deleted not in keys and rewritten not in keys and keys[:2] == [expiring, "fresh"]
+        assert [key for key, _ in await _recall(ann, "zebra new", 1)] == [rewritten]
+        clock.advance(5)
+        keys = [key for key, _ in await _recall(ann, "w1 w2 w3", 5)]
+        assert expiring not in keys and keys[0] == "fresh"
+        await ann.purge_expired()
+        await _assert_same(ann, exact)
+        assert _stats(ann)["built"] == 1 and _stats(ann)["applied"] >= 5
+    finally:
+        await ann.close()
+        await exact.close()
+
+
+async def test_the_index_survives_close_and_reopen(tmp_path: Path) -> None:
+    clock = FakeClock()
+    backend = _open(tmp_path, clock)
+    await _fill(backend, 200)
+    before = await _recall(backend, "w40 w7")
+    await backend.close()
+    backend = _open(tmp_path, clock)
+    try:
+        assert await _recall(backend, "w40 w7") == before
+        assert _stats(backend)["loaded"] == 1 and _stats(backend)["built"] == 0
+    finally:
+        await backend.close()
+
+
+CHILD = textwrap.dedent(
+    """
+    import asyncio, os, sys
+    from tests.memory.test_sqlite_ann import SCOPE, _fill, _open, _recall
+    from tests.memory.conftest import FakeClock
+
+    async def main():
+        backend = _open(sys.argv[1], FakeClock())
+        await _fill(backend, 200)
+        await _recall(backend, "w1")          # builds and saves the index
+        await _fill(backend, 30, seed=9, start=200)
+        await backend.delete("k0", SCOPE)
+        await _recall(backend, "w1")          # applied in memory, not saved
+        assert backend.ann.stats["saved"] == 1, backend.ann.stats
+        os._exit(0)                           # killed: no close
+
+    asyncio.run(main())
+    """
+)
+
+
+async def test_a_killed_process_is_caught_up_from_the_log(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tmp_path)], env=env, capture_output=True, text=True
+    )
+    assert child.returncode == 0, child.stderr
+    clock = FakeClock()
+    ann, exact = _open(tmp_path, clock), _exact(tmp_path, clock)
+    try:
+        await _assert_same(ann, exact, 20)
+        assert _stats(ann)["loaded"] == 1 and _stats(ann)["built"] == 0
+        assert _stats(ann)["applied"] == 31
+        assert ann.ann is not None
+        index = ann.ann._indexes[(SCOPE, "hashing:64")].index
+        assert len(index) == 229 and 0 not in index
+    finally:
+        await ann.close()
+        await exact.close()
+
+
+def _damage(index_path: Path, meta_path: Path, how: str) -> None:
+    if how == "missing index":
+        index_path.unlink()
+    elif how == "missing meta":
+        meta_path.unlink()
+    elif how == "garbage index":
+        index_path.write_bytes(b"not an index" * 100)
+    elif how == "truncated index":
+        data = index_path.read_bytes()
+        index_path.write_bytes(data[: len(data) // 2])
+    elif how == "index replaced behind its meta":  # a crash between the two renames
+        data = index_path.read_bytes()
+        index_path.unlink()
+        index_path.write_bytes(data)
+    elif how == "garbage meta":
+        meta_path.write_text("{not json")
+    elif how == "other dimension":
+        meta = json.loads(meta_path.read_text())
+        meta["dim"] = 32
+        meta_path.write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "missing index",
+        "missing meta",
+        "garbage index",
+        "truncated index",
+        "index replaced behind its meta",
+        "garbage meta",
+        "other dimension",
+    ],
+)
+async def test_a_damaged_or_missing_index_is_rebuilt(tmp_path: Path, how: str) -> None:
+    clock = FakeClock()
+    backend = _open(tmp_path, clock)
+    await _fill(backend, 150)
+    await _recall(backend, "w1")
+    assert backend.ann is not None
+    index_path, meta_path = backend.ann.paths(SCOPE, "hashing:64")
+    await backend.close()
+    _damage(index_path, meta_path, how)
+    ann, exact = _open(tmp_path, clock), _exact(tmp_path, clock)
+    try:
+        await _assert_same(ann, exact)
+        assert _stats(ann)["built"] == 1 and _stats(ann)["loaded"] == 0
+        assert json.loads(meta_path.read_text())["count"] == 150  # saved again, whole
+    finally:
+        await ann.close()
+        await exact.close()
+
+
+async def test_an_index_of_a_recreated_file_is_not_trusted(tmp_path: Path) -> None:
+    clock = FakeClock()
+    backend = _open(tmp_path, clock)
+    await _fill(backend, 150)
+    await _recall(backend, "w1")
+    await backend.close()
+    for suffix in ("", "-wal", "-shm"):
+        (tmp_path / f"memory.db{suffix}").unlink(missing_ok=True)
+    ann, exact = _open(tmp_path, clock), _exact(tmp_path, clock)
+    try:
+        await _fill(ann, 120, seed=11)
+        await _assert_same(ann, exact)
+        assert _stats(ann)["built"] == 1
+    finally:
+        await ann.close()
+        await exact.close()
+
+
+async def test_an_index_behind_a_pruned_log_is_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_ann, "LOG_KEEP", 10)
+    monkeypatch.setattr(sqlite_ann, "PRUNE_STEP", 1)
+    clock = FakeClock()
+    backend = _open(tmp_path, clock)
+    await _fill(backend, 150)
+    await _recall(backend, "w1")
+    await backend.close()
+    other = _exact(tmp_path, clock)  # another process writes; the log is pruned
+    await _fill(other, 40, seed=12, start=150)
+    await _recall(other, "w1")
+    await other.close()
+    ann, exact = _open(tmp_path, clock), _exact(tmp_path, clock)
+    try:
+        await _assert_same(ann, exact)
+        assert _stats(ann)["built"] == 1
+        assert ann.ann is not None and ann.ann.last_rebuild == "log does not cover the saved index"
+    finally:
+        await ann.close()
+        await exact.close()
+
+
+async def test_without_usearch_the_exact_scan_remains(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "usearch.index", None)  # import fails
+    clock = FakeClock()
+    ann, exact = _open(tmp_path, clock), _exact(tmp_path, clock)
+    try:
+        await _fill(ann, 100)
+        await _assert_same(ann, exact)
+        assert _stats(ann)["built"] == 0 and not list(tmp_path.glob("*.usearch"))
+    finally:
+        await ann.close()
+        await exact.close()
+
+
+def test_threshold_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(sqlite_ann.THRESHOLD_ENV, raising=False)
+    assert sqlite_ann.threshold_from_env(None) is None  # off unless asked for
+    monkeypatch.setenv(sqlite_ann.THRESHOLD_ENV, "on")
+    assert sqlite_ann.threshold_from_env(None) == sqlite_ann.ON_THRESHOLD == 50_000
+    monkeypatch.setenv(sqlite_ann.THRESHOLD_ENV, "")
+    assert sqlite_ann.threshold_from_env(7) == 7
+    monkeypatch.setenv(sqlite_ann.THRESHOLD_ENV, "1234")
+    assert sqlite_ann.threshold_from_env(None) == 1234
+    monkeypatch.setenv(sqlite_ann.THRESHOLD_ENV, "off")
+    assert sqlite_ann.threshold_from_env(None) is None
+
+
+async def test_through_the_graph_deletes_and_rewrites_are_honoured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The HNSW search itself (not the brute force of a small index): its recall is the
+    benchmarks' to measure, but what it returns is always live and current."""
+    monkeypatch.setattr(sqlite_ann, "EXHAUSTIVE_BELOW", 0)
+    clock = FakeClock()
+    backend = _open(tmp_path, clock)
+    try:
+        await _fill(backend, 300)
+        top = [key for key, _ in await _recall(backend, "w1 w2 w3", 3)]
+        assert await backend.delete(top[0], SCOPE)
+        await backend.store(top[1], "entirely new words zebra", {"scope": SCOPE})
+        for query in QUERIES:
+            keys = [key for key, _ in await _recall(backend, query, 20)]
+            assert top[0] not in keys and len(keys) == 20
+        now_top = [key for key, _ in await _recall(backend, "w1 w2 w3", 3)]
+        assert top[0] not in now_top and top[1] not in now_top  # scored by its new vector
+        assert _stats(backend)["built"] == 1 and _stats(backend)["applied"] == 2
+    finally:
+        await backend.close()
