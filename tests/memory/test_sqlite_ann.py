@@ -361,3 +361,21 @@ async def test_through_the_graph_deletes_and_rewrites_are_honoured(
         assert _stats(backend)["built"] == 1 and _stats(backend)["applied"] == 2
     finally:
         await backend.close()
+
+
+def test_loading_usearch_then_the_embedding_runtime_does_not_crash() -> None:
+    """usearch imported first made `import onnxruntime` segfault the whole process (it
+    took a pytest worker down); the index module loads onnxruntime before it."""
+    script = (
+        "from pathlib import Path\n"
+        "from axon.memory.backends.sqlite_ann import AnnIndexes\n"
+        "assert AnnIndexes(Path('unused.db'), 1)._module() is not None  # usearch\n"
+        "import onnxruntime\n"
+        "print('ok')\n"
+    )
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr[-500:]

@@ -104,6 +104,19 @@ ReadRows = Callable[[Sequence[int]], Mapping[Any, Any]]
 """Entry ids in, their rows out (selected columns, then the vector's seq and blob)."""
 
 
+def _onnxruntime_first() -> None:
+    """Load onnxruntime (the embedding models' runtime) before usearch, when installed.
+
+    With usearch 2.26 and onnxruntime of the `semantic` extra, importing
+    `usearch.index` first makes the later `import onnxruntime` crash the process
+    (a segmentation fault while loading its library; the other order is fine, see
+    tests/memory/test_sqlite_ann.py). A process that searches an index is one that
+    embeds, so onnxruntime is loaded anyway; without it, nothing is needed.
+    """
+    with contextlib.suppress(ImportError):
+        import onnxruntime  # noqa: F401
+
+
 def threshold_from_env(value: int | None) -> int | None:
     """The threshold in effect: `value` when given, else `THRESHOLD_ENV`, else the default.
 
@@ -183,6 +196,7 @@ class AnnIndexes:
         """`usearch.index`, imported on first need; None when it is not installed."""
         if self._usearch is None and not self._missing:
             try:
+                _onnxruntime_first()
                 import usearch.index
             except ImportError:
                 self._missing = True
