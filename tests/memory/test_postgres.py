@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -784,34 +784,29 @@ async def test_two_processes_share_one_database(pg: PostgresBackend, pg_dsn: str
     assert [e.key for e in await pg.retrieve("child1", 20, "S")][:1] == ["child1"]
 
 
-def test_eight_concurrent_writers_lose_nothing(pg_dsn: str, tmp_path: Path) -> None:
-    schema = pg_test_schema(tmp_path)
-    writers, per_writer = 8, 60
+def _race(
+    pg_dsn: str,
+    schema: str,
+    writers: int,
+    write: Callable[[int, PostgresBackend], Awaitable[None]],
+) -> None:
+    """`write(n, backend)` for each of `writers` threads, each with its own backend (and
+    event loop), connected first and released together; any exception fails the test."""
     errors: list[BaseException] = []
     barrier = threading.Barrier(writers)
 
-    async def write(n: int) -> None:
+    async def one(n: int) -> None:
         backend = PostgresBackend(location=pg_dsn, schema=schema, pool_size=1)
         try:
             await backend.count()  # connect (and migrate) before the race starts
             barrier.wait()
-            for i in range(per_writer):
-                if i % 3 == 0:  # batches that also fight over shared keys
-                    await backend.store_many(
-                        [
-                            NewEntry(f"w{n}-{i}", n, {"scope": "S"}),
-                            NewEntry(f"shared{i % 5}", n, {"scope": "S"}),
-                            NewEntry(f"shared{(i + 2) % 5}", n, {"scope": "S"}),
-                        ]
-                    )
-                else:
-                    await backend.store(f"w{n}-{i}", n, {"scope": "S"})
+            await write(n, backend)
         finally:
             await backend.close()
 
     def run(n: int) -> None:
         try:
-            asyncio.run(write(n))
+            asyncio.run(one(n))
         except BaseException as exc:  # reported below
             errors.append(exc)
 
@@ -821,6 +816,26 @@ def test_eight_concurrent_writers_lose_nothing(pg_dsn: str, tmp_path: Path) -> N
     for thread in threads:
         thread.join(timeout=120)
     assert not errors, errors
+
+
+def test_eight_concurrent_writers_lose_nothing(pg_dsn: str, tmp_path: Path) -> None:
+    schema = pg_test_schema(tmp_path)
+    writers, per_writer = 8, 60
+
+    async def write(n: int, backend: PostgresBackend) -> None:
+        for i in range(per_writer):
+            if i % 3 == 0:  # batches that also fight over shared keys
+                await backend.store_many(
+                    [
+                        NewEntry(f"w{n}-{i}", n, {"scope": "S"}),
+                        NewEntry(f"shared{i % 5}", n, {"scope": "S"}),
+                        NewEntry(f"shared{(i + 2) % 5}", n, {"scope": "S"}),
+                    ]
+                )
+            else:
+                await backend.store(f"w{n}-{i}", n, {"scope": "S"})
+
+    _race(pg_dsn, schema, writers, write)
     rows = raw(pg_dsn, f'SELECT key, value::text FROM "{schema}".entries')
     stored = dict(rows)
     assert len(stored) == writers * per_writer + 5
@@ -838,37 +853,18 @@ def test_concurrent_binary_copies_of_the_same_new_keys_lose_nothing(
     stored once, with one writer's value, and the statistics match the rows."""
     schema = pg_test_schema(tmp_path)
     writers, batches = 4, 5
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(writers)
 
-    async def write(n: int) -> None:
-        backend = PostgresBackend(location=pg_dsn, schema=schema, pool_size=1)
-        try:
-            await backend.count()  # connect (and migrate) before the race starts
-            barrier.wait()
-            for b in range(batches):
-                shared = [
-                    NewEntry(f"shared{j}", f"writer {n} batch {b}", {"scope": "S"})
-                    for j in range(40)
-                ]
-                own = [NewEntry(f"w{n}-{b}-{j}", n, {"scope": "S"}) for j in range(40)]
-                await backend.store_many(shared + own)
-        finally:
-            await backend.close()
-
-    def run(n: int) -> None:
-        try:
-            asyncio.run(write(n))
-        except BaseException as exc:  # reported below
-            errors.append(exc)
+    async def write(n: int, backend: PostgresBackend) -> None:
+        for b in range(batches):
+            shared = [
+                NewEntry(f"shared{j}", f"writer {n} batch {b}", {"scope": "S"})
+                for j in range(40)
+            ]
+            own = [NewEntry(f"w{n}-{b}-{j}", n, {"scope": "S"}) for j in range(40)]
+            await backend.store_many(shared + own)
 
     assert pgmod.COPY_THRESHOLD <= 80
-    threads = [threading.Thread(target=run, args=(n,)) for n in range(writers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not errors, errors
+    _race(pg_dsn, schema, writers, write)
     stored = dict(raw(pg_dsn, f'SELECT key, value::text FROM "{schema}".entries'))
     assert len(stored) == 40 + writers * batches * 40
     # all 40 from one batch (atomic), the last committed: some writer's last

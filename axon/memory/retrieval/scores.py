@@ -198,11 +198,8 @@ def weigh_importance(results: Sequence[Any]) -> list[Any]:
     factors = [importance_factor(entry.metadata) for entry in results]
     if all(f == 1.0 for f in factors):
         return list(results)
-    weighed = [
-        entry if f == 1.0 else entry.with_score(
-            clip(entry.score * f),
-            None if entry.signals is None else {**entry.signals, "importance": f},
-        )
+    weighted = [
+        entry if f == 1.0 else weighed(entry, f, entry.score, entry.signals)
         for entry, f in zip(results, factors, strict=True)
     ]
-    return sorted(weighed, key=lambda entry: -entry.score)
+    return sorted(weighted, key=lambda entry: -entry.score)
