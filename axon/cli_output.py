@@ -1,8 +1,8 @@
 """What the `axon` commands share to talk to a terminal: exit codes, stdout and stderr, logging.
 
-`axon` (cli.py) and `axon memory` (cli_memory.py) both write through these, so a
-closed pipe, a full disk or a connection-string password is handled the same way
-everywhere: `out` raises `OutputFailed` when stdout cannot take more,
+`axon` (cli.py) and `axon memory` (cli_memory.py, cli_store.py, cli_transfer.py) both
+write through these, so a closed pipe, a full disk or a connection-string password is
+handled the same way everywhere: `out` raises `OutputFailed` when stdout cannot take more,
 `output_failed` turns that into a quiet exit (closed pipe) or one line (full
 disk), `err` never raises and redacts secrets, `internal` reports a bug in AXON
 without a traceback unless `AXON_DEBUG` is set.

@@ -1,0 +1,260 @@
+"""`axon memory export` and `import`: memories out to the JSON Lines export format, and back in.
+
+The format and what an import keeps are `axon.memory.transfer`'s; here are the command
+lines around it: an export to `-o FILE` is written to a temporary file and renamed over
+FILE (whole or not at all), an export to stdout turns a closed pipe into the usual exit
+code, and an import reads a file or stdin with a progress bar in bytes. Registered on
+the `axon memory` group by `axon.cli_memory`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from axon import cli_output as out
+from axon.cli_store import (
+    AsJson,
+    Failed,
+    MemoryDir,
+    PgDsn,
+    PgSchema,
+    UsePg,
+    embedder_or_fail,
+    json_flag,
+    memory_names_of,
+    missing_store,
+    opened,
+    progress,
+    require_memory,
+    run,
+    say,
+    say_json,
+    store_of,
+)
+from axon.memory.backend import (
+    MemoryBackend,
+)
+from axon.memory.lifetimes import is_reserved
+
+
+def export_cmd(
+    ctx: typer.Context,
+    memories: Annotated[
+        list[str] | None, typer.Argument(help="The memories to export (default: all).")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to FILE (else stdout).")
+    ] = None,
+    with_vectors: Annotated[
+        bool,
+        typer.Option(
+            "--with-vectors", help="Also write each entry's stored vector (with its model)."
+        ),
+    ] = False,
+    memory_dir: MemoryDir = None,
+    pg_dsn: PgDsn = None,
+    use_pg: UsePg = False,
+    pg_schema: PgSchema = None,
+    as_json: AsJson = False,
+) -> None:
+    """Write memories in the JSON Lines export format (docs/cli.md), oldest entry first."""
+    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema)
+    wants_json = json_flag(ctx, as_json)
+
+    async def body() -> None:
+        from axon.memory.transfer import export_memories, export_total
+
+        if output is not None:
+            _check_output(output)
+        if not store.exists():
+            if memories:
+                raise missing_store(store, memories[0])
+            raise missing_store(store)
+        async with opened(store, embedder=with_vectors) as backend:
+            names = list(memories or []) or await memory_names_of(backend)
+            for name in names:
+                await require_memory(backend, store, name)
+            total = await export_total(backend, names)
+            with progress("exporting", total) as advance:
+                if output is None:
+                    report = await export_memories(
+                        backend, _Stdout(), names, progress=advance, with_vectors=with_vectors
+                    )
+                else:
+                    report = await _export_file(backend, output, names, advance, with_vectors)
+        if output is not None:
+            if wants_json:
+                say_json({"op": "export", "file": str(output), **report.to_dict()})
+            else:
+                vectors = f" (with {report.vectors_kept:,} vectors)" if with_vectors else ""
+                say(
+                    f"exported {report.entries:,} entries of {len(names)} memories to "
+                    f"{output}{vectors}"
+                )
+
+    run(body)
+
+
+def _check_output(path: Path) -> None:
+    """Exit 1 before anything is read when `-o FILE` could not be written."""
+    parent = path.parent if str(path.parent) else Path(".")
+    problem = None
+    if path.is_dir():
+        problem = "is a directory"
+    elif not parent.is_dir():
+        problem = f"directory {parent} does not exist"
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        problem = f"directory {parent} is not writable"
+    if problem:
+        raise Failed(f"{path}: error: cannot write the export: {problem}", out.EXIT_CHECK)
+
+
+async def _export_file(
+    backend: MemoryBackend,
+    path: Path,
+    names: list[str],
+    advance: Callable[[int], None],
+    with_vectors: bool = False,
+) -> Any:
+    """Export into a temporary file renamed over `path`: whole or not at all."""
+    import tempfile
+
+    from axon.memory.transfer import export_memories
+
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        message = f"{path}: error: cannot write the export ({exc.strerror})"
+        raise Failed(message, out.EXIT_CHECK) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            report = await export_memories(
+                backend, handle, names, progress=advance, with_vectors=with_vectors
+            )
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise Failed(
+            f"{path}: error: cannot write the export ({exc.strerror or exc})", out.EXIT_CHECK
+        ) from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return report
+
+
+class _Stdout(io.TextIOBase):
+    """stdout for the export: a closed pipe or a full disk become `out.OutputFailed`."""
+
+    def write(self, text: str) -> int:
+        try:
+            sys.stdout.write(text)
+        except BrokenPipeError:
+            raise out.OutputFailed(None) from None
+        except OSError as exc:
+            raise out.OutputFailed(exc) from None
+        return len(text)
+
+
+def import_cmd(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="An export file ('-' for stdin).")],
+    into: Annotated[
+        str | None, typer.Option("--into", help="Put every entry into this memory.")
+    ] = None,
+    memory_dir: MemoryDir = None,
+    pg_dsn: PgDsn = None,
+    use_pg: UsePg = False,
+    pg_schema: PgSchema = None,
+    as_json: AsJson = False,
+) -> None:
+    """Store the entries of an export FILE (importing the same file twice adds nothing)."""
+    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema)
+    wants_json = json_flag(ctx, as_json)
+
+    async def body() -> None:
+        from axon.memory.transfer import import_memories, read_lines
+
+        if into is not None and (not into or is_reserved(into)):  # a bad option value: 2
+            raise Failed(
+                f"error: --into {into!r} is not a memory name that can be imported into",
+                out.EXIT_USAGE,
+            )
+        with _open_input(file) as (handle, size):
+            source = "<stdin>" if str(file) == "-" else str(file)
+            # With the model attached, vectors of that model in the file are kept; a
+            # model that cannot run here only means every vector is dropped.
+            try:
+                embedder_or_fail()
+                wants_model = True
+            except Failed:
+                wants_model = False
+            async with opened(store, embedder=wants_model) as backend:
+                with progress("importing", size) as advance:
+                    lines = read_lines(handle, source)
+                    tell = _byte_progress(handle, advance) if size else None
+                    report = await import_memories(
+                        backend,
+                        lines,
+                        source=source,
+                        into=into,
+                        progress=tell,
+                    )
+        if wants_json:
+            say_json({"op": "import", "file": source, **report.to_dict()})
+        else:
+            skipped = (
+                f" ({report.skipped_expired:,} already expired, skipped)"
+                if report.skipped_expired
+                else ""
+            )
+            vectors = ""
+            if report.vectors_kept or report.vectors_dropped:
+                vectors = f"; {report.vectors_kept:,} vectors kept"
+                if report.vectors_dropped:
+                    vectors += (
+                        f", {report.vectors_dropped:,} of another model dropped "
+                        "(those entries are embedded again)"
+                    )
+            say(
+                f"imported {report.entries:,} entries into "
+                f"{len(report.memories)} memor{'y' if len(report.memories) == 1 else 'ies'}"
+                f"{skipped}{vectors}"
+            )
+
+    run(body)
+
+
+def _byte_progress(handle: Any, advance: Callable[[int], None]) -> Callable[[int], None]:
+    """Progress of an import in bytes read (the file's size is known, its entry count is not)."""
+
+    def tell(_: int) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            advance(handle.buffer.tell())
+
+    return tell
+
+
+@contextlib.contextmanager
+def _open_input(path: Path) -> Iterator[tuple[Any, int | None]]:
+    if str(path) == "-":
+        yield sys.stdin, None
+        return
+    try:
+        handle = open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        raise Failed(f"{path}: error: no such file", out.EXIT_CHECK) from None
+    except IsADirectoryError:
+        raise Failed(f"{path}: error: is a directory, not an export file", out.EXIT_CHECK) from None
+    except OSError as exc:
+        raise Failed(f"{path}: error: cannot read ({exc.strerror})", out.EXIT_CHECK) from None
+    with handle:
+        yield handle, os.fstat(handle.fileno()).st_size
