@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.memory.registry import BUILTIN_BACKENDS, BackendInfo, BackendRegistry, registry
 from axon.testing.conformance import *  # noqa: F403  (the suite and its fixtures)
-from axon.testing.conformance import _scored
+from axon.testing.contract_retrieval import _scored
 from tests.memory.conftest import BACKEND_FACTORIES, BackendEnv, FakeClock
 
 # ---------------------------------------------------------------------- registry

@@ -1,0 +1,233 @@
+"""The backend contract, retrieval: filters in every mode, importance before the cut,
+linked keyword, semantic modes, and scores equal to the in-memory backend's
+(LANGUAGE.md §6; part of `conformance`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from axon.memory.backend import MemoryBackend
+from axon.memory.embeddings.hashing import HashingEmbedder
+from axon.memory.entry import MemoryEntry, NewEntry
+from axon.testing import BackendEnv, FakeClock, in_memory_reference
+from axon.testing.contract_helpers import keys
+
+# ---------------------------------------------------------------------- filters and modes
+
+
+async def test_filters_apply_in_every_mode(backend: MemoryBackend) -> None:
+    await backend.store("a", "quarterly finance report", {"scope": "S", "tags": ["finance"]})
+    await backend.store("b", "quarterly travel report", {"scope": "S", "tags": ["travel"]})
+    await backend.store("c", "quarterly finance notes", {"scope": "S", "tags": ["finance", "x"]})
+    await backend.store("d", "quarterly untagged report", {"scope": "S"})
+    for mode in sorted(backend.capabilities.retrieval):
+        found = await backend.retrieve(
+            "quarterly report", 10, "S", mode=mode, filters={"tags": ["finance"]}
+        )
+        if mode == "exact":
+            assert found == []  # "quarterly report" is a substring of none
+            found = await backend.retrieve(
+                "quarterly", 10, "S", mode=mode, filters={"tags": ["finance"]}
+            )
+        assert sorted(keys(found)) == ["a", "c"], mode
+
+
+async def test_importance_ranks_before_the_top_k_cut(backend: MemoryBackend) -> None:
+    """A critical entry that outscores others once weighed is found by `top_k: 1` too:
+    every `top_k` cuts one ranking (`scores.IMPORTANCE_POOL`), in every weighed mode."""
+    await backend.store("plain", "the quarterly report is due", {"scope": "S", "importance": 0.25})
+    await backend.store(
+        "important", "quarterly report draft, due soon", {"scope": "S", "importance": 1.0}
+    )
+    for i in range(8):
+        await backend.store(f"o{i}", f"unrelated note {i}", {"scope": "S"})
+    for mode in sorted(backend.capabilities.retrieval - {"exact"}):
+        two = await backend.retrieve("the quarterly report is due", 2, "S", mode=mode)
+        one = await backend.retrieve("the quarterly report is due", 1, "S", mode=mode)
+        assert [(e.key, e.score) for e in one] == [(e.key, e.score) for e in two[:1]], mode
+
+
+async def test_comparison_filters_apply_in_every_mode(backend: MemoryBackend) -> None:
+    """`{"importance": {"gte": x, "default": d}}` (recall's `min_importance`) keeps the
+    same entries on every backend and in every mode, also when most entries fail it
+    (the backend must look past its first `top_k` candidates)."""
+    for i in range(40):
+        meta: dict[str, Any] = {"scope": "S", "importance": i / 100}  # 0.00 .. 0.39
+        await backend.store(f"low{i}", f"quarterly report {i}", meta)
+    await backend.store("high", "quarterly report high", {"scope": "S", "importance": 0.9})
+    await backend.store("edge", "quarterly report edge", {"scope": "S", "importance": 0.75})
+    await backend.store("plain", "quarterly report plain", {"scope": "S"})
+    await backend.store("text", "quarterly report text", {"scope": "S", "importance": "high"})
+    await backend.store("flag", "quarterly report flag", {"scope": "S", "importance": True})
+    cases: list[tuple[dict[str, Any], list[str]]] = [
+        ({"importance": {"gte": 0.75}}, ["edge", "high"]),
+        ({"importance": {"gt": 0.75}}, ["high"]),
+        ({"importance": {"gte": 0.5, "default": 0.5}}, ["edge", "high", "plain"]),
+        ({"importance": {"gte": 0.3, "lt": 0.32}}, ["low30", "low31"]),
+        ({"importance": {"lte": 0.01}}, ["low0", "low1"]),
+        ({"importance": {"gte": 0.75}, "scope": "S"}, ["edge", "high"]),
+        ({"importance": {"near": 0.5}}, []),  # an unknown operator matches nothing
+    ]
+    for mode in sorted(backend.capabilities.retrieval):
+        for filters, wanted in cases:
+            found = await backend.retrieve("quarterly report", 50, "S", mode=mode, filters=filters)
+            assert sorted(keys(found)) == wanted, (mode, filters)
+        few = await backend.retrieve(
+            "quarterly report", 1, "S", mode=mode, filters={"importance": {"gte": 0.75}}
+        )
+        assert len(few) == 1 and few[0].key in ("edge", "high"), mode
+
+
+async def test_linked_keyword_reads_each_entry_with_the_one_stored_before(
+    backend: MemoryBackend,
+) -> None:
+    """In a linked memory an answer is found by the words of the question stored before it."""
+    if "keyword" not in backend.capabilities.retrieval:
+        pytest.skip("no keyword retrieval")
+    await backend.store("q", "Do you still go hiking on Sundays?", {"scope": "A"})
+    await backend.store("a", "Yes, every week with my sister.", {"scope": "A"})
+    await backend.store("other", "Hiking boots are on sale.", {"scope": "B"})
+    await backend.store("b", "Lunch was served at noon.", {"scope": "B"})
+    found = await backend.retrieve("hiking with my sister", 10, "A", mode="keyword", linked=True)
+    assert keys(found) == ["a", "q"]
+    # the context belongs to the scope: "b" follows "other" only in B
+    linked = await backend.retrieve("boots", 10, "B", mode="keyword", linked=True)
+    assert keys(linked) == ["other", "b"]
+    assert keys(await backend.retrieve("boots", 10, "A", mode="keyword", linked=True)) == []
+    assert keys(await backend.retrieve("boots", 10, "B", mode="keyword")) == ["other"]
+    # the context is fixed when a key is first stored, and exact never looks at it
+    await backend.store("a", "Yes, every week.", {"scope": "A"})
+    assert "a" in keys(await backend.retrieve("sundays", 10, "A", mode="keyword", linked=True))
+    assert keys(await backend.retrieve("hiking", 10, "A", mode="exact")) == ["q"]
+
+
+async def test_keyword_ranks_more_query_terms_first(backend: MemoryBackend) -> None:
+    if "keyword" not in backend.capabilities.retrieval:
+        pytest.skip("no keyword retrieval")
+    await backend.store("one", "The indemnification clause was discussed at length.")
+    await backend.store("two", "Indemnification and liability caps were negotiated.")
+    await backend.store("three", "Lunch was served at noon.")
+    await backend.store("four", "Liability insurance is required.")
+    found = await backend.retrieve("indemnification liability", 10, mode="keyword")
+    assert keys(found)[0] == "two"
+    # "three" has neither word: unlinked, it is not found through its context ("two")
+    assert set(keys(found)) == {"one", "two", "four"}
+    assert all(e.score > 0 for e in found)
+    assert [e.score for e in found] == sorted((e.score for e in found), reverse=True)
+
+
+TOPICS = {
+    "cats": "the cat sat on the mat and purred at the cat next door",
+    "markets": "stock market prices fell sharply as markets reacted to rates",
+    "quantum": "quantum computing research trends and quantum error correction",
+    "cooking": "a recipe for tomato soup with basil and garlic",
+}
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+async def test_semantic_modes_find_the_related_entry(backend: MemoryBackend, mode: str) -> None:
+    if mode not in backend.capabilities.retrieval:
+        pytest.skip(f"no {mode} retrieval")
+    for key, text in TOPICS.items():
+        await backend.store(key, text, {"scope": "S"})
+    found = await backend.retrieve("quantum computing trends", 3, "S", mode=mode)
+    assert found and found[0].key == "quantum"
+    assert len(found) <= 3
+    assert [e.score for e in found] == sorted((e.score for e in found), reverse=True)
+    if mode == "hybrid":
+        assert all(e.signals is not None for e in found)
+        assert found[0].signals is not None and set(found[0].signals) >= {"keyword", "semantic"}
+    await backend.store("quantum", "tomato soup with garlic", {"scope": "S"})  # text changed
+    found = await backend.retrieve("tomato soup garlic", 2, "S", mode=mode)
+    assert found[0].key in {"quantum", "cooking"}
+    assert "quantum" in keys(found)
+
+
+# ---------------------------------------------------------------------- comparable scores
+
+SCORE_SCOPES: dict[str, list[str]] = {
+    # Several scopes of different sizes and vocabularies in one store: whole-store
+    # statistics would score the same entry differently from per-scope ones.
+    "Notes": [
+        "Globex invoice paid in March",
+        "Initech renewed their support contract",
+        "Board meeting moved to the 14th",
+        "The Globex invoice is overdue again",
+        "Lunch with the Initech team about the contract renewal",
+    ],
+    "Log": [f"invoice number {i} sent to a customer" for i in range(30)]
+    + ["contract signed with Globex", "painting the office walls"],
+    "Tiny": ["paint and paintings", "the meeting about paint"],
+}
+SCORE_QUERIES = (
+    "was the Globex invoice paid",
+    "contract renewal",
+    "painting",
+    "meeting",
+    "invoice zebra",  # a word no memory holds lowers every score
+)
+
+
+def _needs(backend: MemoryBackend, mode: str) -> None:
+    if mode not in backend.capabilities.retrieval:
+        pytest.skip(f"{backend.name} has no {mode} retrieval")
+
+
+async def _fill(backend: MemoryBackend, clock: FakeClock) -> None:
+    for scope, texts in SCORE_SCOPES.items():
+        for i, text in enumerate(texts):
+            await backend.store(f"{scope.lower()}-{i}", text, {"scope": scope})
+            clock.advance(1)
+
+
+def _scored(entries: list[MemoryEntry]) -> dict[tuple[str | None, str], float]:
+    return {(e.scope, e.key): e.score for e in entries}
+
+
+@pytest.mark.parametrize("mode", ["keyword", "linked", "semantic", "hybrid", "linked-hybrid"])
+async def test_scores_equal_those_of_the_in_memory_backend(
+    backend: MemoryBackend, clock: FakeClock, mode: str, tmp_path: Path
+) -> None:
+    """LANGUAGE.md §6: same mode, same entries, same scores (within 1e-6) on every backend."""
+    kind = {"linked": "keyword", "linked-hybrid": "hybrid"}.get(mode, mode)
+    _needs(backend, kind)
+    reference_clock = FakeClock()
+    embedder = backend.embedder
+    assert isinstance(embedder, HashingEmbedder)
+    reference = in_memory_reference(BackendEnv(tmp_path, reference_clock, embedder))
+    await _fill(backend, clock)
+    await _fill(reference, reference_clock)
+    for scope in (*SCORE_SCOPES, None):
+        for query in SCORE_QUERIES:
+            linked = mode.startswith("linked")
+            got = await backend.retrieve(query, 40, scope, mode=kind, linked=linked)
+            want = await reference.retrieve(query, 40, scope, mode=kind, linked=linked)
+            assert _scored(got) == pytest.approx(_scored(want), abs=1e-6), (scope, query)
+            assert all(0.0 <= e.score <= 1.0 for e in got)
+            scores = [e.score for e in got]
+            assert scores == sorted(scores, reverse=True)
+    await reference.close()
+
+
+async def test_a_keyword_threshold_means_the_same_in_every_scope_and_backend(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """Every query word once in an entry of average length scores 1 / (1 + k1) ≈ 0.45."""
+    _needs(backend, "keyword")
+    await backend.store("a", "red apples", {"scope": "S"})
+    await backend.store("b", "green pears", {"scope": "S"})
+    await backend.store_many(
+        [NewEntry(f"x{i}", f"red apples number {i}", {"scope": "Big"}) for i in range(50)]
+    )
+    [both] = await backend.retrieve("red apples", 1, "S", mode="keyword")
+    assert both.key == "a" and both.score == pytest.approx(1 / 2.2, abs=1e-6)
+    found = await backend.retrieve("red pears", 5, "S", mode="keyword")
+    assert all(0.1 < e.score < 0.3 for e in found)  # half the query's words
+    assert [e.key for e in found if e.score >= 0.3] == []
+
+
+__all__ = sorted(name for name in dict(globals()) if name.startswith("test_"))
