@@ -119,10 +119,14 @@ async def run(args: argparse.Namespace) -> None:
         items = [(ident, vectors[int(keys[ident[0]][1:])]) for ident, _ in pending]
         del keys
         await backend._save_vectors(embedder.model_id, items[:1])
-        table = backend._vector_tables[embedder.model_id]
-        index = table[:-1] + '_hnsw"'
         with psycopg.connect(dsn, autocommit=True) as admin:
-            admin.execute(f"DROP INDEX {index}")
+            row = admin.execute(
+                f"SELECT tbl FROM {s}.models WHERE model = %s", (embedder.model_id,)
+            ).fetchone()
+            assert row is not None  # made by the first save
+            table = f'{s}."{row[0]}"'
+            index = f'"{row[0]}_hnsw"'
+            admin.execute(f"DROP INDEX {s}.{index}")
         start = time.perf_counter()
         for i in range(1, len(items), 5000):
             await backend._save_vectors(embedder.model_id, items[i : i + 5000])
@@ -134,7 +138,7 @@ async def run(args: argparse.Namespace) -> None:
             admin.execute(f"SET max_parallel_maintenance_workers = {args.parallel_workers}")
             start = time.perf_counter()
             admin.execute(
-                f"CREATE INDEX {index.split('.')[-1]} ON {table} USING hnsw "
+                f"CREATE INDEX {index} ON {table} USING hnsw "
                 "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
             )
             say(f"HNSW build (m 16, ef_construction 64, maintenance_work_mem "
