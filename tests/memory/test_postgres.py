@@ -422,9 +422,9 @@ async def test_a_word_too_long_for_the_index_is_stored_and_counted(pg: PostgresB
 async def test_keyword_reading_only_rare_terms_rows_changes_no_result(
     pg: PostgresBackend, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`_best_ranked` skips the rows of a query's common words only when it provably may:
-    on a Zipf corpus its candidates are those of ranking every matching row, every
-    answer (scope, linked, top_k) is the in-memory backend's, and the skipping did
+    """`best_ranked` (postgres_bm25) skips the rows of a query's common words only when
+    it provably may: on a Zipf corpus its candidates are those of ranking every matching
+    row, every answer (scope, linked, top_k) is the in-memory backend's, and the skipping did
     happen (and was refused) for some queries."""
     rng = np.random.default_rng(11)
     vocab = [f"w{i}x" for i in range(80)]
@@ -446,7 +446,7 @@ async def test_keyword_reading_only_rare_terms_rows_changes_no_result(
         clock.advance(1)
         reference_clock.advance(1)
     calls: list[tuple[int, int]] = []  # (terms of the query, terms whose rows were read)
-    original = PostgresBackend._best_ranked
+    original = pgmod.best_ranked
 
     def spy(ranked: Any, terms: list[str], stats: Any, want: int) -> list[Any]:
         def recording(holding: list[str], limit: int) -> list[Any]:
@@ -458,7 +458,7 @@ async def test_keyword_reading_only_rare_terms_rows_changes_no_result(
         assert [row[0] for row in best] == [row[0] for row in every], terms
         return best
 
-    monkeypatch.setattr(PostgresBackend, "_best_ranked", staticmethod(spy))
+    monkeypatch.setattr(pgmod, "best_ranked", spy)  # the name postgres.py calls
     queries = ["w0x w40x", "w0x w1x w70x", "w1x w2x", "w0x w1x w2x w3x w60x", "w5x w79x", "w0x"]
     try:
         for scope in ("S", None):

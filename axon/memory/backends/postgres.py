@@ -20,7 +20,7 @@
   `keyword` matches the query's Porter stems against each row's `terms` (GIN),
   ranks the matches by BM25 in SQL with the memory's own statistics
   (`scope_stats`, `term_stats`; only the rows of the rarer words when that provably changes
-  nothing, `_best_ranked`) and scores the best of them with
+  nothing, `postgres_bm25.best_ranked`) and scores the best of them with
   `scores.keyword_score`, as every backend does; `semantic` is pgvector cosine
   distance on an HNSW index per embedding model (score = 1 - distance) with
   iterative index scans, so scope and expiry conditions do not starve the result;
@@ -53,6 +53,7 @@ from axon.memory.backend import (
     best_first,
 )
 from axon.memory.backends import postgres_copy
+from axon.memory.backends.postgres_bm25 import best_ranked, rank_sql, scope_stats, stored_counts
 from axon.memory.backends.postgres_filters import filter_condition
 from axon.memory.backends.postgres_pool import (
     HNSW_EF_SEARCH,
@@ -76,6 +77,7 @@ from axon.memory.backends.postgres_schema import (
     resolve_dsn,
     text_array,
 )
+from axon.memory.backends.postgres_sql import Fragments, Row, db_text
 from axon.memory.backends.sql_common import (
     MAX_QUERY_TERMS,
     candidate_count,
@@ -89,19 +91,16 @@ from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
 from axon.memory.entry import MemoryEntry, matches_filters, scope_of, value_text
 from axon.memory.retrieval.exact import seed_score
 from axon.memory.retrieval.scores import (
-    K1,
-    B,
     ScopeStats,
     entry_counts,
     entry_length,
-    idf,
     keyword_score,
 )
 from axon.memory.retrieval.text import CONTEXT_WEIGHT, query_terms, stem
 
 if TYPE_CHECKING:
     from psycopg import Connection
-    from psycopg.sql import SQL, Composable, Composed, Identifier
+    from psycopg.sql import SQL, Identifier
 
     from axon.memory.embeddings.base import Embedder
     from axon.trace import TraceSink
@@ -125,57 +124,6 @@ _UPSERT_ARRAYS = (
 )
 """A small batch's upsert, its rows sent as one array per column (`{source}`)."""
 
-Row = tuple[Any, ...]
-
-
-class _Fragments:
-    """The SQL pieces every statement of one schema is composed from (`psycopg.sql`).
-
-    Built when a backend is made (psycopg is imported only then, after
-    `import_driver` has checked it is installed); `entries` is the schema's table,
-    quoted by `sql.Identifier`. Parameters are `%s` placeholders throughout.
-    """
-
-    def __init__(self, schema: str) -> None:
-        from psycopg import sql
-
-        self.sql = sql
-        self.schema = sql.Identifier(schema)
-        self.entries = sql.Identifier(schema, "entries")
-        self.scope_stats = sql.Identifier(schema, "scope_stats")
-        self.term_stats = sql.Identifier(schema, "term_stats")
-        self.vgen_seq = sql.Literal(f'"{schema}".vgen_seq')
-        self.columns = sql.SQL(
-            "e.id, e.scope, e.key, e.value, e.metadata, e.timestamp, e.expires_at"
-        )
-        self.live = sql.SQL("(e.expires_at IS NULL OR e.expires_at > %s)")
-        self.key_lc = sql.SQL('coalesce(e.key_lc, lower(e.key COLLATE "C"))')
-        self.text_lc = sql.SQL('coalesce(e.text_lc, lower(e.text COLLATE "C"))')
-        self.nothing = sql.SQL("")
-
-    def query(self, template: str, **parts: Composable) -> Composed:
-        """`template` with `{entries}`, `{columns}`, `{live}`, `{key_lc}`, `{text_lc}`
-        and the given `parts` filled in."""
-        return self.sql.SQL(template).format(
-            entries=self.entries,
-            columns=self.columns,
-            live=self.live,
-            key_lc=self.key_lc,
-            text_lc=self.text_lc,
-            **parts,
-        )
-
-    def float8(self, value: float) -> Composed:
-        """A float8 constant (an untyped literal would make the arithmetic `numeric`: slow)."""
-        return self.sql.SQL("{}::float8").format(self.sql.Literal(float(value)))
-
-
-def _db_text(text: str) -> str:
-    """PostgreSQL text cannot hold NUL characters: in matched text each is a space, which
-    separates words as NUL does for the tokenizer (so keyword counts are every other
-    backend's) and keeps `exact`'s `LIKE` candidates a superset (each is scored on its
-    real value)."""
-    return text.replace("\x00", " ") if "\x00" in text else text
 
 
 def _dsn_timeout(dsn: str) -> float:
@@ -228,7 +176,7 @@ class PostgresBackend(MemoryBackend):
         if connect_timeout is None:
             connect_timeout = _dsn_timeout(dsn)
         self.schema = check_schema_name(schema or os.environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA)
-        self._q = _Fragments(self.schema)
+        self._q = Fragments(self.schema)
         size = pool_size or _env_pool_size()
         if size < 1:
             raise AxonMemoryError(f"pool_size must be at least 1, got {size}")
@@ -293,7 +241,7 @@ class PostgresBackend(MemoryBackend):
             if scope is not None and "\x00" in scope:
                 raise AxonMemoryError("a memory scope must not contain NUL characters", key=key)
             full_text = value_text(entry.value)
-            text = _db_text(full_text)
+            text = db_text(full_text)
             counts = counted_terms(full_text)
             rows.append((*write_row(entry, text), *entry_terms(key, *counts)))
             counted.append(counts if text == full_text else None)
@@ -625,7 +573,7 @@ class PostgresBackend(MemoryBackend):
         value, which also drops the rare false match of text stripped of NULs.
         """
         query_lower = query.lower()
-        q = _db_text(query_lower)
+        q = db_text(query_lower)
         pattern = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         where, params = self._scope_sql(scope)
         # LIKE (not strpos) so the trigram indexes of schema 4 can find the rows.
@@ -670,7 +618,7 @@ class PostgresBackend(MemoryBackend):
 
         The candidates are the live rows of `scope` holding a query term (`terms`,
         and `context_terms` when linked: GIN), best first by their BM25 computed
-        in SQL (`_rank_sql`; for every scope at once, with the statistics of the
+        in SQL (`rank_sql`; for every scope at once, with the statistics of the
         whole store, as FTS5 ranks SQLite's candidates), and at most
         `max(top_k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)` of them (more when
         filters reject some). Each is then scored by `scores.keyword_score` from
@@ -706,15 +654,15 @@ class PostgresBackend(MemoryBackend):
         def body(conn: Connection[Any]) -> list[MemoryEntry]:
             stats: dict[str | None, ScopeStats] = {}
             if scope is not None:
-                stats[scope] = self._scope_stats(conn, scope, terms, linked)
+                stats[scope] = scope_stats(q, conn, scope, terms, linked)
                 order = stats[scope]
             else:  # every scope: candidates by the statistics of the whole store
-                order = self._scope_stats(conn, None, terms, linked, every=True)
-            ranking, rank_params = self._rank_sql(terms, order, linked, length)
+                order = scope_stats(q, conn, None, terms, linked, every=True)
+            ranking, rank_params = rank_sql(q, terms, order, linked, length)
 
             def ranked(holding: list[str], want: int) -> list[Row]:
                 """The best `want` live rows holding a term of `holding` (all: -1), with
-                their rank (`_rank_sql`, over every query term) last."""
+                their rank (`rank_sql`, over every query term) last."""
                 statement = q.query(
                     "SELECT {columns}, e.text, e.terms, e.term_counts, e.length, {context}, "
                     "{ranking} AS rank FROM {entries} AS e "
@@ -734,13 +682,13 @@ class PostgresBackend(MemoryBackend):
 
             want = candidate_count(top_k)
             while True:
-                rows = self._best_ranked(ranked, terms, order, want)
+                rows = best_ranked(ranked, terms, order, want)
                 kept = [row for row in rows if not filters or matches_filters(row[4], filters)]
                 if len(kept) >= top_k or want < 0 or len(rows) < want:
                     break
                 want = want * 16 if want < 100_000 else -1  # -1: no limit
             for name in {row[1] for row in kept} - set(stats):
-                stats[name] = self._scope_stats(conn, name, terms, linked)
+                stats[name] = scope_stats(q, conn, name, terms, linked)
             scored = []
             for row in kept:
                 if from_text:
@@ -748,127 +696,13 @@ class PostgresBackend(MemoryBackend):
                     counts = entry_counts(row[2], row[7], text_context)
                     size = entry_length(row[2], row[7], text_context)
                 else:
-                    counts, size = _stored_counts(row, linked)
+                    counts, size = stored_counts(row, linked)
                 score = keyword_score(terms, counts, size, stats[row[1]])
                 scored.append((*best_first(score, float(row[5]), int(row[0])), row, score))
             scored.sort(key=lambda item: item[:3])
             return [self._entry(item[3], item[4]) for item in scored[:top_k]]
 
         return self._run(body, atomic=False)
-
-    @staticmethod
-    def _best_ranked(
-        ranked: Callable[[list[str], int], list[Row]],
-        terms: list[str],
-        stats: ScopeStats,
-        want: int,
-    ) -> list[Row]:
-        """`ranked(terms, want)`, reading only the rows of the query's rarer terms when that
-        provably gives the same rows (the "max score" rule of search engines).
-
-        A term adds at most its bound, `idf * (k1 + 1)`, to a row's rank. So when the
-        bounds of the most common terms (those set aside) add up to less than the
-        `want`-th best rank among the rows holding one of the other terms, no row
-        holding only set-aside terms can be among the best `want`: the rows holding
-        the other terms, ranked by every term, are the answer. A query with a very
-        common word then reads the rows of its rare words instead of most of the
-        table. Otherwise (a short result, a rank too low) every matching row is ranked.
-        """
-        if want < 0 or len(terms) < 2:
-            return ranked(terms, want)
-        bound = {term: idf(stats.df.get(term, 0), stats.docs) * (K1 + 1.0) for term in terms}
-        by_frequency = sorted(terms, key=lambda term: -stats.df.get(term, 0))
-        rest = list(by_frequency)
-        aside = 0.0
-        for term in by_frequency[:-1]:
-            # Worth trying when the set-aside bounds stay well below what one rare term
-            # gives a typical row (its bound times about 0.45, at tf 1 and average length).
-            if aside + bound[term] >= 0.4 * max(bound[other] for other in rest if other != term):
-                break
-            aside += bound[term]
-            rest.remove(term)
-        if len(rest) == len(terms):
-            return ranked(terms, want)
-        rows = ranked(rest, want)
-        if len(rows) == want and aside < float(rows[-1][-1]) * (1.0 - 1e-9):
-            return rows
-        return ranked(terms, want)
-
-    def _scope_stats(
-        self,
-        conn: Connection[Any],
-        scope: str | None,
-        terms: Sequence[str],
-        linked: bool,
-        *,
-        every: bool = False,
-    ) -> ScopeStats:
-        """BM25 statistics of `scope` (of the whole store if `every`) for the query `terms`.
-
-        One statement, reading one row per scope (`scope_stats`: entries and lengths)
-        and one per query term and scope (`term_stats`, schema 5: its document
-        count, `linked_docs` when `linked`), both kept by the write's own triggers.
-        Expired rows count until they are purged, as in the other backends.
-        """
-        q = self._q
-        where, params = (
-            (q.sql.SQL("true"), ())
-            if every
-            else (q.sql.SQL("scope IS NULL"), ())
-            if scope is None
-            else (q.sql.SQL("scope = %s"), (scope,))
-        )
-        row = conn.execute(
-            q.query(
-                "SELECT (SELECT array[count(*), sum(docs), sum(length), sum(context_length)] "
-                "FROM {scope_stats} WHERE {where}), "
-                "(SELECT array_agg(array[term, n::text]) FROM (SELECT term, sum({column}) AS n "
-                "FROM {term_stats} WHERE term = ANY(%s::text[]) AND {where} GROUP BY term) AS d)",
-                scope_stats=q.scope_stats,
-                term_stats=q.term_stats,
-                where=where,
-                column=q.sql.SQL("linked_docs" if linked else "docs"),
-            ),
-            (*params, list(terms), *params),
-        ).fetchone()
-        assert row is not None
-        found, docs, length, context_length = row[0]
-        if not found:
-            return ScopeStats(0, 0.0)
-        total = float(length) + (CONTEXT_WEIGHT * float(context_length) if linked else 0.0)
-        df = {term: int(count) for term, count in row[1] or () if int(count)}
-        return ScopeStats(int(docs), total, df)
-
-    def _rank_sql(
-        self, terms: Sequence[str], stats: ScopeStats, linked: bool, length: Composable
-    ) -> tuple[Composed, tuple[Any, ...]]:
-        """An SQL expression ordering candidates: their BM25 in the scope of `stats`.
-
-        It computes what `scores.keyword_score` does (from `term_counts`, and
-        `context_counts` when linked) up to the division by the query's bound, so
-        the rows it ranks first are the best; only the order is taken from it, the
-        scores themselves come from `keyword_score`.
-        """
-        q = self._q
-        sql = q.sql
-        # float8 constants throughout (`float8`): untyped literals would make it `numeric` (slow).
-        norm = sql.SQL("{} + {} * {}").format(
-            q.float8(K1 * (1 - B)), q.float8(K1 * B / stats.average_length), length
-        )
-        tf = sql.SQL("coalesce(e.term_counts[array_position(e.terms, %s::text)], 0)::float8")
-        if linked:
-            tf = sql.SQL(
-                "({} + {} * "
-                "coalesce(e.context_counts[array_position(e.context_terms, %s::text)], 0))"
-            ).format(tf, q.float8(CONTEXT_WEIGHT))
-        parts: list[Composable] = []
-        params: list[Any] = []
-        for term in terms:
-            # Inline arithmetic, no subquery: it runs once per matching row.
-            weight = idf(stats.df.get(term, 0), stats.docs) * (K1 + 1.0)
-            parts.append(sql.SQL("{} * {} / ({} + {})").format(q.float8(weight), tf, tf, norm))
-            params.extend([term, term] * 2 if linked else [term] * 2)
-        return sql.SQL("({})").format(sql.SQL(" + ").join(parts)), tuple(params)
 
     # ------------------------------------------------------------------ semantic
 
@@ -1098,19 +932,6 @@ class PostgresBackend(MemoryBackend):
             self._q.sql.SQL("{} AND e.key = %s").format(where),
             [(VectorParam(vector), *params, key) for key, vector in items],
         )
-
-
-def _stored_counts(row: Row, linked: bool) -> tuple[dict[str, float], float]:
-    """`scores.entry_counts` and `entry_length` of a keyword candidate, from its stored
-    `terms`, `term_counts` and `length` (row[8:11]) and, when `linked`, its context's
-    (row[12:15]): the same numbers, without tokenising and stemming the texts again."""
-    counts: dict[str, float] = dict(zip(row[8], row[9], strict=True))
-    length = float(row[10])
-    if linked:
-        for term, count in zip(row[12], row[13], strict=True):
-            counts[term] = counts.get(term, 0.0) + CONTEXT_WEIGHT * count
-        length += CONTEXT_WEIGHT * row[14]
-    return counts, length
 
 
 def _env_pool_size() -> int:
