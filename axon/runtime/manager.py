@@ -17,6 +17,9 @@ that removes rows is a `memory_expire` event), and `store:` lifetimes are owned
   owned scopes, and only those. A session killed before closing leaves its
   owned scopes behind: the first bind to a persistent backend clears the owned
   scopes of owners that are dead (same host, process gone).
+
+A memory that spans tiers (`tiers: [...]`) is bound as one memory per tier; its
+operations across them are `axon.runtime.tiered_ops`, its policy `axon.runtime.tiers`.
 """
 
 from __future__ import annotations
@@ -45,9 +48,11 @@ from axon.memory.entry import (
 )
 from axon.memory.lifetimes import OWNED_MARKER, Owner, is_reserved, parse_owned
 from axon.memory.registry import BackendRegistry
+from axon.runtime import tiered_ops
 from axon.runtime import tiers as tiering
 from axon.runtime.associations import delete_entry, related_keys, with_related
 from axon.runtime.records import expiry_of
+from axon.runtime.reporting import elapsed_ms, errors_named
 from axon.runtime.tiers import COUNTERS, Tiered, TierStats
 from axon.runtime.tracer import TraceEventType, Tracer
 
@@ -209,7 +214,7 @@ class MemoryManager:
                 )
                 bound_tiers[tier] = await self._bind_one(tier_decl)
             tiered = Tiered(decl, bound_tiers, TierStats.empty(decl.tiers))
-            with _errors_named(decl.name):
+            with errors_named(decl.name):
                 await tiering.load_stats(tiered)
         except BaseException:
             if previous is None:
@@ -222,7 +227,7 @@ class MemoryManager:
         self.bound[decl.name] = bound
         self.tiered[decl.name] = tiered
         self._counters.pop(decl.name, None)
-        with _errors_named(decl.name):
+        with errors_named(decl.name):
             await tiering.demote_idle(self, tiered, force=True)
             await tiering.flush_stats(tiered)
         return bound
@@ -266,7 +271,7 @@ class MemoryManager:
                 state.instance.capabilities.persistent or state.instance.capabilities.shared
             ):
                 await self._sweep_dead_owners(state.instance, info.name)
-            await self._maybe_sweep(bound, force=state.last_sweep == float("-inf"))
+            await self.maybe_sweep(bound, force=state.last_sweep == float("-inf"))
         except BaseException:
             # The store could not be used (an unreachable server, a newer schema): forget
             # it, so the memory stays undeclared and closing the session does not try again.
@@ -310,7 +315,7 @@ class MemoryManager:
         worker = self._background_vectors(bound)
         if worker is None:
             return 0
-        with _errors_named(name):
+        with errors_named(name):
             return await worker.embed_all(bound.backend, bound.scope, progress)
 
     async def _sweep_dead_owners(self, backend: MemoryBackend, backend_name: str) -> int:
@@ -332,9 +337,9 @@ class MemoryManager:
                     "store": owned.lifetime,
                     "reason": f"session of process {owned.owner.pid} on "
                     f"{owned.owner.host} ended without closing",
-                    "duration_ms": _ms(started),
+                    "duration_ms": elapsed_ms(started),
                 },
-                duration_ms=_ms(started),
+                duration_ms=elapsed_ms(started),
             )
         return total
 
@@ -406,8 +411,8 @@ class MemoryManager:
         self.tracer.emit(
             TraceEventType.MEMORY_CLEAR,
             data={"memory": memory, "backend": backend, "count": count, "store": store,
-                  "reason": reason, "duration_ms": _ms(started)},
-            duration_ms=_ms(started),
+                  "reason": reason, "duration_ms": elapsed_ms(started)},
+            duration_ms=elapsed_ms(started),
         )
 
     # ------------------------------------------------------------ operations
@@ -432,11 +437,11 @@ class MemoryManager:
         With `related` metadata, the entry and the entries it names are written in one
         batch (every named key must exist: else nothing is written), each side naming
         the other. Replacing an entry keeps the associations it had. `tier` (tiered
-        memories only) is `with { tier: ... }`: see `_remember_tiered`.
+        memories only) is `with { tier: ... }`: see `tiered_ops.remember`.
         """
         tiered = self.tiered.get(name)
         if tiered is not None:
-            return await self._remember_tiered(tiered, key, value, metadata, expires_in, tier)
+            return await tiered_ops.remember(self, tiered, key, value, metadata, expires_in, tier)
         if tier is not None:
             raise AxonMemoryError(
                 f"memory has no tiers: cannot write to tier '{tier}'", memory=name, key=key
@@ -444,20 +449,20 @@ class MemoryManager:
         self._count(name, "stores")
         bound = self.get(name)
         decl = bound.decl
-        await self._maybe_sweep(bound)
+        await self.maybe_sweep(bound)
         now = self.clock()
         expires_at = expiry_of(decl, metadata, now, expires_in)
         meta = {**metadata, "scope": bound.scope}
         started = time.perf_counter()
-        with _errors_named(name):
+        with errors_named(name):
             batch = await self._associations(bound, key, meta)
             stored, *_ = await bound.backend.store_many(
                 [NewEntry(key, value, meta, expires_at), *batch]
             )
-        self._written(bound, key, value, decl.store, expires_at, meta, started)
+        self.written(bound, key, value, decl.store, expires_at, meta, started)
         return _named(stored, name)
 
-    def _written(
+    def written(
         self,
         bound: BoundMemory,
         key: str,
@@ -487,9 +492,9 @@ class MemoryManager:
                 "expires_at": expires_at,
                 **({"type": meta["type"]} if "type" in meta else {}),
                 **({"related": meta["related"]} if "related" in meta else {}),
-                "duration_ms": _ms(started),
+                "duration_ms": elapsed_ms(started),
             },
-            duration_ms=_ms(started),
+            duration_ms=elapsed_ms(started),
         )
 
     async def _associations(
@@ -537,15 +542,15 @@ class MemoryManager:
         (`op: associate`). Associating twice changes nothing.
         """
         bound = self.get(name)
-        await self._maybe_sweep(bound)
+        await self.maybe_sweep(bound)
         if a == b:
             raise AxonMemoryError("an entry cannot be related to itself", memory=name, key=a)
         tiered = self.tiered.get(name)
         if tiered is not None:
-            await self._associate_tiered(tiered, a, b)
+            await tiered_ops.associate(self, tiered, a, b)
             return
         started = time.perf_counter()
-        with _errors_named(name):
+        with errors_named(name):
             entries = []
             for key in (a, b):
                 found = await bound.backend.get(key, scope=bound.scope)
@@ -572,9 +577,9 @@ class MemoryManager:
                 "memory": name,
                 "backend": bound.backend_key[0],
                 "store": bound.decl.store,
-                "duration_ms": _ms(started),
+                "duration_ms": elapsed_ms(started),
             },
-            duration_ms=_ms(started),
+            duration_ms=elapsed_ms(started),
         )
 
     async def associated(self, name: str, entry: MemoryEntry) -> list[MemoryEntry]:
@@ -584,13 +589,13 @@ class MemoryManager:
         found: list[MemoryEntry] = []
         tiered = self.tiered.get(name)
         if tiered is not None:
-            with _errors_named(name):
+            with errors_named(name):
                 for key in related_keys(entry.metadata):
                     where = await tiering.find(tiered, key)
                     if where is not None:
                         found.append(tiering.located(where[1], name, where[0]))
             return found
-        with _errors_named(name):
+        with errors_named(name):
             for key in related_keys(entry.metadata):
                 other = await bound.backend.get(key, scope=bound.scope)
                 if other is not None:
@@ -609,7 +614,7 @@ class MemoryManager:
     ) -> tuple[list[MemoryEntry], str]:
         """The results of a recall and the retrieval mode that produced them.
 
-        `tiers` (tiered memories only) is `with { tiers: [...] }`: see `_recall_tiered`.
+        `tiers` (tiered memories only) is `with { tiers: [...] }`: see `tiered_ops.recall`.
         """
         entries, effective, _ = await self.recall_pending(
             name, query, top_k, mode, filters, tiers=tiers
@@ -631,21 +636,21 @@ class MemoryManager:
         waiting at most `embed_wait` seconds for them (None: `statement_embed_wait`)."""
         tiered = self.tiered.get(name)
         if tiered is not None:
-            return await self._recall_tiered(
+            return await tiered_ops.recall(self,
                 tiered, query, top_k, mode, filters, tiers, embed_wait=embed_wait
             )
         if tiers is not None:
             raise AxonMemoryError("memory has no tiers: cannot recall from tiers", memory=name)
         self._count(name, "recalls")
         started = time.perf_counter()
-        results, effective, data, pending = await self._recall_one(
+        results, effective, data, pending = await self.recall_one(
             self.get(name), query, top_k, mode, filters, embed_wait=embed_wait
         )
-        data["duration_ms"] = _ms(started)
-        self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=_ms(started))
+        data["duration_ms"] = elapsed_ms(started)
+        self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=elapsed_ms(started))
         return results, effective, pending
 
-    async def _recall_one(
+    async def recall_one(
         self,
         bound: BoundMemory,
         query: str,
@@ -658,7 +663,7 @@ class MemoryManager:
         """One memory's (or one tier's) recall: results, mode, its event's data and how
         many of its entries were still without a vector (see `recall_pending`)."""
         name = bound.name
-        await self._maybe_sweep(bound)
+        await self.maybe_sweep(bound)
         if mode in ("semantic", "hybrid") and bound.backend.embedder is None:
             # An override (`with { retrieval: semantic }`) gets the model it asks for.
             bound.backend.embedder = self.embedder()
@@ -670,12 +675,12 @@ class MemoryManager:
             worker = self._background_vectors(bound)
             if worker is not None:
                 budget = self.statement_embed_wait if embed_wait is None else embed_wait
-                with _errors_named(name):
+                with errors_named(name):
                     pending = await worker.wait(bound.backend, bound.scope, budget)
         physical_filters = dict(filters) if filters else None
         if physical_filters is not None and physical_filters.get("scope") == name:
             physical_filters["scope"] = bound.scope
-        with _errors_named(name):
+        with errors_named(name):
             found = await bound.backend.retrieve(
                 query,
                 top_k,
@@ -696,7 +701,7 @@ class MemoryManager:
                 {"key": r.key, "score": r.score, **({"signals": r.signals} if r.signals else {})}
                 for r in results
             ],
-            "duration_ms": _ms(started),
+            "duration_ms": elapsed_ms(started),
         }
         if pending:
             data["pending_vectors"] = pending
@@ -721,19 +726,19 @@ class MemoryManager:
                 total += count
             tiered.recalls.clear()
             tiered.used.clear()
-            with _errors_named(name):
+            with errors_named(name):
                 await tiering.flush_stats(tiered)
             return total
         bound = self.get(name)
         started = time.perf_counter()
-        with _errors_named(name):
+        with errors_named(name):
             count = await bound.backend.clear(scope=bound.scope)
         self._count(name, "forgets", count)
         self.tracer.emit(
             TraceEventType.MEMORY_CLEAR,
             data={"memory": name, "backend": bound.backend_key[0], "count": count,
-                  "duration_ms": _ms(started)},
-            duration_ms=_ms(started),
+                  "duration_ms": elapsed_ms(started)},
+            duration_ms=elapsed_ms(started),
         )
         return count
 
@@ -743,12 +748,12 @@ class MemoryManager:
         In a tiered memory the entry is looked for in every tier (its metadata says
         which holds it: `tier`)."""
         bound = self.get(name)
-        await self._maybe_sweep(bound)
+        await self.maybe_sweep(bound)
         started = time.perf_counter()
         tiered = self.tiered.get(name)
         if tiered is not None:
-            with _errors_named(name):
-                await self._maintain(tiered)
+            with errors_named(name):
+                await tiered_ops.maintain(self, tiered)
                 where = await tiering.find(tiered, key)
                 await tiering.flush_stats(tiered)
             if where is not None:
@@ -760,12 +765,12 @@ class MemoryManager:
                     "results_count": int(where is not None), "top_k": 1, "memory": name,
                     "backend": bound.backend_key[0],
                     **({"tier": where[0]} if where is not None else {}),
-                    "duration_ms": _ms(started),
+                    "duration_ms": elapsed_ms(started),
                 },
-                duration_ms=_ms(started),
+                duration_ms=elapsed_ms(started),
             )
             return None if where is None else tiering.located(where[1], name, where[0])
-        with _errors_named(name):
+        with errors_named(name):
             found = await bound.backend.get(key, scope=bound.scope)
         self.tracer.emit(
             TraceEventType.MEMORY_READ,
@@ -777,9 +782,9 @@ class MemoryManager:
                 "top_k": 1,
                 "memory": name,
                 "backend": bound.backend_key[0],
-                "duration_ms": _ms(started),
+                "duration_ms": elapsed_ms(started),
             },
-            duration_ms=_ms(started),
+            duration_ms=elapsed_ms(started),
         )
         return None if found is None else _named(found, name)
 
@@ -793,8 +798,8 @@ class MemoryManager:
         started = time.perf_counter()
         tiered = self.tiered.get(name)
         if tiered is not None:
-            with _errors_named(name):
-                tier = await self._delete_tiered(tiered, key)
+            with errors_named(name):
+                tier = await tiered_ops.delete(self, tiered, key)
                 await tiering.flush_stats(tiered)
             self.tracer.emit(
                 TraceEventType.MEMORY_DELETE,
@@ -802,12 +807,12 @@ class MemoryManager:
                     "key": key, "count": int(tier is not None), "memory": name,
                     "backend": bound.backend_key[0], "store": tier or bound.decl.store,
                     **({"tier": tier} if tier is not None else {}),
-                    "duration_ms": _ms(started),
+                    "duration_ms": elapsed_ms(started),
                 },
-                duration_ms=_ms(started),
+                duration_ms=elapsed_ms(started),
             )
             return tier is not None
-        with _errors_named(name):
+        with errors_named(name):
             removed = await delete_entry(bound.backend, key, bound.scope)
         self._count(name, "forgets", int(removed))
         self.tracer.emit(
@@ -818,9 +823,9 @@ class MemoryManager:
                 "memory": name,
                 "backend": bound.backend_key[0],
                 "store": bound.decl.store,
-                "duration_ms": _ms(started),
+                "duration_ms": elapsed_ms(started),
             },
-            duration_ms=_ms(started),
+            duration_ms=elapsed_ms(started),
         )
         return removed
 
@@ -843,13 +848,13 @@ class MemoryManager:
             )
         tiered = self.tiered.get(name)
         if tiered is not None:
-            return await self._delete_matching_tiered(tiered, filters)
+            return await tiered_ops.delete_matching(self, tiered, filters)
         bound = self.get(name)
-        await self._maybe_sweep(bound)
+        await self.maybe_sweep(bound)
         started = time.perf_counter()
         keys: list[str] = []
         deleted = 0
-        with _errors_named(name):
+        with errors_named(name):
             stored = _stored_filters(filters, name)
             if stored is not None:
                 found = await bound.backend.list_matching(bound.scope, stored)
@@ -865,9 +870,9 @@ class MemoryManager:
                 "memory": name,
                 "backend": bound.backend_key[0],
                 "store": bound.decl.store,
-                "duration_ms": _ms(started),
+                "duration_ms": elapsed_ms(started),
             },
-            duration_ms=_ms(started),
+            duration_ms=elapsed_ms(started),
         )
         return deleted
 
@@ -880,17 +885,17 @@ class MemoryManager:
         A tiered memory lists every tier (one event per tier), newest first overall."""
         tiered = self.tiered.get(name)
         if tiered is not None:
-            await self._maintain(tiered, flush=True)
+            await tiered_ops.maintain(self, tiered, flush=True)
             per_tier: list[tuple[str, MemoryEntry]] = []
             for tier, one in tiered.tiers.items():
                 with self._as_tier(name, one):
                     listed = await self.list_matching(name, limit, filters)
                 per_tier += [(tier, e) for e in listed]
-            return self._merged(per_tier, limit)
+            return tiered_ops.merged(per_tier, limit)
         bound = self.get(name)
-        await self._maybe_sweep(bound)
+        await self.maybe_sweep(bound)
         started = time.perf_counter()
-        with _errors_named(name):
+        with errors_named(name):
             stored = _stored_filters(filters, name) if filters else None
             if not filters:
                 found = await bound.backend.list_entries(scope=bound.scope, limit=limit)
@@ -907,11 +912,11 @@ class MemoryManager:
             "limit": limit,
             "memory": name,
             "backend": bound.backend_key[0],
-            "duration_ms": _ms(started),
+            "duration_ms": elapsed_ms(started),
         }
         if filters:
             data["filters"] = dict(filters)
-        self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=_ms(started))
+        self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=elapsed_ms(started))
         return entries
 
     async def page_matching(
@@ -927,9 +932,9 @@ class MemoryManager:
         With a filter a page may hold fewer than `limit` entries (even none) before
         the listing ends. A `memory_read` event (`op: page`)."""
         bound = self.get(name)
-        await self._maybe_sweep(bound)
+        await self.maybe_sweep(bound)
         started = time.perf_counter()
-        with _errors_named(name):
+        with errors_named(name):
             page = await bound.backend.list_page(bound.scope, limit=limit, after=after)
         entries = [_named(entry, name) for entry in page.entries]
         if filters:
@@ -943,24 +948,24 @@ class MemoryManager:
             "memory": name,
             "backend": bound.backend_key[0],
             "more": page.cursor is not None,
-            "duration_ms": _ms(started),
+            "duration_ms": elapsed_ms(started),
         }
         if filters:
             data["filters"] = dict(filters)
-        self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=_ms(started))
+        self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=elapsed_ms(started))
         return entries, page.cursor
 
     async def count(self, name: str) -> int:
         tiered = self.tiered.get(name)
         if tiered is not None:
-            await self._maintain(tiered, flush=True)
+            await tiered_ops.maintain(self, tiered, flush=True)
             total = 0
             for one in tiered.tiers.values():
                 with self._as_tier(name, one):
                     total += await self.count(name)
             return total
         bound = self.get(name)
-        with _errors_named(name):
+        with errors_named(name):
             return await bound.backend.count(scope=bound.scope)
 
     async def entries(self, name: str, limit: int | None = None) -> list[MemoryEntry]:
@@ -970,9 +975,9 @@ class MemoryManager:
             for tier, one in tiered.tiers.items():
                 with self._as_tier(name, one):
                     found += [(tier, e) for e in await self.entries(name, limit)]
-            return self._merged(found, limit)
+            return tiered_ops.merged(found, limit)
         bound = self.get(name)
-        with _errors_named(name):
+        with errors_named(name):
             entries = await bound.backend.list_entries(scope=bound.scope, limit=limit)
         return [_named(entry, name) for entry in entries]
 
@@ -982,16 +987,16 @@ class MemoryManager:
         For a tiered memory: every tier's backend, then idle entries are demoted."""
         tiered = self.tiered.get(name)
         if tiered is None:
-            return await self._maybe_sweep(self.get(name), force=True)
+            return await self.maybe_sweep(self.get(name), force=True)
         total = 0
         for one in tiered.tiers.values():
-            total += await self._maybe_sweep(one, force=True)
-        with _errors_named(name):
+            total += await self.maybe_sweep(one, force=True)
+        with errors_named(name):
             await tiering.demote_idle(self, tiered, force=True)
             await tiering.flush_stats(tiered)
         return total
 
-    async def _maybe_sweep(self, bound: BoundMemory, *, force: bool = False) -> int:
+    async def maybe_sweep(self, bound: BoundMemory, *, force: bool = False) -> int:
         state = self._backends[bound.backend_key]
         now = self.clock()
         if not force and now - state.last_sweep < SWEEP_INTERVAL:
@@ -1033,221 +1038,6 @@ class MemoryManager:
         finally:
             self.bound[name] = face
             self.tiered[name] = tiered
-
-    @staticmethod
-    def _merged(found: Sequence[tuple[str, MemoryEntry]], limit: int | None) -> list[MemoryEntry]:
-        """Entries of several tiers as one list, newest first, each key once."""
-        seen: dict[str, tuple[str, MemoryEntry]] = {}
-        for tier, entry in found:
-            seen[entry.key] = (tier, entry)  # tiers come fastest first: the slower wins
-        merged = sorted(seen.values(), key=lambda item: -item[1].timestamp)  # stable: ties
-        # keep each tier's own order, faster tiers first
-        entries = [tiering.located(e, e.metadata.get("scope") or "", t) for t, e in merged]
-        return entries[:limit] if limit is not None else entries
-
-    async def _maintain(self, tiered: Tiered, *, flush: bool = False) -> None:
-        """Before a tiered operation: each tier's expiry sweep, then due demotions
-        (and, with `flush`, the counters written when those changed them)."""
-        for one in tiered.tiers.values():
-            await self._maybe_sweep(one)
-        with _errors_named(tiered.name):
-            await tiering.demote_idle(self, tiered)
-            if flush:
-                await tiering.flush_stats(tiered)
-
-    async def _remember_tiered(
-        self,
-        tiered: Tiered,
-        key: str,
-        value: Any,
-        metadata: Mapping[str, Any],
-        expires_in: float | None,
-        asked: str | None,
-    ) -> MemoryEntry:
-        """Write to the chosen tier (`tiers.choose_tier`), then remove the key's copy from
-        any other tier. Associations may cross tiers: each named entry is rewritten where
-        it lives. A failure before the first write changes nothing."""
-        name = tiered.name
-        decl = tiered.decl
-        with _errors_named(name):
-            await self._maintain(tiered)
-        tier = tiering.choose_tier(decl, metadata, asked)
-        target = tiered.tiers[tier]
-        now = self.clock()
-        expires_at = expiry_of(decl, metadata, now, expires_in)
-        meta = {**metadata, "scope": target.scope}
-        started = time.perf_counter()
-        with _errors_named(name):
-            old = await tiering.find(tiered, key)
-            given = related_keys(meta)
-            kept = related_keys(old[1].metadata) if old is not None else []
-            if key in given:
-                raise AxonMemoryError("an entry cannot be related to itself", memory=name, key=key)
-            rewrites: dict[str, list[NewEntry]] = {}
-            for other_key in given:
-                if other_key in kept:
-                    continue
-                other = await tiering.find(tiered, other_key)
-                if other is None:
-                    raise AxonMemoryError(
-                        f"related entry '{other_key}' is not stored in this memory",
-                        memory=name, key=key,
-                    )
-                back = related_keys(other[1].metadata)
-                if key not in back:
-                    rewrites.setdefault(other[0], []).append(
-                        with_related(other[1], [*back, key])
-                    )
-            if given or kept:
-                meta["related"] = list(dict.fromkeys([*kept, *given]))
-            else:
-                meta.pop("related", None)
-            stored, *_ = await target.backend.store_many(
-                [NewEntry(key, value, meta, expires_at), *rewrites.pop(tier, [])]
-            )
-            for other_tier, batch in rewrites.items():
-                one = tiered.tiers[other_tier]
-                await one.backend.store_many(batch)
-            if old is not None and old[0] != tier:
-                one = tiered.tiers[old[0]]
-                await one.backend.delete(key, scope=one.scope)
-            tiered.stats.add(tier, "stores")
-            tiered.used[key] = now
-            tiered.recalls.pop(key, None)
-            await tiering.flush_stats(tiered)
-        self._written(target, key, value, tier, expires_at, meta, started, tier=tier)
-        return tiering.located(stored, name, tier)
-
-    async def _associate_tiered(self, tiered: Tiered, a: str, b: str) -> None:
-        """`associate` across tiers: each entry is rewritten in the tier it lives in."""
-        name = tiered.name
-        started = time.perf_counter()
-        with _errors_named(name):
-            found = []
-            for key in (a, b):
-                where = await tiering.find(tiered, key)
-                if where is None:
-                    raise AxonMemoryError("cannot associate: no such entry", memory=name, key=key)
-                found.append(where)
-            count = 0
-            for (tier, entry), other in ((found[0], b), (found[1], a)):
-                if other not in related_keys(entry.metadata):
-                    one = tiered.tiers[tier]
-                    await one.backend.store_many(
-                        [with_related(entry, [*related_keys(entry.metadata), other])]
-                    )
-                    count += 1
-        self.tracer.emit(
-            TraceEventType.MEMORY_WRITE,
-            data={"op": "associate", "key": a, "related": b, "count": count, "memory": name,
-                  "backend": self.get(name).backend_key[0], "duration_ms": _ms(started)},
-            duration_ms=_ms(started),
-        )
-
-    async def _recall_tiered(
-        self,
-        tiered: Tiered,
-        query: str,
-        top_k: int,
-        mode: str,
-        filters: Mapping[str, Any] | None,
-        asked: Sequence[str] | None,
-        *,
-        embed_wait: float | None = None,
-    ) -> tuple[list[MemoryEntry], str, int]:
-        """Search the tiers (all, or `asked`), rank the results together (`tiers.rank`),
-        count the recall, promote what has been recalled `promote_after` times. One
-        `memory_read` event with `tiers` and each result's tier; also returns how many
-        entries of the searched tiers were still without a vector."""
-        name = tiered.name
-        started = time.perf_counter()
-        chosen = tiered.selected(asked)
-        with _errors_named(name):
-            await self._maintain(tiered)
-        found: list[tuple[str, MemoryEntry]] = []
-        effective = mode
-        data: dict[str, Any] = {}
-        pending = 0
-        for tier in chosen:
-            one = tiered.tiers[tier]
-            results, effective, data, waiting = await self._recall_one(
-                one, query, top_k, mode, filters, embed_wait=embed_wait
-            )
-            pending += waiting
-            found += [(tier, tiering.located(e, name, tier)) for e in results]
-            tiered.stats.add(tier, "recalls")
-        ranked = tiering.rank(found, tiered.decl.tiers, top_k)
-        with _errors_named(name):
-            await tiering.after_recall(self, tiered, ranked)
-            await tiering.flush_stats(tiered)
-        # The memory's own binding is its fastest tier (in_memory for `session`), which a
-        # recall of `tiers: [persistent]` never read: name the backends searched instead.
-        backends = {tier: tiered.tiers[tier].backend_key[0] for tier in chosen}
-        data.update(
-            memory=name,
-            backend=backends[tiering.most_durable(chosen)],
-            backends=backends,
-            tiers=chosen,
-            results_count=len(ranked),
-            results=[
-                {"key": r.key, "score": r.score, "tier": r.metadata["tier"],
-                 **({"signals": r.signals} if r.signals else {})}
-                for r in ranked
-            ],
-            duration_ms=_ms(started),
-        )
-        if pending:
-            data["pending_vectors"] = pending
-        else:
-            data.pop("pending_vectors", None)
-        self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=_ms(started))
-        return ranked, effective, pending
-
-    async def _delete_tiered(self, tiered: Tiered, key: str) -> str | None:
-        """Delete `key` from the tier holding it (every copy), then unlink it from the
-        entries that named it, in whichever tier they live; returns that tier or None."""
-        await self._maintain(tiered)
-        where = await tiering.find(tiered, key)
-        if where is None:
-            return None
-        tier, entry = where
-        one = tiered.tiers[tier]
-        if not await one.backend.delete(key, scope=one.scope):
-            return None
-        tiered.stats.add(tier, "forgets")
-        tiered.recalls.pop(key, None)
-        tiered.used.pop(key, None)
-        for other_key in related_keys(entry.metadata):
-            other = await tiering.find(tiered, other_key)
-            if other is not None and key in related_keys(other[1].metadata):
-                holder = tiered.tiers[other[0]]
-                rest = [k for k in related_keys(other[1].metadata) if k != key]
-                await holder.backend.store_many([with_related(other[1], rest)])
-        return tier
-
-    async def _delete_matching_tiered(self, tiered: Tiered, filters: Mapping[str, Any]) -> int:
-        """A filtered forget over every tier: the matching keys first, then each deleted
-        (`_delete_tiered`); one `memory_delete` event."""
-        name = tiered.name
-        if not filters:
-            raise AxonMemoryError(
-                "forget with an empty filter would delete everything", memory=name
-            )
-        started = time.perf_counter()
-        keys = [e.key for e in await self.list_matching(name, None, filters)]
-        deleted = 0
-        with _errors_named(name):
-            for key in keys:
-                deleted += int(await self._delete_tiered(tiered, key) is not None)
-            await tiering.flush_stats(tiered)
-        self.tracer.emit(
-            TraceEventType.MEMORY_DELETE,
-            data={"filter": dict(filters), "count": deleted, "memory": name,
-                  "backend": self.get(name).backend_key[0], "store": tiered.decl.store,
-                  "duration_ms": _ms(started)},
-            duration_ms=_ms(started),
-        )
-        return deleted
 
     # ------------------------------------------------------------ closing
     async def close(self) -> None:
@@ -1294,17 +1084,6 @@ class MemoryManager:
             raise AxonMemoryError("closing the session failed: " + "; ".join(failures))
 
 
-@contextlib.contextmanager
-def _errors_named(name: str) -> Iterator[None]:
-    """Backend errors name the memory, not the owned scope its entries are stored under."""
-    try:
-        yield
-    except AxonMemoryError as exc:
-        if exc.memory is not None and is_reserved(exc.memory):
-            exc.memory = name
-        raise
-
-
 def _stored_filters(filters: Mapping[str, Any], name: str) -> dict[str, Any] | None:
     """`filters` as the backend tests them on stored metadata; None when no entry can match.
 
@@ -1324,7 +1103,3 @@ def _named(entry: MemoryEntry, name: str) -> MemoryEntry:
     if entry.metadata.get("scope") == name:
         return entry
     return dataclasses.replace(entry, metadata={**entry.metadata, "scope": name})
-
-
-def _ms(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 3)

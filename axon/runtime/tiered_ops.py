@@ -1,0 +1,263 @@
+"""The operations of a memory that spans tiers (LANGUAGE.md §8): remember, associate,
+recall, delete and a filtered forget over its tiers, and the merge of their listings.
+
+`MemoryManager` calls these for a tiered memory (`tiers: [...]`) and keeps everything
+else (binding, lifetimes, the one-tier operations each tier runs); the tier policy
+itself (choosing a tier, ranking across tiers, promotion and demotion, counters) is
+`axon.runtime.tiers`. Each function takes the manager that owns the memory: the tiers'
+expiry sweeps, one-tier recalls and write events are its.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from axon.errors import AxonMemoryError
+from axon.memory.entry import MemoryEntry, NewEntry
+from axon.runtime import tiers as tiering
+from axon.runtime.associations import related_keys, with_related
+from axon.runtime.records import expiry_of
+from axon.runtime.reporting import elapsed_ms, errors_named
+from axon.runtime.tiers import Tiered
+from axon.runtime.tracer import TraceEventType
+
+if TYPE_CHECKING:
+    from axon.runtime.manager import MemoryManager
+
+
+def merged(found: Sequence[tuple[str, MemoryEntry]], limit: int | None) -> list[MemoryEntry]:
+    """Entries of several tiers as one list, newest first, each key once."""
+    seen: dict[str, tuple[str, MemoryEntry]] = {}
+    for tier, entry in found:
+        seen[entry.key] = (tier, entry)  # tiers come fastest first: the slower wins
+    merged = sorted(seen.values(), key=lambda item: -item[1].timestamp)  # stable: ties
+    # keep each tier's own order, faster tiers first
+    entries = [tiering.located(e, e.metadata.get("scope") or "", t) for t, e in merged]
+    return entries[:limit] if limit is not None else entries
+
+
+async def maintain(manager: MemoryManager, tiered: Tiered, *, flush: bool = False) -> None:
+    """Before a tiered operation: each tier's expiry sweep, then due demotions
+    (and, with `flush`, the counters written when those changed them)."""
+    for one in tiered.tiers.values():
+        await manager.maybe_sweep(one)
+    with errors_named(tiered.name):
+        await tiering.demote_idle(manager, tiered)
+        if flush:
+            await tiering.flush_stats(tiered)
+
+
+async def remember(
+    manager: MemoryManager,
+    tiered: Tiered,
+    key: str,
+    value: Any,
+    metadata: Mapping[str, Any],
+    expires_in: float | None,
+    asked: str | None,
+) -> MemoryEntry:
+    """Write to the chosen tier (`tiers.choose_tier`), then remove the key's copy from
+    any other tier. Associations may cross tiers: each named entry is rewritten where
+    it lives. A failure before the first write changes nothing."""
+    name = tiered.name
+    decl = tiered.decl
+    with errors_named(name):
+        await maintain(manager, tiered)
+    tier = tiering.choose_tier(decl, metadata, asked)
+    target = tiered.tiers[tier]
+    now = manager.clock()
+    expires_at = expiry_of(decl, metadata, now, expires_in)
+    meta = {**metadata, "scope": target.scope}
+    started = time.perf_counter()
+    with errors_named(name):
+        old = await tiering.find(tiered, key)
+        given = related_keys(meta)
+        kept = related_keys(old[1].metadata) if old is not None else []
+        if key in given:
+            raise AxonMemoryError("an entry cannot be related to itself", memory=name, key=key)
+        rewrites: dict[str, list[NewEntry]] = {}
+        for other_key in given:
+            if other_key in kept:
+                continue
+            other = await tiering.find(tiered, other_key)
+            if other is None:
+                raise AxonMemoryError(
+                    f"related entry '{other_key}' is not stored in this memory",
+                    memory=name,
+                    key=key,
+                )
+            back = related_keys(other[1].metadata)
+            if key not in back:
+                rewrites.setdefault(other[0], []).append(with_related(other[1], [*back, key]))
+        if given or kept:
+            meta["related"] = list(dict.fromkeys([*kept, *given]))
+        else:
+            meta.pop("related", None)
+        stored, *_ = await target.backend.store_many(
+            [NewEntry(key, value, meta, expires_at), *rewrites.pop(tier, [])]
+        )
+        for other_tier, batch in rewrites.items():
+            one = tiered.tiers[other_tier]
+            await one.backend.store_many(batch)
+        if old is not None and old[0] != tier:
+            one = tiered.tiers[old[0]]
+            await one.backend.delete(key, scope=one.scope)
+        tiered.stats.add(tier, "stores")
+        tiered.used[key] = now
+        tiered.recalls.pop(key, None)
+        await tiering.flush_stats(tiered)
+    manager.written(target, key, value, tier, expires_at, meta, started, tier=tier)
+    return tiering.located(stored, name, tier)
+
+
+async def associate(manager: MemoryManager, tiered: Tiered, a: str, b: str) -> None:
+    """`associate` across tiers: each entry is rewritten in the tier it lives in."""
+    name = tiered.name
+    started = time.perf_counter()
+    with errors_named(name):
+        found = []
+        for key in (a, b):
+            where = await tiering.find(tiered, key)
+            if where is None:
+                raise AxonMemoryError("cannot associate: no such entry", memory=name, key=key)
+            found.append(where)
+        count = 0
+        for (tier, entry), other in ((found[0], b), (found[1], a)):
+            if other not in related_keys(entry.metadata):
+                one = tiered.tiers[tier]
+                await one.backend.store_many(
+                    [with_related(entry, [*related_keys(entry.metadata), other])]
+                )
+                count += 1
+    manager.tracer.emit(
+        TraceEventType.MEMORY_WRITE,
+        data={
+            "op": "associate",
+            "key": a,
+            "related": b,
+            "count": count,
+            "memory": name,
+            "backend": manager.get(name).backend_key[0],
+            "duration_ms": elapsed_ms(started),
+        },
+        duration_ms=elapsed_ms(started),
+    )
+
+
+async def recall(
+    manager: MemoryManager,
+    tiered: Tiered,
+    query: str,
+    top_k: int,
+    mode: str,
+    filters: Mapping[str, Any] | None,
+    asked: Sequence[str] | None,
+    *,
+    embed_wait: float | None = None,
+) -> tuple[list[MemoryEntry], str, int]:
+    """Search the tiers (all, or `asked`), rank the results together (`tiers.rank`),
+    count the recall, promote what has been recalled `promote_after` times. One
+    `memory_read` event with `tiers` and each result's tier; also returns how many
+    entries of the searched tiers were still without a vector."""
+    name = tiered.name
+    started = time.perf_counter()
+    chosen = tiered.selected(asked)
+    with errors_named(name):
+        await maintain(manager, tiered)
+    found: list[tuple[str, MemoryEntry]] = []
+    effective = mode
+    data: dict[str, Any] = {}
+    pending = 0
+    for tier in chosen:
+        one = tiered.tiers[tier]
+        results, effective, data, waiting = await manager.recall_one(
+            one, query, top_k, mode, filters, embed_wait=embed_wait
+        )
+        pending += waiting
+        found += [(tier, tiering.located(e, name, tier)) for e in results]
+        tiered.stats.add(tier, "recalls")
+    ranked = tiering.rank(found, tiered.decl.tiers, top_k)
+    with errors_named(name):
+        await tiering.after_recall(manager, tiered, ranked)
+        await tiering.flush_stats(tiered)
+    # The memory's own binding is its fastest tier (in_memory for `session`), which a
+    # recall of `tiers: [persistent]` never read: name the backends searched instead.
+    backends = {tier: tiered.tiers[tier].backend_key[0] for tier in chosen}
+    data.update(
+        memory=name,
+        backend=backends[tiering.most_durable(chosen)],
+        backends=backends,
+        tiers=chosen,
+        results_count=len(ranked),
+        results=[
+            {
+                "key": r.key,
+                "score": r.score,
+                "tier": r.metadata["tier"],
+                **({"signals": r.signals} if r.signals else {}),
+            }
+            for r in ranked
+        ],
+        duration_ms=elapsed_ms(started),
+    )
+    if pending:
+        data["pending_vectors"] = pending
+    else:
+        data.pop("pending_vectors", None)
+    manager.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=elapsed_ms(started))
+    return ranked, effective, pending
+
+
+async def delete(manager: MemoryManager, tiered: Tiered, key: str) -> str | None:
+    """Delete `key` from the tier holding it (every copy), then unlink it from the
+    entries that named it, in whichever tier they live; returns that tier or None."""
+    await maintain(manager, tiered)
+    where = await tiering.find(tiered, key)
+    if where is None:
+        return None
+    tier, entry = where
+    one = tiered.tiers[tier]
+    if not await one.backend.delete(key, scope=one.scope):
+        return None
+    tiered.stats.add(tier, "forgets")
+    tiered.recalls.pop(key, None)
+    tiered.used.pop(key, None)
+    for other_key in related_keys(entry.metadata):
+        other = await tiering.find(tiered, other_key)
+        if other is not None and key in related_keys(other[1].metadata):
+            holder = tiered.tiers[other[0]]
+            rest = [k for k in related_keys(other[1].metadata) if k != key]
+            await holder.backend.store_many([with_related(other[1], rest)])
+    return tier
+
+
+async def delete_matching(
+    manager: MemoryManager, tiered: Tiered, filters: Mapping[str, Any]
+) -> int:
+    """A filtered forget over every tier: the matching keys first, then each deleted
+    (`delete`); one `memory_delete` event."""
+    name = tiered.name
+    if not filters:
+        raise AxonMemoryError("forget with an empty filter would delete everything", memory=name)
+    started = time.perf_counter()
+    keys = [e.key for e in await manager.list_matching(name, None, filters)]
+    deleted = 0
+    with errors_named(name):
+        for key in keys:
+            deleted += int(await delete(manager, tiered, key) is not None)
+        await tiering.flush_stats(tiered)
+    manager.tracer.emit(
+        TraceEventType.MEMORY_DELETE,
+        data={
+            "filter": dict(filters),
+            "count": deleted,
+            "memory": name,
+            "backend": manager.get(name).backend_key[0],
+            "store": tiered.decl.store,
+            "duration_ms": elapsed_ms(started),
+        },
+        duration_ms=elapsed_ms(started),
+    )
+    return deleted
