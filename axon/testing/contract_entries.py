@@ -330,6 +330,21 @@ async def test_a_key_that_is_not_valid_unicode_is_refused_and_names_nothing(
     assert await backend.count() == 0
 
 
+async def test_a_key_holding_nul_is_refused_and_names_nothing(backend: MemoryBackend) -> None:
+    """A key with a NUL is refused at the write with the memory and key named, and
+    reading or deleting it finds nothing: never the store's own error (PostgreSQL's
+    "text fields cannot contain NUL" named neither, and its get/delete raised)."""
+    await backend.store("k", "kept", {"scope": "Notes"})
+    with pytest.raises(AxonMemoryError, match="must not contain NUL characters") as info:
+        await backend.store("k\x00x", "value", {"scope": "Notes"})
+    assert info.value.memory == "Notes" and info.value.key == "k\x00x"
+    assert await backend.get("k\x00x", "Notes") is None
+    assert await backend.get("k\x00x") is None
+    assert await backend.delete("k\x00x", "Notes") is False
+    assert await backend.delete("k\x00x") is False
+    assert [e.key for e in await backend.list_entries()] == ["k"]
+
+
 @pytest.mark.parametrize("top_k", [0, -1, True, 2.5, "3"])
 async def test_bad_top_k(backend: MemoryBackend, top_k: Any) -> None:
     await backend.store("k", "v", {"scope": "Notes"})
