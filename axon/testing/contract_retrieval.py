@@ -230,4 +230,49 @@ async def test_a_keyword_threshold_means_the_same_in_every_scope_and_backend(
     assert [e.key for e in found if e.score >= 0.3] == []
 
 
+async def _agree_with_reference(
+    backend: MemoryBackend,
+    clock: FakeClock,
+    entries: list[NewEntry],
+    queries: list[str],
+    modes: tuple[str, ...] = ("keyword", "hybrid"),
+) -> None:
+    """Store `entries` in `backend` and in the in-memory reference (a shared clock:
+    the same timestamps), then check each query finds the same keys, in the same
+    order, with the same scores (within 1e-6), in each of `modes` the backend has."""
+    embedder = backend.embedder
+    assert isinstance(embedder, HashingEmbedder)
+    reference = in_memory_reference(BackendEnv(Path(), clock, embedder))
+    try:
+        for entry in entries:
+            await backend.store_many([entry])
+            await reference.store_many([entry])
+            clock.advance(1)
+        for mode in modes:
+            if mode not in backend.capabilities.retrieval:
+                continue
+            for query in queries:
+                got = await backend.retrieve(query, 10, mode=mode)
+                want = await reference.retrieve(query, 10, mode=mode)
+                where = f"{mode} {query[:30]!r}... ({len(query)} characters)"
+                assert [e.key for e in got] == [e.key for e in want], where
+                assert [e.score for e in got] == pytest.approx(
+                    [e.score for e in want], abs=1e-6
+                ), where
+    finally:
+        await reference.close()
+
+
+async def test_a_word_of_any_length_is_found_as_on_the_reference(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """A word longer than a store's index takes (PostgreSQL's GIN: 512 characters) is
+    found and scored as any other: a query of it alone found nothing there."""
+    long_words = ["q" * 512, "q" * 513, "r" * 2000]
+    entries = [NewEntry(f"w{len(w)}", f"{w} tail") for w in long_words]
+    entries += [NewEntry("both", f"{long_words[1]} {long_words[2]}"), NewEntry("o", "other tail")]
+    queries = [*long_words, f"{long_words[1]} tail", f"{long_words[2]} other"]
+    await _agree_with_reference(backend, clock, entries, queries)
+
+
 __all__ = sorted(name for name in dict(globals()) if name.startswith("test_"))
