@@ -275,4 +275,23 @@ async def test_a_word_of_any_length_is_found_as_on_the_reference(
     await _agree_with_reference(backend, clock, entries, queries)
 
 
+async def test_a_query_of_many_words_is_cut_at_the_same_word_everywhere(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """A keyword query of more than `text.MAX_QUERY_TERMS` (64) distinct terms searches
+    its first 64 on every backend (`text.search_words`): same order and scores as the
+    reference, and an entry holding only later words is not found. SQLite and
+    PostgreSQL cut such queries, in_memory and Chroma did not."""
+    words = [f"word{i}x" for i in range(100)]
+    entries = [
+        NewEntry(f"e{i}", " ".join(words[i : i + 3] + words[i * 7 % 100 : i * 7 % 100 + 2]))
+        for i in range(0, 100, 4)
+    ]
+    entries.append(NewEntry("late", " ".join(words[70:75])))
+    queries = [" ".join(words), " ".join(reversed(words)), " ".join(words[:70])]
+    await _agree_with_reference(backend, clock, entries, queries, modes=("keyword",))
+    found = await backend.retrieve(" ".join(words), 40, mode="keyword")
+    assert found and "late" not in [e.key for e in found]
+
+
 __all__ = sorted(name for name in dict(globals()) if name.startswith("test_"))

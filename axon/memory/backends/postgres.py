@@ -78,23 +78,22 @@ from axon.memory.backends.postgres_schema import (
     text_array,
 )
 from axon.memory.backends.postgres_sql import Fragments, Row, db_text
+from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
+from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
 from axon.memory.backends.sql_common import (
-    MAX_QUERY_TERMS,
     candidate_count,
     purge_in_batches,
     quiet_sweep,
     row_entry,
     write_row,
 )
-from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
-from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
 from axon.memory.entry import MemoryEntry, matches_filters, scope_of, value_text
 from axon.memory.retrieval.exact import seed_score
 from axon.memory.retrieval.scores import (
     ScopeStats,
     keyword_score,
 )
-from axon.memory.retrieval.text import CONTEXT_WEIGHT, query_terms, stem
+from axon.memory.retrieval.text import CONTEXT_WEIGHT, search_terms
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -626,8 +625,7 @@ class PostgresBackend(MemoryBackend):
         """
         # Terms as the `terms` columns hold them (a long word as its `index_term`): BM25
         # reads only counts, so matching, statistics and scores are those of the words.
-        words = dict.fromkeys(stem(word) for word in query_terms(query)[:MAX_QUERY_TERMS])
-        terms = list(dict.fromkeys(index_term(term) for term in words))
+        terms = list(dict.fromkeys(index_term(term) for term in search_terms(query)))
         if not terms:
             return []
         q = self._q

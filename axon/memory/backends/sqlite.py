@@ -61,8 +61,9 @@ from axon.memory.backend import (
     expand_location,
     resolve_memory_dir,
 )
+from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
+from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
 from axon.memory.backends.sql_common import (
-    MAX_QUERY_TERMS,
     WriteRow,
     candidate_count,
     purge_in_batches,
@@ -71,8 +72,6 @@ from axon.memory.backends.sql_common import (
     row_entry,
     write_row,
 )
-from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
-from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
 from axon.memory.backends.sqlite_ann import AnnIndexes, prune_log, threshold_from_env
 from axon.memory.backends.sqlite_filters import filter_condition
 from axon.memory.backends.sqlite_schema import (
@@ -92,7 +91,7 @@ from axon.memory.backends.sqlite_vectors import VectorCaches
 from axon.memory.entry import MemoryEntry, matches_filters, value_text
 from axon.memory.retrieval.exact import SCORE_EQUAL, SCORE_KEY, SCORE_VALUE, seed_score
 from axon.memory.retrieval.scores import ScopeStats, entry_counts, entry_length, keyword_score
-from axon.memory.retrieval.text import CONTEXT_WEIGHT, query_terms, stem
+from axon.memory.retrieval.text import CONTEXT_WEIGHT, search_words, stem
 
 if TYPE_CHECKING:
     import numpy as np
@@ -176,11 +175,11 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
 def fts_match_expression(query: str) -> str | None:
     """An FTS5 MATCH expression for `query`: its content words, quoted, joined by OR.
 
-    Only letters and digits survive `query_terms`, and each term is a quoted FTS5
+    Only letters and digits survive `search_words`, and each term is a quoted FTS5
     string, so no operator, column filter, prefix star or NEAR group can come from
     user text. None when the query has no words at all.
     """
-    terms = query_terms(query)[:MAX_QUERY_TERMS]
+    terms = search_words(query)
     if not terms:
         return None
     return " OR ".join(quoted_terms(terms))
@@ -669,8 +668,8 @@ class SQLiteBackend(MemoryBackend):
         match = fts_match_expression(query)
         if match is None:
             return []
-        words = query_terms(query)[:MAX_QUERY_TERMS]
-        terms = list(dict.fromkeys(stem(word) for word in words))
+        words = search_words(query)
+        terms = [stem(word) for word in words]
         fts = "entries_fts_linked" if linked else "entries_fts"
         context_column = "e.context" if linked else "NULL"
         where, params = self._scope_sql(scope, "e.scope")
