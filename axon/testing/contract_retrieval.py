@@ -294,4 +294,41 @@ async def test_a_query_of_many_words_is_cut_at_the_same_word_everywhere(
     assert found and "late" not in [e.key for e in found]
 
 
+async def test_words_python_and_fts5_split_differently_are_found_as_on_the_reference(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """Every backend finds what the shared tokenizer finds (`retrieval.text.tokenize`),
+    whatever a store's own tokenizer makes of it: Python lower-cases "İ" to "i" and a
+    combining dot (SQLite's FTS5 kept one word), a combining mark inside a word splits
+    it, Unicode 6.1 (FTS5's tables) lacks newer letters. SQLite found none of these."""
+    nfd = "re\u0301sume\u0301 draft"  # "résumé" decomposed: the marks split the word
+    entries = [
+        NewEntry("tr", "İstanbul is a city"),
+        NewEntry("de", "Die Straße ist lang"),
+        NewEntry("lig", "ﬁnance report"),
+        NewEntry("gr", "ΣΊΣΥΦΟΣ myth"),
+        NewEntry("nfd", nfd),
+        NewEntry("new", "\u037fota letter"),  # U+037F, Greek capital yot (Unicode 7.0)
+        NewEntry("ascii", "istanbul resume finance city"),
+    ]
+    queries = [
+        "İstanbul",
+        "stanbul",
+        "i̇stanbul",
+        "Straße",
+        "strasse",
+        "ﬁnance",
+        "finance",
+        "σίσυφος",
+        "ΣΊΣΥΦΟΣ",
+        nfd,
+        "sume",
+        "re",
+        "\u037fota",
+        "\u03f3ota",
+        "city stanbul report",
+    ]
+    await _agree_with_reference(backend, clock, entries, queries)
+
+
 __all__ = sorted(name for name in dict(globals()) if name.startswith("test_"))
