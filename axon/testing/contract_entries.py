@@ -471,6 +471,35 @@ async def test_get_delete_list_count(backend: MemoryBackend, clock: FakeClock) -
         assert await backend.retrieve("value 2", scope="S", mode="exact") == []
 
 
+async def test_timestamps_and_expiry_come_back_bit_exact(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """A stored entry's timestamp and expiry are the floats written, to the last bit
+    (an export then import through any backend keeps them): Chroma handed floats back
+    rounded (1796189741.1539767 as 1796189741.153977)."""
+    stamps = [1796189741.1539767, clock.now + 0.1 + 2**-30, 1e9 + 1 / 3]
+    items = [
+        NewEntry(
+            f"t{i}",
+            "v",
+            {"scope": "S"},
+            expires_at=max(stamp, clock.now) + 86_400.123456789,
+            timestamp=stamp,
+        )
+        for i, stamp in enumerate(stamps)
+    ]
+    await backend.store_many(items)
+    for item in items:
+        got = await backend.get(item.key, "S")
+        assert got is not None
+        assert (got.timestamp.hex(), got.expires_at and got.expires_at.hex()) == (
+            float(item.timestamp or 0).hex(),
+            float(item.expires_at or 0).hex(),
+        )
+    listed = {e.key: (e.timestamp, e.expires_at) for e in await backend.list_entries("S")}
+    assert listed == {item.key: (item.timestamp, item.expires_at) for item in items}
+
+
 async def test_values_round_trip(backend: MemoryBackend) -> None:
     values: list[Any] = [
         "text",
