@@ -28,6 +28,7 @@ from axon import cli_output as out
 from axon.cli_store import (
     PAGE,
     AsJson,
+    ChromaLocation,
     Failed,
     MemoryDir,
     PgDsn,
@@ -85,6 +86,7 @@ def _group(
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
     pg_schema: PgSchema = None,
+    chroma: ChromaLocation = None,
     as_json: AsJson = False,
 ) -> None:
     """Look inside, search, export and import the memories of a store.
@@ -96,10 +98,11 @@ def _group(
         "pg_dsn": pg_dsn,
         "use_pg": use_pg,
         "pg_schema": pg_schema,
+        "chroma": chroma,
         "json": as_json,
     }
     if ctx.invoked_subcommand is None:
-        store = store_of(ctx, None, None, False, None)
+        store = store_of(ctx, None, None, False, None, None)
         run(lambda: _ls(store, as_json, sessions=False, hint=True))
 
 
@@ -116,10 +119,11 @@ def ls_cmd(
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
     pg_schema: PgSchema = None,
+    chroma: ChromaLocation = None,
     as_json: AsJson = False,
 ) -> None:
     """The memories of the store, with their entry counts."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema)
+    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     run(lambda: _ls(store, json_flag(ctx, as_json), sessions=sessions, hint=False))
 
 
@@ -198,10 +202,11 @@ def show_cmd(
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
     pg_schema: PgSchema = None,
+    chroma: ChromaLocation = None,
     as_json: AsJson = False,
 ) -> None:
     """The newest entries of MEMORY, newest first, a page at a time (--after CURSOR)."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema)
+    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
@@ -250,10 +255,11 @@ def get_cmd(
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
     pg_schema: PgSchema = None,
+    chroma: ChromaLocation = None,
     as_json: AsJson = False,
 ) -> None:
     """One entry of MEMORY by its KEY (exit 1 when there is none)."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema)
+    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
@@ -298,10 +304,11 @@ def search_cmd(
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
     pg_schema: PgSchema = None,
+    chroma: ChromaLocation = None,
     as_json: AsJson = False,
 ) -> None:
     """Recall from MEMORY: the best TOP_K entries for QUERY (default keyword retrieval)."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema)
+    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
@@ -378,6 +385,7 @@ def embed_cmd(
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
     pg_schema: PgSchema = None,
+    chroma: ChromaLocation = None,
     as_json: AsJson = False,
 ) -> None:
     """Compute MEMORY's missing vectors now (a warm-up), with a progress bar.
@@ -386,7 +394,7 @@ def embed_cmd(
     by recalls. This computes every vector still missing for the current model, so
     the next semantic or hybrid recall has nothing to wait for.
     """
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema)
+    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
@@ -433,10 +441,11 @@ def forget_cmd(
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
     pg_schema: PgSchema = None,
+    chroma: ChromaLocation = None,
     as_json: AsJson = False,
 ) -> None:
     """Delete KEY from MEMORY, or every entry matching --tag / --where."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema)
+    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
@@ -512,10 +521,11 @@ def purge_cmd(
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
     pg_schema: PgSchema = None,
+    chroma: ChromaLocation = None,
     as_json: AsJson = False,
 ) -> None:
     """Delete every expired entry of the store now; print how many (per memory)."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema)
+    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
@@ -553,12 +563,13 @@ def stats_cmd(
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
     pg_schema: PgSchema = None,
+    chroma: ChromaLocation = None,
     as_json: AsJson = False,
 ) -> None:
     """Per memory: entries, oldest and newest entry, how many expire, bytes of values;
     and, for a tiered memory, its persistent tier's counters (stores, recalls, forgets,
     promotions, demotions), which survive restarts."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema)
+    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:

@@ -1,7 +1,8 @@
 """Where an `axon memory` command works, and how it fails: the store, its options, the plumbing.
 
-`Store` is the memory directory or PostgreSQL schema a subcommand opens (`--memory-dir`,
-`--pg-dsn`/`--pg`, `--pg-schema`, given to the subcommand or to `axon memory`). `run`
+`Store` is the memory directory, PostgreSQL schema or Chroma collection a subcommand
+opens (`--memory-dir`, `--pg-dsn`/`--pg`, `--pg-schema`, `--chroma`, given to the
+subcommand or to `axon memory`). `run`
 runs a command's body so that every failure is one line on stderr and an exit code
 (`Failed` for the command's own refusals, `axon.cli_output`'s codes otherwise),
 never a traceback. The small printers (`say`, `say_json`, `table`, `progress`) write
@@ -55,6 +56,14 @@ PgSchema = Annotated[
     str | None,
     typer.Option("--pg-schema", help="PostgreSQL schema (default $AXON_PG_SCHEMA, else axon)."),
 ]
+ChromaLocation = Annotated[
+    str | None,
+    typer.Option(
+        "--chroma",
+        help="Use this Chroma collection instead: a server URL (http://host:port/collection) "
+        "or a directory (dir#collection; relative to the memory directory).",
+    ),
+]
 AsJson = Annotated[
     bool, typer.Option("--json", help="Print one JSON document (for scripts), not a table.")
 ]
@@ -77,9 +86,19 @@ class Store:
         pg_dsn: str | None,
         use_pg: bool,
         pg_schema: str | None,
+        chroma: str | None = None,
     ) -> None:
         if (pg_dsn or use_pg) and memory_dir is not None:
             raise Failed("error: give --memory-dir or --pg-dsn/--pg, not both", out.EXIT_USAGE)
+        if (pg_dsn or use_pg) and chroma:
+            raise Failed("error: give --chroma or --pg-dsn/--pg, not both", out.EXIT_USAGE)
+        self.chroma = chroma or None
+        self.chroma_target: Any = None
+        if self.chroma is not None:
+            from axon.memory.backends.chroma_client import parse_location
+
+            # A relative directory is in the memory directory, as in a declaration.
+            self.chroma_target = parse_location(self.chroma, resolve_memory_dir(memory_dir))
         if use_pg and not pg_dsn:
             pg_dsn = os.environ.get("AXON_PG_DSN") or None
             if pg_dsn is None:
@@ -106,6 +125,8 @@ class Store:
 
     @property
     def label(self) -> str:
+        if self.chroma_target is not None:
+            return f"Chroma {self.chroma_target.shown}"
         if self.memory_dir is not None:
             return str(self.memory_dir)
         return redact_secrets(self.pg_dsn or "") + f" (schema {self.schema})"
@@ -113,6 +134,8 @@ class Store:
     @property
     def missing(self) -> str:
         """Why `exists()` said no, for the one line a read prints."""
+        if self.chroma_target is not None:
+            return "no such collection there"
         if self.memory_dir is not None:
             return "no memory directory store there"
         return "no AXON store in that schema"
@@ -121,6 +144,8 @@ class Store:
         """False for a memory directory without a store file, or a PostgreSQL schema without
         AXON's tables: a read creates nothing to find out (opening the PostgreSQL backend
         would create the schema and migrate it)."""
+        if self.chroma_target is not None:
+            return self._chroma_collection_exists()
         if self.memory_dir is None:
             return self._pg_store_exists()
         from axon.memory.backends.sqlite import DB_FILENAME
@@ -161,11 +186,30 @@ class Store:
             ) from None
         return row is not None and row[0] is not None
 
+    def _chroma_collection_exists(self) -> bool:
+        """Whether the Chroma collection is there (a missing directory is not created)."""
+        from axon.memory.backends.chroma import DEFAULT_CONNECT_TIMEOUT
+        from axon.memory.backends.chroma_client import ChromaConnection, import_chromadb
+
+        target = self.chroma_target
+        if target.path is not None and not (target.path / "chroma.sqlite3").is_file():
+            return False
+        import_chromadb()
+        db = ChromaConnection(target, timeout=DEFAULT_CONNECT_TIMEOUT)
+        try:
+            return db.run(lambda c: c.collection(target.collection, create=False)) is not None
+        finally:
+            db.close()
+
     def open(self, *, embedder: bool = False) -> MemoryBackend:
         """A backend over the store (the embedding model attached when asked)."""
         from axon.memory.registry import registry
 
         model = embedder_or_fail() if embedder else None
+        if self.chroma is not None:
+            return registry.create(
+                "chroma", location=self.chroma, memory_dir=self.memory_dir, embedder=model
+            )
         if self.pg_dsn is not None:
             return registry.create(
                 "pgvector", location=self.pg_dsn, schema=self.pg_schema, embedder=model
@@ -189,7 +233,7 @@ def embedder_or_fail() -> Any:
 
 def store_of(ctx: typer.Context, *options: Any) -> Store:
     """The store named by the subcommand's options, else by those given to `axon memory`."""
-    memory_dir, pg_dsn, use_pg, pg_schema = options
+    memory_dir, pg_dsn, use_pg, pg_schema, chroma = options
     group: dict[str, Any] = ctx.obj or {}
     try:
         return Store(
@@ -197,10 +241,14 @@ def store_of(ctx: typer.Context, *options: Any) -> Store:
             pg_dsn if pg_dsn is not None else group.get("pg_dsn"),
             use_pg or bool(group.get("use_pg")),
             pg_schema if pg_schema is not None else group.get("pg_schema"),
+            chroma if chroma is not None else group.get("chroma"),
         )
     except Failed as fail:  # before `run`: one line and the exit code here too
         out.err(str(fail))
         raise typer.Exit(fail.code) from None
+    except AxonError as exc:  # a bad --chroma location
+        out.err(f"error: {exc}")
+        raise typer.Exit(out.EXIT_USAGE) from None
 
 
 def run(command: Callable[[], Coroutine[Any, Any, None]]) -> None:

@@ -22,6 +22,7 @@ import typer
 from axon import cli_output as out
 from axon.cli_store import (
     AsJson,
+    ChromaLocation,
     Failed,
     MemoryDir,
     PgDsn,
@@ -63,10 +64,11 @@ def export_cmd(
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
     pg_schema: PgSchema = None,
+    chroma: ChromaLocation = None,
     as_json: AsJson = False,
 ) -> None:
     """Write memories in the JSON Lines export format (docs/cli.md), oldest entry first."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema)
+    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
@@ -174,10 +176,11 @@ def import_cmd(
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
     pg_schema: PgSchema = None,
+    chroma: ChromaLocation = None,
     as_json: AsJson = False,
 ) -> None:
     """Store the entries of an export FILE (importing the same file twice adds nothing)."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema)
+    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:

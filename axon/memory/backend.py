@@ -28,7 +28,7 @@ from axon.memory.entry import (
     Clock,
     MemoryEntry,
     NewEntry,
-    is_valid_unicode,
+    can_name_entry,
     matches_filters,
     valid_query,
     validate_entry,
@@ -279,7 +279,7 @@ class MemoryBackend(MinimalMemoryBackend):
     async def get(self, key: str, scope: str | None = None) -> MemoryEntry | None:
         """The unexpired entry stored under `(scope, key)`, or None."""
         self._check_open()
-        if isinstance(key, str) and not is_valid_unicode(key):
+        if not can_name_entry(key):
             return None  # no entry can have it: `validate_entry` refuses such keys
         entry = await self._get(key, scope)
         if entry is None or entry.is_expired(self.clock()):
@@ -289,7 +289,7 @@ class MemoryBackend(MinimalMemoryBackend):
     async def delete(self, key: str, scope: str | None = None) -> bool:
         """Remove `(scope, key)`; True when something was removed."""
         self._check_open()
-        if isinstance(key, str) and not is_valid_unicode(key):
+        if not can_name_entry(key):
             return False  # no entry can have it (see `get`)
         return await self._delete(key, scope)
 

@@ -171,6 +171,17 @@ def is_valid_unicode(text: str) -> bool:
     return True
 
 
+def can_name_entry(key: object) -> bool:
+    """Whether `key` could be the key of a stored entry: a non-string is passed on (the
+    backend says what is wrong with it), a key with a NUL or an unpaired surrogate is not
+    (`validate_entry` refuses both). `get` and `delete` answer such a key with "not
+    found" on every backend without asking the store, which may not even be able to
+    hold the text (PostgreSQL refuses a NUL in any text parameter)."""
+    if not isinstance(key, str):
+        return True
+    return "\x00" not in key and is_valid_unicode(key)
+
+
 def valid_query(query: str) -> str:
     """`query` with unpaired surrogates (not valid Unicode, so in no stored text) replaced
     by U+FFFD: every backend can then send it to its store and they answer alike."""

@@ -330,6 +330,21 @@ async def test_a_key_that_is_not_valid_unicode_is_refused_and_names_nothing(
     assert await backend.count() == 0
 
 
+async def test_a_key_holding_nul_is_refused_and_names_nothing(backend: MemoryBackend) -> None:
+    """A key with a NUL is refused at the write with the memory and key named, and
+    reading or deleting it finds nothing: never the store's own error (PostgreSQL's
+    "text fields cannot contain NUL" named neither, and its get/delete raised)."""
+    await backend.store("k", "kept", {"scope": "Notes"})
+    with pytest.raises(AxonMemoryError, match="must not contain NUL characters") as info:
+        await backend.store("k\x00x", "value", {"scope": "Notes"})
+    assert info.value.memory == "Notes" and info.value.key == "k\x00x"
+    assert await backend.get("k\x00x", "Notes") is None
+    assert await backend.get("k\x00x") is None
+    assert await backend.delete("k\x00x", "Notes") is False
+    assert await backend.delete("k\x00x") is False
+    assert [e.key for e in await backend.list_entries()] == ["k"]
+
+
 @pytest.mark.parametrize("top_k", [0, -1, True, 2.5, "3"])
 async def test_bad_top_k(backend: MemoryBackend, top_k: Any) -> None:
     await backend.store("k", "v", {"scope": "Notes"})
@@ -454,6 +469,35 @@ async def test_get_delete_list_count(backend: MemoryBackend, clock: FakeClock) -
     assert await backend.count("S") == 4
     if "exact" in backend.capabilities.retrieval:
         assert await backend.retrieve("value 2", scope="S", mode="exact") == []
+
+
+async def test_timestamps_and_expiry_come_back_bit_exact(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """A stored entry's timestamp and expiry are the floats written, to the last bit
+    (an export then import through any backend keeps them): Chroma handed floats back
+    rounded (1796189741.1539767 as 1796189741.153977)."""
+    stamps = [1796189741.1539767, clock.now + 0.1 + 2**-30, 1e9 + 1 / 3]
+    items = [
+        NewEntry(
+            f"t{i}",
+            "v",
+            {"scope": "S"},
+            expires_at=max(stamp, clock.now) + 86_400.123456789,
+            timestamp=stamp,
+        )
+        for i, stamp in enumerate(stamps)
+    ]
+    await backend.store_many(items)
+    for item in items:
+        got = await backend.get(item.key, "S")
+        assert got is not None
+        assert (got.timestamp.hex(), got.expires_at and got.expires_at.hex()) == (
+            float(item.timestamp or 0).hex(),
+            float(item.expires_at or 0).hex(),
+        )
+    listed = {e.key: (e.timestamp, e.expires_at) for e in await backend.list_entries("S")}
+    assert listed == {item.key: (item.timestamp, item.expires_at) for item in items}
 
 
 async def test_values_round_trip(backend: MemoryBackend) -> None:

@@ -230,4 +230,105 @@ async def test_a_keyword_threshold_means_the_same_in_every_scope_and_backend(
     assert [e.key for e in found if e.score >= 0.3] == []
 
 
+async def _agree_with_reference(
+    backend: MemoryBackend,
+    clock: FakeClock,
+    entries: list[NewEntry],
+    queries: list[str],
+    modes: tuple[str, ...] = ("keyword", "hybrid"),
+) -> None:
+    """Store `entries` in `backend` and in the in-memory reference (a shared clock:
+    the same timestamps), then check each query finds the same keys, in the same
+    order, with the same scores (within 1e-6), in each of `modes` the backend has."""
+    embedder = backend.embedder
+    assert isinstance(embedder, HashingEmbedder)
+    reference = in_memory_reference(BackendEnv(Path(), clock, embedder))
+    try:
+        for entry in entries:
+            await backend.store_many([entry])
+            await reference.store_many([entry])
+            clock.advance(1)
+        for mode in modes:
+            if mode not in backend.capabilities.retrieval:
+                continue
+            for query in queries:
+                got = await backend.retrieve(query, 10, mode=mode)
+                want = await reference.retrieve(query, 10, mode=mode)
+                where = f"{mode} {query[:30]!r}... ({len(query)} characters)"
+                assert [e.key for e in got] == [e.key for e in want], where
+                assert [e.score for e in got] == pytest.approx(
+                    [e.score for e in want], abs=1e-6
+                ), where
+    finally:
+        await reference.close()
+
+
+async def test_a_word_of_any_length_is_found_as_on_the_reference(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """A word longer than a store's index takes (PostgreSQL's GIN: 512 characters) is
+    found and scored as any other: a query of it alone found nothing there."""
+    long_words = ["q" * 512, "q" * 513, "r" * 2000]
+    entries = [NewEntry(f"w{len(w)}", f"{w} tail") for w in long_words]
+    entries += [NewEntry("both", f"{long_words[1]} {long_words[2]}"), NewEntry("o", "other tail")]
+    queries = [*long_words, f"{long_words[1]} tail", f"{long_words[2]} other"]
+    await _agree_with_reference(backend, clock, entries, queries)
+
+
+async def test_a_query_of_many_words_is_cut_at_the_same_word_everywhere(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """A keyword query of more than `text.MAX_QUERY_TERMS` (64) distinct terms searches
+    its first 64 on every backend (`text.search_words`): same order and scores as the
+    reference, and an entry holding only later words is not found. SQLite and
+    PostgreSQL cut such queries, in_memory and Chroma did not."""
+    words = [f"word{i}x" for i in range(100)]
+    entries = [
+        NewEntry(f"e{i}", " ".join(words[i : i + 3] + words[i * 7 % 100 : i * 7 % 100 + 2]))
+        for i in range(0, 100, 4)
+    ]
+    entries.append(NewEntry("late", " ".join(words[70:75])))
+    queries = [" ".join(words), " ".join(reversed(words)), " ".join(words[:70])]
+    await _agree_with_reference(backend, clock, entries, queries, modes=("keyword",))
+    found = await backend.retrieve(" ".join(words), 40, mode="keyword")
+    assert found and "late" not in [e.key for e in found]
+
+
+async def test_words_python_and_fts5_split_differently_are_found_as_on_the_reference(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """Every backend finds what the shared tokenizer finds (`retrieval.text.tokenize`),
+    whatever a store's own tokenizer makes of it: Python lower-cases "İ" to "i" and a
+    combining dot (SQLite's FTS5 kept one word), a combining mark inside a word splits
+    it, Unicode 6.1 (FTS5's tables) lacks newer letters. SQLite found none of these."""
+    nfd = "re\u0301sume\u0301 draft"  # "résumé" decomposed: the marks split the word
+    entries = [
+        NewEntry("tr", "İstanbul is a city"),
+        NewEntry("de", "Die Straße ist lang"),
+        NewEntry("lig", "ﬁnance report"),
+        NewEntry("gr", "ΣΊΣΥΦΟΣ myth"),
+        NewEntry("nfd", nfd),
+        NewEntry("new", "\u037fota letter"),  # U+037F, Greek capital yot (Unicode 7.0)
+        NewEntry("ascii", "istanbul resume finance city"),
+    ]
+    queries = [
+        "İstanbul",
+        "stanbul",
+        "i̇stanbul",
+        "Straße",
+        "strasse",
+        "ﬁnance",
+        "finance",
+        "σίσυφος",
+        "ΣΊΣΥΦΟΣ",
+        nfd,
+        "sume",
+        "re",
+        "\u037fota",
+        "\u03f3ota",
+        "city stanbul report",
+    ]
+    await _agree_with_reference(backend, clock, entries, queries)
+
+
 __all__ = sorted(name for name in dict(globals()) if name.startswith("test_"))

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.memory.conftest import pg_dsn_or_skip, pg_test_schema
+from tests.memory.conftest import chroma_test_url, pg_dsn_or_skip, pg_test_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,19 +41,26 @@ def axon(*args: str, stdin: str | None = None, **env: str) -> subprocess.Complet
 Store = Callable[..., subprocess.CompletedProcess[str]]
 
 
-@pytest.fixture(params=["sqlite", "pgvector"])
+@pytest.fixture(params=["sqlite", "pgvector", "chroma", "chroma-dir"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
-    """`axon memory ...` against a store holding PROGRAM's memories."""
+    """`axon memory ...` against a store holding PROGRAM's memories: a memory directory,
+    a PostgreSQL schema, a collection on the Chroma server (`--chroma URL`) and one in
+    an embedded Chroma directory (`--chroma DIR`, relative to the memory directory)."""
+    backend = request.param
+    env: dict[str, str] = {}
     if request.param == "sqlite":
         where = ["--memory-dir", str(tmp_path / "mem")]
-        env: dict[str, str] = {}
-    else:
+    elif request.param == "pgvector":
         dsn = pg_dsn_or_skip()
         schema = pg_test_schema(tmp_path)
         where = ["--pg-dsn", dsn, "--pg-schema", schema]
         env = {"AXON_PG_SCHEMA": schema}
+    else:
+        location = chroma_test_url(tmp_path) if request.param == "chroma" else "kb#notes"
+        backend = f'chroma location: "{location}"'
+        where = ["--memory-dir", str(tmp_path / "mem"), "--chroma", location]
     program = tmp_path / "p.axon"
-    program.write_text(PROGRAM.replace("BACKEND", request.param))
+    program.write_text(PROGRAM.replace("BACKEND", backend))
     run_where = ["--memory-dir", str(tmp_path / "mem")]
     if request.param == "pgvector":
         run_where += ["--pg-dsn", where[1]]
@@ -289,6 +296,8 @@ def test_a_store_that_cannot_be_is_one_line_and_exit_2(tmp_path: Path) -> None:
     for args, says in [
         (("ls", "--memory-dir", str(file)), "is a file, not a directory"),
         (("ls", "--memory-dir", str(tmp_path), "--pg-dsn", "postgresql://u@h/d"), "not both"),
+        (("ls", "--chroma", "kb#notes", "--pg-dsn", "postgresql://u@h/d"), "not both"),
+        (("ls", "--chroma", "ftp://h/x"), "chroma location 'ftp://h/x' is not usable"),
         (("--memory-dir", str(file), "show", "Notes"), "is a file, not a directory"),
     ]:
         result = axon("memory", *args)

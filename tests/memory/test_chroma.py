@@ -162,6 +162,62 @@ async def test_a_directory_is_an_embedded_store_that_persists(tmp_path: Path) ->
     )
 
 
+async def test_a_directory_used_by_another_process_is_refused_at_open(tmp_path: Path) -> None:
+    """Embedded Chroma serves one process at a time (a second one failed mid-run with
+    "Error finding id"): while a process holds the directory, another one's first use
+    is an error naming the directory and the holder's pid; the holder's death releases
+    it. In one process, memories sharing the directory share the hold."""
+    location = str(tmp_path / "db")
+    code = textwrap.dedent(
+        """
+        import asyncio, sys
+        from axon.memory.backends.chroma import ChromaBackend
+        async def main():
+            b = ChromaBackend(location=sys.argv[1] + "#held")
+            await b.store("k", "v")
+            print("ready", flush=True)
+            sys.stdin.readline()
+        asyncio.run(main())
+        """
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, location],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        refused = ChromaBackend(location=location + "#other")
+        with pytest.raises(AxonMemoryError, match="in use by another process") as info:
+            await refused.store("k", "v")
+        assert f"(pid {holder.pid})" in str(info.value) and location in str(info.value)
+        await refused.close()
+    finally:
+        holder.send_signal(signal.SIGKILL)  # no close: the system releases the lock
+        holder.wait(timeout=60)
+    first = ChromaBackend(location=location + "#held")
+    second = ChromaBackend(location=location + "#other")
+    try:
+        assert (await first.get("k")) is not None and (await first.get("k")).value == "v"
+        await second.store("k2", "w")  # same process, same directory: shared
+        await first.close()
+        assert (await second.get("k2")) is not None
+    finally:
+        await first.close()
+        await second.close()
+    ran = subprocess.run(  # all closed: another process may open it now
+        [sys.executable, "-c", code, location],
+        input="\n",
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
+    assert ran.stdout.strip() == "ready", ran.stderr
+
+
 # ---------------------------------------------------------------------- vectors
 
 

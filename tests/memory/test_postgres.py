@@ -36,6 +36,7 @@ from axon.memory.backends.postgres_schema import (
     counted_terms,
     describe_dsn,
     entry_terms,
+    index_term,
     indexed,
     indexed_terms,
     parse_dsn,
@@ -138,7 +139,10 @@ def test_indexed_terms_are_the_distinct_porter_stems_and_the_token_count() -> No
         7,
     )
     long_word = "x" * (MAX_TERM_CHARS + 1)
-    assert indexed_terms(f"short {long_word}") == (["short"], [1], 2)  # counted, not indexed
+    # A word too long for the GIN index is indexed as its `index_term`, under 512 characters.
+    assert indexed_terms(f"short {long_word}") == (["short", index_term(long_word)], [1, 1], 2)
+    assert len(index_term(long_word)) < MAX_TERM_CHARS and index_term(long_word) != long_word
+    assert index_term(long_word) != index_term(long_word + "x")
     assert text_array(["a", 'q"uote', "back\\slash"]) == '{"a","q\\"uote","back\\\\slash"}'
 
 
@@ -287,10 +291,10 @@ def _stats_agree(pg_dsn: str, schema: str) -> dict[str | None, tuple[int, int, i
     )
     want: dict[str | None, list[int]] = {}
     for scope, key, text, context, terms, counts, length, context_terms, context_counts in rows:
-        own = Counter(index_terms(f"{key} {text}"))
+        own = Counter(index_term(term) for term in index_terms(f"{key} {text}"))
         assert (terms, counts) == (list(own), list(own.values()))
         assert length == text_length(f"{key} {text}")
-        around = Counter(index_terms(context))
+        around = Counter(index_term(term) for term in index_terms(context))
         assert (context_terms, context_counts) == (list(around), list(around.values()))
         totals = want.setdefault(scope, [0, 0, 0])
         totals[0] += 1
@@ -355,6 +359,36 @@ async def test_old_schemas_get_terms_and_scope_stats_when_migrated(
         await backend.close()
 
 
+async def test_schema_6_indexes_the_long_words_schema_5_left_out(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    """Rows written before schema 6 lack their words over MAX_TERM_CHARS: the migration
+    indexes them (only those rows), and `term_stats` counts them (by the triggers)."""
+    schema = pg_test_schema(tmp_path)
+    long_word = "z" * (MAX_TERM_CHARS + 1)
+    backend = PostgresBackend(location=pg_dsn, schema=schema, pool_size=1)
+    try:
+        await backend.store("long", f"{long_word} tail", {"scope": "S"})
+    finally:
+        await backend.close()
+    # What schema 5 stored: the long word neither in `terms` nor in `term_stats`.
+    raw(
+        pg_dsn,
+        f"UPDATE \"{schema}\".entries SET terms = '{{long,tail}}', term_counts = '{{1,1}}' "
+        "WHERE key = 'long'",
+    )
+    raw(pg_dsn, f"UPDATE \"{schema}\".meta SET value = '5' WHERE name = 'schema_version'")
+    assert (index_term(long_word), "S") not in _term_stats(pg_dsn, schema)
+    backend = PostgresBackend(location=pg_dsn, schema=schema, pool_size=1)
+    try:
+        [found] = await backend.retrieve(long_word, 5, "S", mode="keyword")
+        assert found.key == "long"
+        assert _term_stats(pg_dsn, schema)[(index_term(long_word), "S")] == (1, 1)
+        _stats_agree(pg_dsn, schema)
+    finally:
+        await backend.close()
+
+
 async def test_scope_stats_follow_every_write_delete_clear_and_purge(
     pg: PostgresBackend, pg_dsn: str, clock: FakeClock
 ) -> None:
@@ -403,20 +437,25 @@ async def test_keyword_matches_porter_stems_and_is_not_sql(pg: PostgresBackend) 
     assert await pg.count() == 3
 
 
-async def test_a_word_too_long_for_the_index_is_stored_and_counted(pg: PostgresBackend) -> None:
-    """A GIN index row must fit in a page: longer tokens are left out of `terms`."""
+async def test_a_word_too_long_for_the_index_is_stored_and_counted(
+    pg: PostgresBackend, clock: FakeClock
+) -> None:
+    """A GIN index row must fit in a page: a longer token is indexed as its `index_term`
+    (under 512 characters), so it is found and scored as by the in-memory backend."""
     rng = np.random.default_rng(5)  # incompressible: 18 kB of UTF-8 in one word
     blob = "".join(chr(int(c)) for c in rng.integers(0x4E00, 0x9FFF, size=6000))
-    await pg.store("blob", f"attachment {blob}")
-    [found] = await pg.retrieve("attachment", 5, mode="keyword")
-    assert found.key == "blob"
-    assert await pg.retrieve(blob, 5, mode="keyword") == []
-    # Found through its other word, the entry is scored with the long one too (from its
-    # text, not the stored terms, which lack it): it ranks above a shorter entry
-    # holding only the other word. (Its document count is 0, as nothing indexes it.)
-    await pg.store("other", "attachment")
-    got = await pg.retrieve(f"attachment {blob}", 5, mode="keyword")
-    assert [e.key for e in got] == ["blob", "other"] and got[0].score > got[1].score
+    reference = InMemoryBackend(clock=clock, embedder=HashingEmbedder())
+    for backend in (pg, reference):
+        await backend.store("blob", f"attachment {blob}")
+        await backend.store("other", "attachment")
+    for query in ("attachment", blob, f"attachment {blob}"):
+        got = await pg.retrieve(query, 5, mode="keyword")
+        want = await reference.retrieve(query, 5, mode="keyword")
+        assert [(e.key, round(e.score, 9)) for e in got] == [
+            (e.key, round(e.score, 9)) for e in want
+        ]
+    assert [e.key for e in await pg.retrieve(blob, 5, mode="keyword")] == ["blob"]
+    await reference.close()
 
 
 async def test_keyword_reading_only_rare_terms_rows_changes_no_result(

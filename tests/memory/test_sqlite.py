@@ -675,3 +675,53 @@ def test_the_memory_directory_is_resolved_once_with_tilde_expanded(
         assert session.memories.memory_dir == tmp_path / "from_env"
         session.execute('memory N { store: persistent }\nremember("x") -> N')
     assert (tmp_path / "from_env" / "memory.db").exists()
+
+
+# ---------------------------------------------------------------------- non-ASCII full text
+
+
+async def test_version_9_reindexes_non_ascii_rows_by_their_shared_stems(tmp_path: Path) -> None:
+    """A version 8 file indexed "İstanbul" as FTS5 tokenizes it ("istanbul"), which the
+    shared tokenizer's "stanbul" never matched: opening it reindexes such rows
+    (`sqlite_fts`), the recall finds them, and rewrites and deletes leave no term
+    behind (a row leaves an FTS5 index only with the values it went in with)."""
+    from axon.memory.backends.sqlite_fts import fts_row
+
+    backend = _open(tmp_path)
+    await backend.store("tr", "İstanbul is a city")
+    await backend.store("en", "plain words")
+    await backend.close()
+    conn = _raw(tmp_path)
+    with conn:  # back to what version 8 wrote: the row indexed as written
+        ident, key, text, context = conn.execute(
+            "SELECT id, key, text, context FROM entries WHERE key = 'tr'"
+        ).fetchone()
+        stored = (ident, key, text, context)
+        for table, linked in (("entries_fts", False), ("entries_fts_linked", True)):
+            width = 4 if linked else 3
+            columns = "key, text, context" if linked else "key, text"
+            marks = "?, ?, ?" if linked else "?, ?"
+            conn.execute(
+                f"INSERT INTO {table} ({table}, rowid, {columns}) VALUES ('delete', ?, {marks})",
+                fts_row(stored, linked)[:width],
+            )
+            conn.execute(
+                f"INSERT INTO {table} (rowid, {columns}) VALUES (?, {marks})", stored[:width]
+            )
+        conn.execute("PRAGMA user_version = 8")
+    assert ("istanbul",) in conn.execute("SELECT term FROM entries_fts_terms").fetchall()
+    conn.close()
+    backend = _open(tmp_path)
+    try:
+        assert [e.key for e in await backend.retrieve("stanbul", mode="keyword")] == ["tr"]
+        assert [e.key for e in await backend.retrieve("İstanbul", mode="keyword")] == ["tr"]
+        await backend.store("tr", "Ankara is a city")
+        assert await backend.retrieve("stanbul", mode="keyword") == []
+        assert await backend.delete("tr")
+    finally:
+        await backend.close()
+    conn = _raw(tmp_path)
+    terms = {term for (term,) in conn.execute("SELECT term FROM entries_fts_terms")}
+    assert terms == {"plain", "word", "en"}
+    assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+    conn.close()

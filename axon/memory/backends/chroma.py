@@ -191,14 +191,34 @@ def _and(*conditions: Mapping[str, Any] | None) -> dict[str, Any]:
     return parts[0] if len(parts) == 1 else {"$and": parts}
 
 
+def _exact(meta: Meta, name: str) -> float:
+    """The float `meta[name]` ("ts" or "exp") as it was written.
+
+    Chroma hands a float metadata back rounded (1796189741.1539767 comes back as
+    1796189741.153977), so each is also stored as its `repr` text (`ts_r`, `exp_r`),
+    read here: an export through Chroma keeps timestamps bit-exact. Records written
+    before have only the float, which is then what there is. The floats stay what
+    Chroma's filters compare (`exp > now`): those decide within the rounding (under a
+    microsecond at today's times), and every Python check reads the exact value.
+    """
+    text = meta.get(name + "_r")
+    return float(text) if isinstance(text, str) else float(meta[name])
+
+
+def _exact_fields(timestamp: float, expires_at: float | None) -> Meta:
+    """The `ts`/`exp` metadata of an entry and their exact twins (`_exact`)."""
+    exp = NEVER if expires_at is None else float(expires_at)
+    return {"ts": float(timestamp), "ts_r": repr(float(timestamp)), "exp": exp, "exp_r": repr(exp)}
+
+
 def _decode(meta: Meta, score: float = 0.0) -> MemoryEntry:
-    exp = float(meta["exp"])
+    exp = _exact(meta, "exp")
     return MemoryEntry(
         key=str(meta["key"]),
         value=json.loads(meta["value"]),
         metadata=json.loads(meta["meta"]),
         score=score,
-        timestamp=float(meta["ts"]),
+        timestamp=_exact(meta, "ts"),
         expires_at=None if exp >= NEVER else exp,
     )
 
@@ -358,8 +378,7 @@ class ChromaBackend(MemoryBackend):
                         "key": key,
                         "value": encode_json(entry.value),
                         "meta": encode_json(entry.metadata),
-                        "ts": float(entry.timestamp),
-                        "exp": NEVER if entry.expires_at is None else float(entry.expires_at),
+                        **_exact_fields(entry.timestamp, entry.expires_at),
                         "seq": int(before["seq"]) if before else _SEQ.next(),
                         "vgen": secrets.token_hex(8),
                         "vm": "",
@@ -418,7 +437,7 @@ class ChromaBackend(MemoryBackend):
             collection.delete(ids=[ident])
             for vectors in self._vector_collections(db):
                 vectors.delete(ids=[ident])
-            return float(meta["exp"]) > now
+            return _exact(meta, "exp") > now
 
         return self._db.run(body)
 
@@ -482,7 +501,7 @@ class ChromaBackend(MemoryBackend):
 
     @staticmethod
     def _order(meta: Meta) -> tuple[float, int]:
-        return (-float(meta["ts"]), int(meta["seq"]))
+        return (-_exact(meta, "ts"), int(meta["seq"]))
 
     async def _list(
         self, scope: str | None, limit: int | None, offset: int, now: float
@@ -587,7 +606,7 @@ class ChromaBackend(MemoryBackend):
             docs, total = self._scope_lengths(code, linked)
             stats = ScopeStats(docs, total, df)
             for meta, counts, length in members:
-                if float(meta["exp"]) <= now:
+                if _exact(meta, "exp") <= now:
                     continue
                 if filters and not matches_filters(json.loads(meta["meta"]), filters):
                     continue
@@ -644,7 +663,7 @@ class ChromaBackend(MemoryBackend):
         return [
             ((ident, str(meta["vgen"])), value_text(json.loads(meta["value"])))
             for ident, meta in zip(ids, metas, strict=True)
-            if meta.get("kind") == "e" and float(meta["exp"]) > now
+            if meta.get("kind") == "e" and _exact(meta, "exp") > now
         ]
 
     async def _save_vectors(self, model_id: str, items: Sequence[tuple[Any, np.ndarray]]) -> None:
@@ -785,7 +804,7 @@ class ChromaBackend(MemoryBackend):
                 scored = []
                 for ident, hit, distance in zip(ids, hit_metas, distances, strict=True):
                     meta = entries.get(ident)
-                    if meta is None or meta["vgen"] != hit["vgen"] or float(meta["exp"]) <= now:
+                    if meta is None or meta["vgen"] != hit["vgen"] or _exact(meta, "exp") <= now:
                         continue
                     if filters and not matches_filters(json.loads(meta["meta"]), filters):
                         continue

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -149,6 +150,67 @@ def _gone(exc: BaseException) -> bool:
     return type(exc).__name__ == "NotFoundError" or "does not exist" in str(exc)
 
 
+LOCK_FILE = "axon.lock"
+"""The file in an embedded Chroma directory that the process using it holds locked."""
+
+_held: dict[Path, tuple[int, int]] = {}
+"""Directories this process holds: resolved path -> (lock file descriptor, users)."""
+_held_guard = threading.Lock()
+
+
+def lock_directory(path: Path, shown: str) -> None:
+    """Hold `path` (an embedded Chroma directory) for this process, or refuse clearly.
+
+    Chroma's `PersistentClient` serves one process at a time: a second process on the
+    same directory failed mid-run ("Internal error: Error finding id") or read stale
+    data. So the first opener takes an exclusive `fcntl.flock` on `LOCK_FILE` (its
+    pid written inside), which the system releases when the process ends however it
+    ends, and `unlock_directory` when the last connection of this process closes
+    (several memories of one process may share a directory). A second process gets
+    an error naming the directory and the holder's pid at open, before any work.
+    """
+    import fcntl
+
+    key = path.resolve()
+    with _held_guard:
+        held = _held.get(key)
+        if held is not None:
+            _held[key] = (held[0], held[1] + 1)
+            return
+        try:
+            fd = os.open(key / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise _bad(shown, f"cannot create its lock file {key / LOCK_FILE}: {exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise AxonMemoryError(
+                f"the Chroma directory {shown} is in use by another process (pid {holder}): "
+                "embedded Chroma serves one process at a time; share it through a Chroma "
+                "server (location: 'http://host:port/collection') instead"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        _held[key] = (fd, 1)
+
+
+def unlock_directory(path: Path) -> None:
+    """Release one hold of `lock_directory` on `path`; the last one unlocks the file."""
+    key = path.resolve()
+    with _held_guard:
+        held = _held.get(key)
+        if held is None:
+            return
+        fd, users = held
+        if users > 1:
+            _held[key] = (fd, users - 1)
+            return
+        del _held[key]
+        os.close(fd)  # closing the only descriptor releases the flock
+
+
 class ChromaConnection:
     """A Chroma client for one target, opened on first use and reopened after failures.
 
@@ -166,6 +228,7 @@ class ChromaConnection:
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self._batch_limit: int | None = None
+        self._locked = False  # holds `lock_directory` on an embedded directory
 
     def batch_limit(self) -> int:
         """The most records the server takes in one write (asked once)."""
@@ -185,6 +248,9 @@ class ChromaConnection:
                     target.path.mkdir(parents=True, exist_ok=True)
                 except OSError as exc:
                     raise _bad(target.location, f"cannot create {target.path}: {exc}") from None
+                if not self._locked:
+                    lock_directory(target.path, target.shown)
+                    self._locked = True
                 self._client = chromadb.PersistentClient(path=str(target.path), settings=settings)
             else:
                 self._client = chromadb.HttpClient(
@@ -254,3 +320,6 @@ class ChromaConnection:
     def close(self) -> None:
         self._collections.clear()
         self._client = None
+        if self._locked and self.target.path is not None:
+            self._locked = False
+            unlock_directory(self.target.path)

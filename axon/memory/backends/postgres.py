@@ -63,13 +63,13 @@ from axon.memory.backends.postgres_pool import (
 )
 from axon.memory.backends.postgres_schema import (
     DEFAULT_SCHEMA,
-    MAX_TERM_CHARS,
     SCHEMA_ENV,
     check_schema_name,
     counted_terms,
     ensure_vector_table,
     entry_terms,
     find_vector_table,
+    index_term,
     indexed,
     indexed_terms,
     int_array,
@@ -78,25 +78,22 @@ from axon.memory.backends.postgres_schema import (
     text_array,
 )
 from axon.memory.backends.postgres_sql import Fragments, Row, db_text
+from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
+from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
 from axon.memory.backends.sql_common import (
-    MAX_QUERY_TERMS,
     candidate_count,
     purge_in_batches,
     quiet_sweep,
     row_entry,
     write_row,
 )
-from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
-from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
 from axon.memory.entry import MemoryEntry, matches_filters, scope_of, value_text
 from axon.memory.retrieval.exact import seed_score
 from axon.memory.retrieval.scores import (
     ScopeStats,
-    entry_counts,
-    entry_length,
     keyword_score,
 )
-from axon.memory.retrieval.text import CONTEXT_WEIGHT, query_terms, stem
+from axon.memory.retrieval.text import CONTEXT_WEIGHT, search_terms
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -626,7 +623,9 @@ class PostgresBackend(MemoryBackend):
         and each query term's document count in that scope, `term_stats`), so score and order
         are those of every other backend; ties go newest first.
         """
-        terms = list(dict.fromkeys(stem(word) for word in query_terms(query)[:MAX_QUERY_TERMS]))
+        # Terms as the `terms` columns hold them (a long word as its `index_term`): BM25
+        # reads only counts, so matching, statistics and scores are those of the words.
+        terms = list(dict.fromkeys(index_term(term) for term in search_terms(query)))
         if not terms:
             return []
         q = self._q
@@ -646,10 +645,6 @@ class PostgresBackend(MemoryBackend):
             if linked
             else "NULL, NULL, NULL, NULL"
         )
-        # The stored terms and counts are those `entry_counts` would compute from the
-        # key, text and context (`postgres_schema.entry_terms`), less the words too long
-        # to index: a query holding one is scored from the text itself.
-        from_text = any(len(term) > MAX_TERM_CHARS for term in terms)
 
         def body(conn: Connection[Any]) -> list[MemoryEntry]:
             stats: dict[str | None, ScopeStats] = {}
@@ -691,12 +686,7 @@ class PostgresBackend(MemoryBackend):
                 stats[name] = scope_stats(q, conn, name, terms, linked)
             scored = []
             for row in kept:
-                if from_text:
-                    text_context = row[11] if linked else None
-                    counts = entry_counts(row[2], row[7], text_context)
-                    size = entry_length(row[2], row[7], text_context)
-                else:
-                    counts, size = stored_counts(row, linked)
+                counts, size = stored_counts(row, linked)
                 score = keyword_score(terms, counts, size, stats[row[1]])
                 scored.append((*best_first(score, float(row[5]), int(row[0])), row, score))
             scored.sort(key=lambda item: item[:3])

@@ -13,7 +13,8 @@ Everything AXON keeps lives in one PostgreSQL schema (default `axon`, or
   `exact` matches exactly as the in-memory backend does on any database locale.
   `context` is the text of the entry stored just before it in its scope (fixed
   when the key is first stored). `terms` holds the distinct Porter stems of key
-  and text (`text.index_terms`, computed in Python at write, GIN-indexed),
+  and text (`text.index_terms`, computed in Python at write, GIN-indexed; a stem
+  over `MAX_TERM_CHARS` as its `index_term`, schema 6),
   `term_counts` how often each occurs and `length` the token count
   (`scores.text_length`); `context_terms`, `context_counts` and
   `context_length` are the same for the context (GIN-indexed too, searched by a
@@ -73,10 +74,11 @@ KEYWORD_TEXT_CHARS = 100_000
 """Characters of key + text that went into schema 1 and 2's `tsv` (a tsvector is at most 1 MB)."""
 
 MAX_TERM_CHARS = 512
-"""Longer tokens are counted in an entry's length but not indexed (nor matched): a GIN
-index row must fit in a page ("index row requires 18016 bytes, maximum size is 8191"
-for a 6,000-character word), and 512 characters of 4-byte UTF-8 always do. Nobody
-searches for such a word."""
+"""Longer terms are stored as their `index_term`: a GIN index row must fit in a page
+("index row requires 18016 bytes, maximum size is 8191" for a 6,000-character word),
+and 512 characters of 4-byte UTF-8 always do."""
+
+_LONG_TERM_PREFIX = 400
 
 BACKFILL_BATCH = 1000
 """Rows whose terms migration 2 -> 3 computes per round trip."""
@@ -228,10 +230,23 @@ def counted_terms(text: str) -> tuple[Counter[str], int]:
     return Counter([stem(token) for token in tokens]), len(tokens)
 
 
+def index_term(term: str) -> str:
+    """`term` as the `terms` columns hold it: itself, or for a term longer than
+    `MAX_TERM_CHARS` its first 400 characters, "_" and the SHA-256 of the whole (465
+    characters; "_" is in no token, so it is no other term). A query maps its terms the
+    same way, so a long word is matched, counted in `term_stats` and scored like any
+    other (BM25 reads counts, never the term's text): before schema 6 such words were
+    left out, and a query holding one found nothing."""
+    if len(term) <= MAX_TERM_CHARS:
+        return term
+    digest = hashlib.sha256(term.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{term[:_LONG_TERM_PREFIX]}_{digest}"
+
+
 def indexed(counts: Counter[str], length: int) -> Indexed:
-    """`counted_terms` as stored: the terms short enough to index, their counts, the length."""
-    terms = [term for term in counts if len(term) <= MAX_TERM_CHARS]
-    return terms, [counts[term] for term in terms], length
+    """`counted_terms` as stored: each term as its `index_term`, its count, the length."""
+    terms = list(counts)
+    return [index_term(term) for term in terms], [counts[term] for term in terms], length
 
 
 def indexed_terms(text: str) -> Indexed:
@@ -253,14 +268,16 @@ def entry_terms(key: str, text_counts: Counter[str], text_tokens: int) -> Indexe
     return indexed(counts, length + text_tokens)
 
 
-def _backfill_terms(s: str) -> Callable[[Connection[Any]], None]:
-    """Compute `terms`, `length` and their context twins of the rows already stored."""
+def _backfill_terms(s: str, only: str = "") -> Callable[[Connection[Any]], None]:
+    """Compute `terms`, `length` and their context twins of the rows already stored
+    (of those `only`, an SQL condition, selects)."""
+    condition = f"({only}) AND " if only else ""
 
     def step(conn: Connection[Any]) -> None:
         last = 0
         while True:
             rows = conn.execute(
-                f"SELECT id, key, text, context FROM {s}.entries WHERE id > %s "
+                f"SELECT id, key, text, context FROM {s}.entries WHERE {condition}id > %s "
                 "ORDER BY id LIMIT %s",
                 (last, BACKFILL_BATCH),
             ).fetchall()
@@ -544,7 +561,24 @@ def _v5(s: str) -> list[Any]:
     ]
 
 
-MIGRATIONS: tuple[Callable[[str], list[Any]], ...] = (_v1, _v2, _v3, _v4, _v5)
+def _v6(s: str) -> list[Any]:
+    """Index the long terms (`index_term`) that schemas 3 to 5 left out.
+
+    Only rows holding one are rewritten: those whose stored counts add up to less
+    than their length (every token of a text is counted in its length, and only the
+    left-out ones are missing from the counts). The statistics triggers count the new
+    terms in `term_stats`.
+    """
+    return [_backfill_terms(s, _HOLDS_UNINDEXED)]
+
+
+_HOLDS_UNINDEXED = (
+    "(SELECT coalesce(sum(c), 0) FROM unnest(term_counts) AS c) <> length "
+    "OR (SELECT coalesce(sum(c), 0) FROM unnest(context_counts) AS c) <> context_length"
+)
+
+
+MIGRATIONS: tuple[Callable[[str], list[Any]], ...] = (_v1, _v2, _v3, _v4, _v5, _v6)
 """`MIGRATIONS[i](quoted_schema)` lists the steps taking version i to i + 1: SQL
 statements, or functions of the connection (run in the same transaction)."""
 

@@ -7,8 +7,8 @@ matched). What is the same is written here once:
 - the row a write sends (`write_row`) and the entry a read builds (`row_entry`);
 - `lower_if_not_ascii`: the `key_lc` / `text_lc` columns, so `exact` folds case
   in SQL exactly as Python's `str.lower()` does;
-- keyword recall's budget: at most `MAX_QUERY_TERMS` query words, and
-  `candidate_count(top_k)` candidates rescored per round;
+- keyword recall's budget: `candidate_count(top_k)` candidates rescored per round
+  (the query's words are capped for every backend, `text.MAX_QUERY_TERMS`);
 - the purge policy (`purge_in_batches`): expired rows go `PURGE_BATCH` per
   transaction, and a sweep started by the backend itself (at most every
   `PURGE_INTERVAL` seconds of its clock, during writes or reads) never fails the
@@ -24,9 +24,6 @@ from typing import Any
 
 from axon.errors import AxonMemoryError
 from axon.memory.entry import MemoryEntry, encode_json, scope_of
-
-MAX_QUERY_TERMS = 64
-"""Distinct content words of a keyword query that are searched (the rest are ignored)."""
 
 CANDIDATES_PER_RESULT = 4
 MIN_CANDIDATES = 20

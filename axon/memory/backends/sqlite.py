@@ -61,8 +61,9 @@ from axon.memory.backend import (
     expand_location,
     resolve_memory_dir,
 )
+from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
+from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
 from axon.memory.backends.sql_common import (
-    MAX_QUERY_TERMS,
     WriteRow,
     candidate_count,
     purge_in_batches,
@@ -71,10 +72,9 @@ from axon.memory.backends.sql_common import (
     row_entry,
     write_row,
 )
-from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
-from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
 from axon.memory.backends.sqlite_ann import AnnIndexes, prune_log, threshold_from_env
 from axon.memory.backends.sqlite_filters import filter_condition
+from axon.memory.backends.sqlite_fts import match_expression, stem_token
 from axon.memory.backends.sqlite_schema import (
     KEY_LC,
     LIVE,
@@ -92,7 +92,7 @@ from axon.memory.backends.sqlite_vectors import VectorCaches
 from axon.memory.entry import MemoryEntry, matches_filters, value_text
 from axon.memory.retrieval.exact import SCORE_EQUAL, SCORE_KEY, SCORE_VALUE, seed_score
 from axon.memory.retrieval.scores import ScopeStats, entry_counts, entry_length, keyword_score
-from axon.memory.retrieval.text import CONTEXT_WEIGHT, query_terms, stem
+from axon.memory.retrieval.text import CONTEXT_WEIGHT, search_words, stem
 
 if TYPE_CHECKING:
     import numpy as np
@@ -174,16 +174,12 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
 
 
 def fts_match_expression(query: str) -> str | None:
-    """An FTS5 MATCH expression for `query`: its content words, quoted, joined by OR.
-
-    Only letters and digits survive `query_terms`, and each term is a quoted FTS5
-    string, so no operator, column filter, prefix star or NEAR group can come from
-    user text. None when the query has no words at all.
+    """An FTS5 MATCH expression for `query`: its words (`text.search_words`) in both the
+    spellings the full-text indexes hold (`sqlite_fts.match_expression`), quoted, so
+    no operator, column filter, prefix star or NEAR group can come from user text.
+    None when the query has no words at all.
     """
-    terms = query_terms(query)[:MAX_QUERY_TERMS]
-    if not terms:
-        return None
-    return " OR ".join(quoted_terms(terms))
+    return match_expression(search_words(query))
 
 
 def _encodable(text: str) -> bool:
@@ -669,8 +665,8 @@ class SQLiteBackend(MemoryBackend):
         match = fts_match_expression(query)
         if match is None:
             return []
-        words = query_terms(query)[:MAX_QUERY_TERMS]
-        terms = list(dict.fromkeys(stem(word) for word in words))
+        words = search_words(query)
+        terms = [stem(word) for word in words]
         fts = "entries_fts_linked" if linked else "entries_fts"
         context_column = "e.context" if linked else "NULL"
         where, params = self._scope_sql(scope, "e.scope")
@@ -705,7 +701,7 @@ class SQLiteBackend(MemoryBackend):
                     entry_length(row[2], row[7], context),
                     stats[row[1]],
                 )
-                if score > 0.0:  # FTS5 folds diacritics: a match it sees, the shared terms not
+                if score > 0.0:  # FTS5 only proposes: the shared terms decide
                     scored.append((*best_first(score, row[5], row[0]), row, score))
             scored.sort(key=lambda item: item[:3])
             return [self._entry(item[3], item[4]) for item in scored[:top_k]]
@@ -738,17 +734,21 @@ class SQLiteBackend(MemoryBackend):
         total = int(conn.execute("SELECT ifnull(sum(docs), 0) FROM scope_stats").fetchone()[0])
         df: dict[str, int] = {}
         if total == docs:
+            # A row holds a term in one spelling (`sqlite_fts`): the word's porter stem
+            # (the shared `stem`) in an ASCII row, its `stem_token` in the others.
             for term in by_stem:  # one equality lookup each (fts5vocab scans for IN)
-                found = conn.execute(
-                    f"SELECT doc FROM {fts}_terms WHERE term = ?", (term,)
-                ).fetchone()
-                df[term] = int(found[0]) if found else 0
+                df[term] = 0
+                for spelling in (term, stem_token(term)):
+                    found = conn.execute(
+                        f"SELECT doc FROM {fts}_terms WHERE term = ?", (spelling,)
+                    ).fetchone()
+                    df[term] += int(found[0]) if found else 0
         else:
             for term, word in by_stem.items():
                 count = conn.execute(
                     f"SELECT count(*) FROM {fts} AS f CROSS JOIN entries AS e ON e.id = f.rowid "
                     f"WHERE {fts} MATCH ? AND e.scope IS ?",
-                    (next(quoted_terms([word])), scope),
+                    (match_expression([word]), scope),
                 ).fetchone()[0]
                 df[term] = int(count)
         return ScopeStats(docs, length, df)

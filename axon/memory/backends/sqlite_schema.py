@@ -6,7 +6,7 @@ from version `i` to `i + 1`; opening a file applies the missing steps in one
 not both migrate), and a file written by a newer AXON (a version above
 `SCHEMA_VERSION`) is refused with an `AxonMemoryError` instead of being guessed at.
 
-Layout (version 8):
+Layout (version 9):
 
 - `entries`: one row per `(scope, key)`. `scope` is NULL for an unscoped entry; the
   unique index on `(ifnull(scope, X'00'), key)` keeps an unscoped entry distinct from
@@ -16,7 +16,8 @@ Layout (version 8):
   ASCII, where SQLite's `lower()` gives the same string), so `exact` can be decided
   in SQL with Python's case folding.
 - `entries_fts`: an FTS5 external-content index over `key` and `text` (porter
-  stemmer on unicode61), what an unlinked memory (`link: none`) searches.
+  stemmer on unicode61; a row with non-ASCII text holds its shared stems instead,
+  `sqlite_fts`, version 9), what an unlinked memory (`link: none`) searches.
   `entries_fts_linked`: the same plus `context` (the text of the entry stored just
   before in the same scope, fixed when the key is first stored; `rank` weighs it
   at `text.CONTEXT_WEIGHT`), what a `link: sequence` memory searches. Two tables,
@@ -62,6 +63,7 @@ from typing import Any
 
 from axon.errors import AxonMemoryError
 from axon.memory.backends.sql_common import WriteRow
+from axon.memory.backends.sqlite_fts import fts_row
 from axon.memory.retrieval.scores import text_length
 from axon.memory.retrieval.text import CONTEXT_WEIGHT
 
@@ -124,6 +126,31 @@ def _fill_substrings(conn: sqlite3.Connection) -> None:
         f"INSERT INTO {SUBSTRING_TABLE} (rowid, key, text) VALUES (?, ?, ?)",
         (substring_row(*row) for row in conn.execute("SELECT id, key, text FROM entries")),
     )
+
+
+def _reindex_non_ascii(conn: sqlite3.Connection) -> None:
+    """Index the rows with a non-ASCII key, text or context as `fts_row` does (migration
+    8 -> 9): each is deleted from both full-text indexes with the values they were
+    inserted with (the columns as they are), then inserted again."""
+    rows = [
+        (int(ident), key, text, context)
+        for ident, key, text, context in conn.execute(
+            "SELECT id, key, text, context FROM entries"
+        )
+        if not (key.isascii() and text.isascii() and context.isascii())
+    ]
+    for table, linked in (("entries_fts", False), ("entries_fts_linked", True)):
+        columns = "key, text, context" if linked else "key, text"
+        marks = "?, ?, ?" if linked else "?, ?"
+        width = 4 if linked else 3
+        conn.executemany(
+            f"INSERT INTO {table} ({table}, rowid, {columns}) VALUES ('delete', ?, {marks})",
+            [row[:width] for row in rows if fts_row(row, linked) != row],
+        )
+        conn.executemany(
+            f"INSERT INTO {table} (rowid, {columns}) VALUES (?, {marks})",
+            [fts_row(row, linked)[:width] for row in rows if fts_row(row, linked) != row],
+        )
 
 
 def _fill_scope_stats(conn: sqlite3.Connection) -> None:
@@ -296,6 +323,10 @@ MIGRATIONS: tuple[Sequence[Step], ...] = (
         "INSERT INTO ann_state (id, file_id, pruned_through) "
         "VALUES (1, lower(hex(randomblob(16))), 0)",
     ),
+    # 8 -> 9: rows with non-ASCII text are indexed as their shared stems (`sqlite_fts`), so
+    # keyword recall finds what the other backends find ("İstanbul"); they were indexed
+    # as written, and are deleted from the full-text indexes with those values.
+    (_reindex_non_ascii,),
 )
 
 FTS_TABLES = ("entries_fts", "entries_fts_linked")
@@ -441,15 +472,16 @@ def _add_scope_stats(conn: sqlite3.Connection, deltas: dict[str | None, list[int
 
 
 def _fts_delete(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Remove `(id, key, text, context)` rows, as they were indexed, from every index."""
+    """Remove `(id, key, text, context)` rows, as they were indexed (`fts_row`), from
+    every index."""
     conn.executemany(
         "INSERT INTO entries_fts (entries_fts, rowid, key, text) VALUES ('delete', ?, ?, ?)",
-        [row[:3] for row in rows],
+        [fts_row(row, linked=False)[:3] for row in rows],
     )
     conn.executemany(
         "INSERT INTO entries_fts_linked (entries_fts_linked, rowid, key, text, context) "
         "VALUES ('delete', ?, ?, ?, ?)",
-        rows,
+        [fts_row(row, linked=True) for row in rows],
     )
     conn.executemany(
         f"INSERT INTO {SUBSTRING_TABLE} ({SUBSTRING_TABLE}, rowid, key, text) "
@@ -459,12 +491,15 @@ def _fts_delete(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> No
 
 
 def _fts_insert(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Index `(id, key, text, context)` rows in both full-text indexes and the substring one."""
+    """Index `(id, key, text, context)` rows (`fts_row`) in both full-text indexes and
+    the substring one."""
     conn.executemany(
-        "INSERT INTO entries_fts (rowid, key, text) VALUES (?, ?, ?)", [row[:3] for row in rows]
+        "INSERT INTO entries_fts (rowid, key, text) VALUES (?, ?, ?)",
+        [fts_row(row, linked=False)[:3] for row in rows],
     )
     conn.executemany(
-        "INSERT INTO entries_fts_linked (rowid, key, text, context) VALUES (?, ?, ?, ?)", rows
+        "INSERT INTO entries_fts_linked (rowid, key, text, context) VALUES (?, ?, ?, ?)",
+        [fts_row(row, linked=True) for row in rows],
     )
     conn.executemany(
         f"INSERT INTO {SUBSTRING_TABLE} (rowid, key, text) VALUES (?, ?, ?)",

@@ -274,6 +274,31 @@ keyword alone 0.47 -> 0.51. `exact` never looks at the context.
 """
 
 
+MAX_QUERY_TERMS = 64
+"""Distinct terms (stems) of a keyword query that are searched; the rest are ignored.
+The cap bounds an SQL backend's statement (one MATCH term, one statistics lookup and
+one ranking expression per term); every backend applies it (`search_words`), so a
+long query ranks alike everywhere."""
+
+
+def search_words(text: str) -> list[str]:
+    """A keyword query's words as every backend searches them: the content words
+    (`query_terms`) whose stems are the query's first `MAX_QUERY_TERMS` distinct
+    stems, the first word of each stem. FTS5 wants these (it stems them itself);
+    the others use `search_terms`, their stems."""
+    words: list[str] = []
+    seen: set[str] = set()
+    for word in query_terms(text):
+        term = stem(word)
+        if term not in seen:
+            seen.add(term)
+            words.append(word)
+            if len(words) == MAX_QUERY_TERMS:
+                break
+    return words
+
+
 def search_terms(text: str) -> list[str]:
-    """The distinct stemmed content words of a query (`query_terms`, then `stem`)."""
-    return list(dict.fromkeys(stem(term) for term in query_terms(text)))
+    """The terms of a keyword query on every backend: the stems of `search_words`,
+    distinct, in order, at most `MAX_QUERY_TERMS`."""
+    return [stem(word) for word in search_words(text)]
