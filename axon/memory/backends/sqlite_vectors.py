@@ -10,9 +10,9 @@ entry and current vector, and a hit that no longer joins is dropped from the cac
 on the spot. Vectors of another model are never searched; their entries count as
 pending for this model and are re-embedded lazily.
 
-A scope big enough (`sqlite_ann`'s threshold, when switched on) is searched through an
-approximate index kept beside the file instead (`sqlite_ann`), when one is given:
-then this in-process exact index is never loaded for it.
+A scope big enough (`sqlite_ann`'s threshold, 50,000 entries by default) is searched
+through an approximate index kept beside the file instead (`sqlite_ann`), when one is
+given and ready; while it is being built in the background, this exact scan answers.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ class VectorCaches:
         query = np.asarray(query_vector, dtype=np.float32)
         if self.ann is not None and self.ann.wanted(conn, scope):
             with_vector = f"{columns}, v.seq, v.vector"
-            return self.ann.search(
+            approximate = self.ann.search(
                 conn,
                 model_id,
                 query,
@@ -137,6 +137,9 @@ class VectorCaches:
                 lambda ids: self._rows(conn, ids, model_id, with_vector),
                 accept_row,
             )
+            if approximate is not None:
+                return approximate
+            # No index ready yet (built in the background): the exact scan answers.
         cache = self._sync(conn, model_id, int(query.shape[0]))
         accept: Callable[[Hashable], bool] | None = None
         if scope is not None:
