@@ -10,7 +10,8 @@ beside the SQLite file:
     <file>.<scope hash>.<model>.usearch        the index (usearch's own format)
     <file>.<scope hash>.<model>.usearch.json   its meta: dimension, the `vector_log`
                                                seq it holds, the file's identity
-    <file>.<scope hash>.<model>.usearch.lock   held (flock) by the process building it
+    <file>.<scope hash>.<model>.usearch.lock   held (flock) by the process building it,
+                                               and removed when its build ends
 
 The SQLite file stays the truth; an index is only a way to find candidates:
 
@@ -502,6 +503,12 @@ class AnnIndexes:
             build.error = f"{type(exc).__name__}: {exc}"
         finally:
             if build.lock_fd is not None:
+                # Unlinked while held, so a finished or cancelled build leaves no file. A
+                # process that opened it just before may then lock the orphan and build
+                # too: two builds of one index cost time, never correctness.
+                index_path = self.paths(*build.key)[0]
+                with contextlib.suppress(OSError):
+                    index_path.with_name(index_path.name + ".lock").unlink()
                 os.close(build.lock_fd)  # releases the flock
 
     def _build_in_thread(self, build: _Build) -> None:
