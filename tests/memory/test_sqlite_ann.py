@@ -10,6 +10,7 @@ recall that starts the build, then waits for it (`AnnIndexes.wait`); the build's
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import json
 import os
@@ -540,12 +541,18 @@ async def test_temporary_files_of_dead_processes_are_removed_on_open(tmp_path: P
     other_file = tmp_path / f"other.db.abc.model-1.usearch.tmp{dead}"  # not this database's
     for path in (*stale, ours, other_file):
         path.write_bytes(b"half")
-    backend = _open(tmp_path, FakeClock())
+    left_lock = tmp_path / "memory.db.abc.model-1.usearch.lock"  # its builder exited
+    left_lock.touch()
+    held_lock = tmp_path / "memory.db.def.model-1.usearch.lock"  # a build under way
+    held = os.open(held_lock, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
     try:
-        assert not any(path.exists() for path in stale)
-        assert ours.exists() and other_file.exists()
-    finally:
+        backend = _open(tmp_path, FakeClock())
         await backend.close()
+    finally:
+        os.close(held)
+    assert not any(path.exists() for path in (*stale, left_lock))
+    assert ours.exists() and other_file.exists() and held_lock.exists()
 
 
 async def test_on_by_default_at_fifty_thousand_and_off_by_the_environment(

@@ -594,14 +594,25 @@ class AnnIndexes:
         return index, index.with_name(index.name + ".json")
 
     def _remove_stale_temps(self) -> None:
-        """Delete temporary files of saves by processes that died before renaming them."""
+        """Delete temporary files of saves by processes that died before renaming them, and
+        lock files that nobody holds (left by a process that exited during a build)."""
         prefix = self.db_path.name + "."
         with contextlib.suppress(OSError):
             for path in self.db_path.parent.iterdir():
+                if not path.name.startswith(prefix):
+                    continue
                 found = _TEMP.search(path.name)
-                if found and path.name.startswith(prefix) and not _alive(int(found[1])):
+                if found and not _alive(int(found[1])):
                     with contextlib.suppress(OSError):
                         path.unlink()
+                elif path.name.endswith(".usearch.lock") and fcntl is not None:
+                    with contextlib.suppress(OSError):
+                        fd = os.open(path, os.O_RDWR)
+                        try:
+                            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                            path.unlink()
+                        finally:
+                            os.close(fd)
 
     def _load(
         self, conn: sqlite3.Connection, scope: str | None, model_id: str, dim: int
