@@ -380,8 +380,8 @@ class AnnIndexes:
         key = (scope, model_id)
         self._collect()
         ann = self._indexes.get(key)
-        if ann is not None and ann.dim != dim:
-            ann = self._indexes.pop(key)
+        if ann is not None and ann.dim != dim:  # the model now gives another dimension
+            del self._indexes[key]
             ann = None
         if ann is None:
             build = self._build
