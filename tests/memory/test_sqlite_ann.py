@@ -448,6 +448,10 @@ async def test_recalls_during_a_build_are_the_exact_scans_and_do_not_wait(
         for k in (1, 30):
             await _assert_same(ann, exact, k)
         assert ann.ann.building and not gate.open.is_set()  # all answered while it waits
+        [builder] = [t for t in threading.enumerate() if t.name == "axon-ann-build"]
+        ours = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        assert builder.native_id is not None  # started, and yielding the cores to recalls:
+        assert os.getpriority(os.PRIO_PROCESS, builder.native_id) == min(19, ours + 10)
         assert _stats(ann)["built"] == 0 and _stats(ann)["index"] == 0
         assert _stats(ann)["exact"] == 1 + 3 * len(QUERIES)
         assert await ann.delete("k1", SCOPE)  # read by the first page

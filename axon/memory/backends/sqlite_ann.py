@@ -121,6 +121,10 @@ BUILD_PAGE = 5_000
 cancelled build stops after the page it is adding: `close()` waits at most that long
 (a second or two on two cores)."""
 
+BUILD_NICENESS = 10
+"""Added to the build thread's nice value (Linux: per thread, inherited by usearch's
+workers), so recalls answered by the exact scan meanwhile get the cores first."""
+
 FORMAT = 1
 """Version of the meta file's content."""
 
@@ -237,6 +241,7 @@ class _Build:
         self.reason = reason
         self.lock_fd = lock_fd
         self.cancel = threading.Event()
+        self.started = False
         self.result: _Ann | None = None
         self.saved = False
         self.error: str | None = None
@@ -308,9 +313,9 @@ class AnnIndexes:
 
     @property
     def building(self) -> bool:
-        """Whether a build of this file's is under way."""
+        """Whether a build of this file's is under way (or about to start)."""
         build = self._build
-        return build is not None and build.thread.is_alive()
+        return build is not None and (not build.started or build.thread.is_alive())
 
     # ------------------------------------------------------------------ search
 
@@ -378,6 +383,7 @@ class AnnIndexes:
         """The index of `(scope, model_id)` with the log applied; None while it is built
         (the build is started here when it is missing or must be built again)."""
         key = (scope, model_id)
+        self.start_build()  # one prepared by a recall that failed before it started it
         self._collect()
         ann = self._indexes.get(key)
         if ann is not None and ann.dim != dim:  # the model now gives another dimension
@@ -458,17 +464,24 @@ class AnnIndexes:
     # ------------------------------------------------------------------ building
 
     def _start_build(self, key: Key, dim: int, reason: str) -> None:
-        """Start building `key`'s index in a daemon thread, unless this file already has a
-        build under way (the next recall asks again once it is done) or another process
-        holds the index's lock (it will save the index; a later recall loads it)."""
+        """Prepare a build of `key`'s index, unless this file already has a build under way
+        (the next recall asks again once it is done) or another process holds the index's
+        lock (it will save the index; a later recall loads it). Its thread is started by
+        `start_build`, once the exact scan has answered the recall that asked: that
+        recall's first load of every vector does not share the cores with the build."""
         if self._build is not None:
             return
         lock_fd = self._lock(key)
         if lock_fd == -1:
             return
-        build = _Build(key, dim, reason, lock_fd, self._run_build)
-        self._build = build
-        build.thread.start()
+        self._build = _Build(key, dim, reason, lock_fd, self._run_build)
+
+    def start_build(self) -> None:
+        """Start the thread of a prepared build (nothing when there is none)."""
+        build = self._build
+        if build is not None and not build.started:
+            build.started = True
+            build.thread.start()
 
     def _lock(self, key: Key) -> int | None:
         """The index's lock file, held (its descriptor); -1 when another process holds it;
@@ -491,6 +504,10 @@ class AnnIndexes:
 
     def _run_build(self, build: _Build) -> None:
         """The build thread: wait for the process's build slot, build, save, let go."""
+        with contextlib.suppress(AttributeError, OSError):  # not Linux: the same priority
+            tid = threading.get_native_id()
+            niceness = os.getpriority(os.PRIO_PROCESS, tid) + BUILD_NICENESS
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, niceness))
         try:
             while not _BUILD_SLOT.acquire(timeout=0.2):
                 if build.cancel.is_set():
@@ -502,14 +519,18 @@ class AnnIndexes:
         except (sqlite3.Error, OSError, RuntimeError, ValueError, MemoryError) as exc:
             build.error = f"{type(exc).__name__}: {exc}"
         finally:
-            if build.lock_fd is not None:
-                # Unlinked while held, so a finished or cancelled build leaves no file. A
-                # process that opened it just before may then lock the orphan and build
-                # too: two builds of one index cost time, never correctness.
-                index_path = self.paths(*build.key)[0]
-                with contextlib.suppress(OSError):
-                    index_path.with_name(index_path.name + ".lock").unlink()
-                os.close(build.lock_fd)  # releases the flock
+            self._unlock(build)
+
+    def _unlock(self, build: _Build) -> None:
+        """Remove the build's lock file while still holding it, then let it go, so a
+        finished or cancelled build leaves no file. A process that opened it just before
+        may then lock the orphan and build too: two builds cost time, never correctness."""
+        if build.lock_fd is not None:
+            index_path = self.paths(*build.key)[0]
+            with contextlib.suppress(OSError):
+                index_path.with_name(index_path.name + ".lock").unlink()
+            os.close(build.lock_fd)  # releases the flock
+            build.lock_fd = None
 
     def _build_in_thread(self, build: _Build) -> None:
         """Every vector of the key's model and scope into a new index, page by page, each
@@ -557,7 +578,7 @@ class AnnIndexes:
         """Take a finished build's index (or note its failure); nothing while it runs."""
         with self._guard:
             build = self._build
-            if build is None or build.thread.is_alive():
+            if build is None or not build.started or build.thread.is_alive():
                 return
             build.thread.join()
             self._build = None
@@ -573,6 +594,7 @@ class AnnIndexes:
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the build under way, if any, and take its index: True when none is
         left running. For tests and benchmarks (a recall never waits)."""
+        self.start_build()
         build = self._build
         if build is not None:
             build.thread.join(timeout)
@@ -699,7 +721,11 @@ class AnnIndexes:
         the last save (fewer than `SAVE_AFTER_CHANGES`) are applied again from the log by
         the next process, which costs less than rewriting a big index on every close."""
         build = self._build
-        if build is not None:
+        if build is not None and not build.started:  # prepared, never run
+            self._build = None
+            self._unlock(build)
+            self.stats["cancelled"] += 1
+        elif build is not None:
             build.cancel.set()
             build.thread.join()
             if build.result is None and build.error is None:

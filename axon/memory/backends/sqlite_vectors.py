@@ -139,7 +139,26 @@ class VectorCaches:
             )
             if approximate is not None:
                 return approximate
-            # No index ready yet (built in the background): the exact scan answers.
+            # No index ready yet: the exact scan answers, then the build starts (prepared
+            # by `ann.search`), so this recall's scan does not share the cores with it.
+            try:
+                return self._scan(conn, model_id, query, top_k, scope, now, columns, accept_row)
+            finally:
+                self.ann.start_build()
+        return self._scan(conn, model_id, query, top_k, scope, now, columns, accept_row)
+
+    def _scan(
+        self,
+        conn: sqlite3.Connection,
+        model_id: str,
+        query: np.ndarray,
+        top_k: int,
+        scope: str | None,
+        now: float,
+        columns: str,
+        accept_row: Callable[[Row], bool],
+    ) -> list[tuple[Row, float]]:
+        """The exact search: every vector of the model, kept in this process's index."""
         cache = self._sync(conn, model_id, int(query.shape[0]))
         accept: Callable[[Hashable], bool] | None = None
         if scope is not None:
