@@ -451,7 +451,9 @@ async def test_recalls_during_a_build_are_the_exact_scans_and_do_not_wait(
         [builder] = [t for t in threading.enumerate() if t.name == "axon-ann-build"]
         ours = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
         assert builder.native_id is not None  # started, and yielding the cores to recalls:
-        assert os.getpriority(os.PRIO_PROCESS, builder.native_id) == min(19, ours + 10)
+        assert os.getpriority(os.PRIO_PROCESS, builder.native_id) == min(
+            19, ours + sqlite_ann.BUILD_NICENESS
+        )
         assert _stats(ann)["built"] == 0 and _stats(ann)["index"] == 0
         assert _stats(ann)["exact"] == 1 + 3 * len(QUERIES)
         assert await ann.delete("k1", SCOPE)  # read by the first page

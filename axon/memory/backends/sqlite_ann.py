@@ -121,9 +121,11 @@ BUILD_PAGE = 5_000
 cancelled build stops after the page it is adding: `close()` waits at most that long
 (a second or two on two cores)."""
 
-BUILD_NICENESS = 10
+BUILD_NICENESS = 5
 """Added to the build thread's nice value (Linux: per thread, inherited by usearch's
-workers), so recalls answered by the exact scan meanwhile get the cores first."""
+workers), so recalls answered by the exact scan meanwhile get the cores first. 10 was
+measured starving the build on a machine busy with other jobs (944 s for 100,000
+vectors at load 8-9, docs/performance.md); 5 is a compromise, not measured."""
 
 FORMAT = 1
 """Version of the meta file's content."""
