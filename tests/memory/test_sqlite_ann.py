@@ -1,13 +1,16 @@
 """The SQLite backend's approximate index (`sqlite_ann`) on real files, threshold lowered.
 
 Each test compares semantic recall through the index with the exact scan of the same
-file (a second backend whose threshold is the default, so it scans), after the changes
-an index must follow: deletes, expiry, rewrites, a reopen, a killed process, a damaged
-or missing index file, a pruned log.
+file (a second backend whose threshold is off, so it scans), after the changes an index
+must follow: deletes, expiry, rewrites, a reopen, a killed process, a damaged or missing
+index file, a pruned log. The index is built in a background thread: `_built` makes the
+recall that starts the build, then waits for it (`AnnIndexes.wait`); the build's
+`after_page` hook holds a build still, so recalls during it are seen not to wait.
 """
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import json
 import os
@@ -15,6 +18,7 @@ import random
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +92,17 @@ def _stats(backend: SQLiteBackend) -> dict[str, int]:
     return backend.ann.stats
 
 
+async def _built(backend: SQLiteBackend, query: str = "w1") -> None:
+    """A recall (answered by the exact scan; it starts the build), then the build waited for."""
+    await _recall(backend, query)
+    assert backend.ann is not None and backend.ann.wait(120)
+
+
+def _leftovers(directory: Path) -> list[str]:
+    """Files beside the database that a build or a save writes."""
+    return sorted(p.name for p in directory.iterdir() if ".usearch" in p.name)
+
+
 async def test_results_equal_the_exact_scan_and_the_index_is_kept_beside_the_file(
     tmp_path: Path,
 ) -> None:
@@ -95,9 +110,11 @@ async def test_results_equal_the_exact_scan_and_the_index_is_kept_beside_the_fil
     ann, exact = _open(tmp_path, clock), _exact(tmp_path, clock)
     try:
         await _fill(ann, 400)
+        await _built(ann)
         for k in (1, 5, 10, 30):
             await _assert_same(ann, exact, k)
         assert _stats(ann)["built"] == 1 and _stats(exact)["built"] == 0
+        assert _stats(ann)["index"] == 4 * len(QUERIES) and _stats(ann)["exact"] == 1
         index_path, meta_path = ann.ann.paths(SCOPE, "hashing:64")  # type: ignore[union-attr]
         assert index_path.parent == tmp_path and index_path.name.startswith("memory.db.")
         assert json.loads(meta_path.read_text())["count"] == 400
@@ -117,6 +134,7 @@ async def test_filters_are_applied_to_the_candidates(tmp_path: Path) -> None:
                 for i in range(300)
             ]
         )
+        await _built(ann)
         for query in QUERIES:
             got = await _recall(ann, query, 5, filters={"odd": True})
             assert _ranks(got) == _ranks(await _recall(exact, query, 5, filters={"odd": True}))
@@ -143,8 +161,9 @@ async def test_delete_expiry_and_rewrite_after_the_build_are_honoured(tmp_path: 
     ann, exact = _open(tmp_path, clock), _exact(tmp_path, clock)
     try:
         await _fill(ann, 300)
+        await _built(ann)
         top = await _recall(ann, "w1 w2 w3", 3)
-        assert _stats(ann)["built"] == 1
+        assert _stats(ann)["built"] == 1 and _stats(ann)["index"] == 1
         deleted, rewritten, expiring = (key for key, _ in top)
         assert await ann.delete(deleted, SCOPE)
         await ann.store(rewritten, "entirely new words zebra", {"scope": SCOPE})
@@ -168,12 +187,14 @@ async def test_the_index_survives_close_and_reopen(tmp_path: Path) -> None:
     clock = FakeClock()
     backend = _open(tmp_path, clock)
     await _fill(backend, 200)
+    await _built(backend)
     before = await _recall(backend, "w40 w7")
     await backend.close()
     backend = _open(tmp_path, clock)
     try:
         assert await _recall(backend, "w40 w7") == before
         assert _stats(backend)["loaded"] == 1 and _stats(backend)["built"] == 0
+        assert _stats(backend)["index"] == 1 and not backend.ann.building  # type: ignore[union-attr]
     finally:
         await backend.close()
 
@@ -187,7 +208,8 @@ CHILD = textwrap.dedent(
     async def main():
         backend = _open(sys.argv[1], FakeClock())
         await _fill(backend, 200)
-        await _recall(backend, "w1")          # builds and saves the index
+        await _recall(backend, "w1")          # starts the build (the exact scan answers)
+        assert backend.ann.wait(120)          # built and saved by its thread
         await _fill(backend, 30, seed=9, start=200)
         await backend.delete("k0", SCOPE)
         await _recall(backend, "w1")          # applied in memory, not saved
@@ -257,15 +279,18 @@ async def test_a_damaged_or_missing_index_is_rebuilt(tmp_path: Path, how: str) -
     clock = FakeClock()
     backend = _open(tmp_path, clock)
     await _fill(backend, 150)
-    await _recall(backend, "w1")
+    await _built(backend)
     assert backend.ann is not None
     index_path, meta_path = backend.ann.paths(SCOPE, "hashing:64")
     await backend.close()
     _damage(index_path, meta_path, how)
     ann, exact = _open(tmp_path, clock), _exact(tmp_path, clock)
     try:
+        await _assert_same(ann, exact)  # the first starts a build; the exact scan answers
+        assert ann.ann is not None and ann.ann.wait(120)
         await _assert_same(ann, exact)
         assert _stats(ann)["built"] == 1 and _stats(ann)["loaded"] == 0
+        assert _stats(ann)["index"] >= len(QUERIES)  # some of the first may have been too
         assert json.loads(meta_path.read_text())["count"] == 150  # saved again, whole
     finally:
         await ann.close()
@@ -276,15 +301,16 @@ async def test_an_index_of_a_recreated_file_is_not_trusted(tmp_path: Path) -> No
     clock = FakeClock()
     backend = _open(tmp_path, clock)
     await _fill(backend, 150)
-    await _recall(backend, "w1")
+    await _built(backend)
     await backend.close()
     for suffix in ("", "-wal", "-shm"):
         (tmp_path / f"memory.db{suffix}").unlink(missing_ok=True)
     ann, exact = _open(tmp_path, clock), _exact(tmp_path, clock)
     try:
         await _fill(ann, 120, seed=11)
+        await _built(ann)
         await _assert_same(ann, exact)
-        assert _stats(ann)["built"] == 1
+        assert _stats(ann)["built"] == 1 and _stats(ann)["loaded"] == 0
     finally:
         await ann.close()
         await exact.close()
@@ -298,7 +324,7 @@ async def test_an_index_behind_a_pruned_log_is_rebuilt(
     clock = FakeClock()
     backend = _open(tmp_path, clock)
     await _fill(backend, 150)
-    await _recall(backend, "w1")
+    await _built(backend)
     await backend.close()
     other = _exact(tmp_path, clock)  # another process writes; the log is pruned
     await _fill(other, 40, seed=12, start=150)
@@ -306,6 +332,7 @@ async def test_an_index_behind_a_pruned_log_is_rebuilt(
     await other.close()
     ann, exact = _open(tmp_path, clock), _exact(tmp_path, clock)
     try:
+        await _built(ann)
         await _assert_same(ann, exact)
         assert _stats(ann)["built"] == 1
         assert ann.ann is not None and ann.ann.last_rebuild == "log does not cover the saved index"
@@ -331,7 +358,7 @@ async def test_without_usearch_the_exact_scan_remains(
 
 def test_threshold_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(sqlite_ann.THRESHOLD_ENV, raising=False)
-    assert sqlite_ann.threshold_from_env(None) is None  # off unless asked for
+    assert sqlite_ann.threshold_from_env(None) == 50_000  # on by default
     monkeypatch.setenv(sqlite_ann.THRESHOLD_ENV, "on")
     assert sqlite_ann.threshold_from_env(None) == sqlite_ann.ON_THRESHOLD == 50_000
     monkeypatch.setenv(sqlite_ann.THRESHOLD_ENV, "")
@@ -352,6 +379,7 @@ async def test_through_the_graph_deletes_and_rewrites_are_honoured(
     backend = _open(tmp_path, clock)
     try:
         await _fill(backend, 300)
+        await _built(backend)
         top = [key for key, _ in await _recall(backend, "w1 w2 w3", 3)]
         assert await backend.delete(top[0], SCOPE)
         await backend.store(top[1], "entirely new words zebra", {"scope": SCOPE})
@@ -381,3 +409,171 @@ def test_loading_usearch_then_the_embedding_runtime_does_not_crash() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120)
     assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr[-500:]
+
+
+class _Gate:
+    """A build's `after_page` hook that holds the build after its first page until
+    `release()` (or until the build is cancelled), and says when it got there."""
+
+    def __init__(self) -> None:
+        self.reached = threading.Event()
+        self.open = threading.Event()
+
+    def __call__(self, cancel: threading.Event) -> None:
+        self.reached.set()
+        while not (self.open.is_set() or cancel.is_set()):
+            self.open.wait(0.02)
+
+    def release(self) -> None:
+        self.open.set()
+
+
+async def test_recalls_during_a_build_are_the_exact_scans_and_do_not_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build is held after its first page: every recall meanwhile is answered (by the
+    exact scan, same results), and writes made during the build (to rows the build has
+    read and to rows it has not) are in the index it delivers, through the log."""
+    monkeypatch.setattr(sqlite_ann, "BUILD_PAGE", 100)
+    clock = FakeClock()
+    ann, exact = _open(tmp_path, clock), _exact(tmp_path, clock)
+    gate = _Gate()
+    assert ann.ann is not None
+    ann.ann.after_page = gate
+    try:
+        await _fill(ann, 400)
+        await _recall(ann, "w1")  # starts the build
+        assert gate.reached.wait(60)
+        await _assert_same(ann, exact)
+        for k in (1, 30):
+            await _assert_same(ann, exact, k)
+        assert ann.ann.building and not gate.open.is_set()  # all answered while it waits
+        [builder] = [t for t in threading.enumerate() if t.name == "axon-ann-build"]
+        ours = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        assert builder.native_id is not None  # started, and yielding the cores to recalls:
+        assert os.getpriority(os.PRIO_PROCESS, builder.native_id) == min(
+            19, ours + sqlite_ann.BUILD_NICENESS
+        )
+        assert _stats(ann)["built"] == 0 and _stats(ann)["index"] == 0
+        assert _stats(ann)["exact"] == 1 + 3 * len(QUERIES)
+        assert await ann.delete("k1", SCOPE)  # read by the first page
+        await ann.store("k350", "entirely new words zebra", {"scope": SCOPE})  # not read yet
+        await _fill(ann, 20, seed=5, start=400)
+        gate.release()
+        assert ann.ann.wait(120)
+        await _assert_same(ann, exact)
+        assert [key for key, _ in await _recall(ann, "zebra new", 1)] == ["k350"]
+        assert _stats(ann)["built"] == 1 and _stats(ann)["applied"] >= 22
+        assert _stats(ann)["index"] == len(QUERIES) + 1
+        assert _leftovers(tmp_path) == [
+            p.name for p in ann.ann.paths(SCOPE, "hashing:64")
+        ]  # index and meta; no lock or temporary file
+    finally:
+        gate.release()
+        await ann.close()
+        await exact.close()
+
+
+async def test_close_during_a_build_cancels_it_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_ann, "BUILD_PAGE", 50)
+    clock = FakeClock()
+    backend = _open(tmp_path, clock)
+    gate = _Gate()  # never released: only the cancel lets the build go on
+    assert backend.ann is not None
+    backend.ann.after_page = gate
+    await _fill(backend, 300)
+    assert await _recall(backend, "w1")
+    assert gate.reached.wait(60) and backend.ann.building
+    assert _leftovers(tmp_path) == [backend.ann.paths(SCOPE, "hashing:64")[0].name + ".lock"]
+    await backend.close()
+    assert not any(t.name == "axon-ann-build" for t in threading.enumerate())
+    assert _leftovers(tmp_path) == []  # no index, meta, lock or temporary file
+    assert _stats(backend)["cancelled"] == 1 and _stats(backend)["built"] == 0
+    backend = _open(tmp_path, clock)  # the next process builds it
+    try:
+        await _built(backend)
+        assert _stats(backend)["built"] == 1 and _stats(backend)["loaded"] == 0
+    finally:
+        await backend.close()
+
+
+async def test_another_process_building_the_index_is_left_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two backends on one file stand for two processes (the build lock is a flock, which
+    conflicts between open files of one process as between processes): while one builds,
+    the other answers with the exact scan and builds nothing; then it loads the index."""
+    monkeypatch.setattr(sqlite_ann, "BUILD_PAGE", 100)
+    clock = FakeClock()
+    first, second = _open(tmp_path, clock), _open(tmp_path, clock)
+    exact = _exact(tmp_path, clock)
+    gate = _Gate()
+    assert first.ann is not None and second.ann is not None
+    first.ann.after_page = gate
+    try:
+        await _fill(first, 300)
+        await _recall(first, "w1")
+        assert gate.reached.wait(60)
+        await _assert_same(second, exact)
+        assert not second.ann.building and _stats(second)["exact"] == len(QUERIES)
+        gate.release()
+        assert first.ann.wait(120)
+        await _assert_same(second, exact)
+        assert _stats(second)["loaded"] == 1 and _stats(second)["built"] == 0
+        assert _stats(second)["index"] == len(QUERIES)
+    finally:
+        gate.release()
+        await first.close()
+        await second.close()
+        await exact.close()
+
+
+async def test_temporary_files_of_dead_processes_are_removed_on_open(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = int(done.stdout)
+    tmp_path.mkdir(exist_ok=True)
+    stale = [
+        tmp_path / f"memory.db.abc.model-1.usearch.tmp{dead}-77",
+        tmp_path / f"memory.db.abc.model-1.usearch.json.tmp{dead}",
+    ]
+    ours = tmp_path / f"memory.db.abc.model-1.usearch.tmp{os.getpid()}-5"  # a save under way
+    other_file = tmp_path / f"other.db.abc.model-1.usearch.tmp{dead}"  # not this database's
+    for path in (*stale, ours, other_file):
+        path.write_bytes(b"half")
+    left_lock = tmp_path / "memory.db.abc.model-1.usearch.lock"  # its builder exited
+    left_lock.touch()
+    held_lock = tmp_path / "memory.db.def.model-1.usearch.lock"  # a build under way
+    held = os.open(held_lock, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    try:
+        backend = _open(tmp_path, FakeClock())
+        await backend.close()
+    finally:
+        os.close(held)
+    assert not any(path.exists() for path in (*stale, left_lock))
+    assert ours.exists() and other_file.exists() and held_lock.exists()
+
+
+async def test_on_by_default_at_fifty_thousand_and_off_by_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(sqlite_ann.THRESHOLD_ENV, raising=False)
+    backend = SQLiteBackend(memory_dir=tmp_path, embedder=HashingEmbedder())
+    assert backend.ann is not None and backend.ann.threshold == 50_000
+    await backend.close()
+    monkeypatch.setenv(sqlite_ann.THRESHOLD_ENV, "off")
+    backend = SQLiteBackend(memory_dir=tmp_path, embedder=HashingEmbedder())
+    try:
+        await _fill(backend, 60)
+        await _recall(backend, "w1")
+        assert backend.ann is not None and backend.ann.threshold is None
+        assert _stats(backend)["exact"] == 0 and not backend.ann.building
+    finally:
+        await backend.close()

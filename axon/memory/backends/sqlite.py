@@ -23,7 +23,8 @@ guarantees, and how:
   in-process `VectorIndex` per embedding model, loaded from the file and topped up
   incrementally, and searches a scope of `ann_threshold` entries or more (default
   50,000) through an HNSW index saved beside the file (`sqlite_ann`), when usearch is
-  installed and the file is writable.
+  installed and the file is writable; the index is built in a background thread, and
+  the exact scan answers until it is ready.
 - Decay: expired rows are filtered out of every read and deleted in batches of
   `PURGE_BATCH` on open, every `PURGE_EVERY_WRITES` writes and every
   `PURGE_INTERVAL` seconds of the backend's clock (the policy of `sql_common`).

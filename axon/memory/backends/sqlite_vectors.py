@@ -10,9 +10,9 @@ entry and current vector, and a hit that no longer joins is dropped from the cac
 on the spot. Vectors of another model are never searched; their entries count as
 pending for this model and are re-embedded lazily.
 
-A scope big enough (`sqlite_ann`'s threshold, when switched on) is searched through an
-approximate index kept beside the file instead (`sqlite_ann`), when one is given:
-then this in-process exact index is never loaded for it.
+A scope big enough (`sqlite_ann`'s threshold, 50,000 entries by default) is searched
+through an approximate index kept beside the file instead (`sqlite_ann`), when one is
+given and ready; while it is being built in the background, this exact scan answers.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ class VectorCaches:
         query = np.asarray(query_vector, dtype=np.float32)
         if self.ann is not None and self.ann.wanted(conn, scope):
             with_vector = f"{columns}, v.seq, v.vector"
-            return self.ann.search(
+            approximate = self.ann.search(
                 conn,
                 model_id,
                 query,
@@ -137,6 +137,28 @@ class VectorCaches:
                 lambda ids: self._rows(conn, ids, model_id, with_vector),
                 accept_row,
             )
+            if approximate is not None:
+                return approximate
+            # No index ready yet: the exact scan answers, then the build starts (prepared
+            # by `ann.search`), so this recall's scan does not share the cores with it.
+            try:
+                return self._scan(conn, model_id, query, top_k, scope, now, columns, accept_row)
+            finally:
+                self.ann.start_build()
+        return self._scan(conn, model_id, query, top_k, scope, now, columns, accept_row)
+
+    def _scan(
+        self,
+        conn: sqlite3.Connection,
+        model_id: str,
+        query: np.ndarray,
+        top_k: int,
+        scope: str | None,
+        now: float,
+        columns: str,
+        accept_row: Callable[[Row], bool],
+    ) -> list[tuple[Row, float]]:
+        """The exact search: every vector of the model, kept in this process's index."""
         cache = self._sync(conn, model_id, int(query.shape[0]))
         accept: Callable[[Hashable], bool] | None = None
         if scope is not None:
