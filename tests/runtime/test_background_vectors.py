@@ -286,7 +286,7 @@ def test_a_recall_during_a_long_backlog_waits_for_one_batch_not_the_backlog(
 ) -> None:
     from axon.memory.embeddings.worker import MAX_BATCH
 
-    embedder = SerialEmbedder(0.02, per_texts=4)
+    embedder = SerialEmbedder(0.04, per_texts=4)  # 600 texts: 6 s of model time
     with axon.Session(memory_dir=tmp_path, embedder=embedder, embed_wait=0) as session:
         session.execute(DECL.format(backend="in_memory", store="session"))
         notes = session.memory("Notes")
@@ -297,5 +297,7 @@ def test_a_recall_during_a_long_backlog_waits_for_one_batch_not_the_backlog(
         notes.recall("harbour", embed_wait=0)
         [after] = embedder.queried_after
         assert after < 600, "the recall waited for the whole backlog"
-        assert after - before <= MAX_BATCH, (before, after)
+        # The batch in flight, and at most one more the worker had handed over before
+        # the recall reached the session's loop; never the backlog in one call.
+        assert after - before <= 2 * MAX_BATCH, (before, after)
         assert session.records[-1]["pending_vectors"] > 0
