@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
-from axon.memory.entry import find_unstorable
+from axon.memory.entry import UnstorableError, find_unstorable, plain_json
 from axon.runtime.model import Recalled, render_given
 
 if TYPE_CHECKING:
@@ -133,7 +133,11 @@ def _check_write(content: Any, metadata: Any, op: str) -> dict[str, Any]:
     for name in metadata:
         if not isinstance(name, str):
             raise TypeError(f"{op}: metadata keys must be str, not {type(name).__name__}")
-    return copy.deepcopy(dict(metadata))
+    try:  # a plain copy (`plain_json`), or a clear error, never a RecursionError
+        copied: dict[str, Any] = plain_json(dict(metadata), "metadata", strict=True, finite=False)
+    except UnstorableError as exc:
+        raise (ValueError if exc.too_deep else TypeError)(f"{op}: {exc.problem}") from None
+    return copied
 
 
 # ---------------------------------------------------------------- AxonMemory

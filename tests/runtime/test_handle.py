@@ -558,3 +558,82 @@ def test_page_walks_by_cursor_while_others_write_and_delete(
         notes.page(limit=0)
     with pytest.raises(TypeError, match="after must be a cursor"):
         notes.page(after=3)  # type: ignore[arg-type]
+
+
+def _nested(depth: int) -> list[Any]:
+    root: list[Any] = []
+    inner = root
+    for _ in range(depth):
+        inner.append([])
+        inner = inner[0]
+    return root
+
+
+def test_arguments_json_cannot_show_get_messages_naming_the_memory(session: Session) -> None:
+    """A set, bytes or data nested 5,000 deep in tags, where, a value or metadata: a clear
+    error naming the memory (and key), never json's TypeError or a RecursionError."""
+    notes = session.memory("Notes")
+    cases: list[tuple[Any, type[Exception], str]] = [
+        (lambda: notes.remember("x", key="k", tags={"a"}), TypeError, "got a value of type set"),
+        (lambda: notes.recall("x", tags={"a"}), TypeError, "got a value of type set"),
+        (lambda: notes.list(tags=b"ab"), TypeError, "got a value of type bytes"),
+        (lambda: notes.recall("x", where={"p": {1}}), AxonMemoryError, "'p' must be a string"),
+        (lambda: notes.list(where={"p": b"x"}), AxonMemoryError, "got a value of type bytes"),
+        (lambda: notes.list(where={"p": _nested(5000)}), AxonMemoryError, "'p' must be"),
+        (lambda: notes.remember(_nested(5000), key="d"), AxonMemoryError, "nested too deeply"),
+        (
+            lambda: notes.remember("x", key="m", metadata={"deep": _nested(5000)}),
+            AxonMemoryError,
+            "metadata['deep'][0] is nested too deeply: more than 100 lists or dicts",
+        ),
+    ]
+    for call, kind, message in cases:
+        with pytest.raises(kind, match=re.escape(message)) as caught:
+            call()
+        assert "Notes" in str(caught.value)
+    notes.remember(_nested(99), key="deep")  # the limit itself is storable
+    assert notes.get("deep") == _nested(99)
+    assert notes.count() == 1
+
+
+def test_subclasses_of_json_types_are_stored_as_the_plain_types(session: Session) -> None:
+    """IntEnum, str Enum, numpy.float64, defaultdict, OrderedDict come back as int, str,
+    float and dict on every backend (SQLite always did; in_memory returned the caller's
+    objects), and the caller's containers are copied, not shared."""
+    import collections
+    import enum
+
+    import numpy as np
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Color(str, enum.Enum):  # noqa: UP042 (the mixin is what is tested)
+        RED = "red"
+
+    notes = session.memory("Notes")
+    given: dict[str, Any] = {
+        "intenum": Level.HIGH,
+        "strenum": Color.RED,
+        "np": np.float64(0.5),
+        "ddict": collections.defaultdict(list, {"a": [Level.HIGH]}),
+        "odict": collections.OrderedDict([("b", 1), ("a", Color.RED)]),
+    }
+    want: dict[str, Any] = {
+        "intenum": 3, "strenum": "red", "np": 0.5, "ddict": {"a": [3]},
+        "odict": {"b": 1, "a": "red"},
+    }  # fmt: skip
+    for key, value in given.items():
+        notes.remember(value, key=key, metadata={"level": Level.HIGH, "at": [np.float64(1.5)]})
+    for key, value in want.items():
+        entry = notes.get(key)
+        assert entry is not None and same_types(entry.value, value), key
+        shown = {k: entry.metadata[k] for k in ("level", "at")}
+        assert same_types(shown, {"level": 3, "at": [1.5]})
+    mutable = {"list": [1, 2]}
+    notes.remember(mutable, key="mutable", metadata={"extra": mutable["list"]})
+    mutable["list"].append(3)
+    mutable["new"] = [4]
+    entry = notes.get("mutable")
+    assert entry is not None and entry.value == {"list": [1, 2]}
+    assert entry.metadata["extra"] == [1, 2]
