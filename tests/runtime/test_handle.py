@@ -592,7 +592,8 @@ def test_arguments_json_cannot_show_get_messages_naming_the_memory(session: Sess
             call()
         assert "Notes" in str(caught.value)
     notes.remember(_nested(99), key="deep")  # the limit itself is storable
-    assert notes.get("deep") == _nested(99)
+    entry = notes.get("deep")
+    assert entry is not None and entry.value == _nested(99)
     assert notes.count() == 1
 
 
