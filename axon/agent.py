@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
+from axon.compiler.check_options import importance_problem, tags_problem
 from axon.memory.entry import UnstorableError, find_unstorable, plain_json
 from axon.runtime.model import Recalled, render_given
 
@@ -158,16 +159,17 @@ class AxonMemory:
     name). A synchronous session's calls run in a worker thread
     (`asyncio.to_thread`), so `recall` and `write` never block the caller's loop.
 
-    - `write(content, metadata=...)` is the handle's `remember(content)`: the key is
-      derived from the content as for a literal in `remember("...") -> M`, so
-      writing the same text twice keeps one entry (the later write's metadata
-      wins). `metadata["tags"]` and `metadata["importance"]` become the entry's
-      tags and importance; the other fields are its free metadata (the handle's
-      rules hold: `scope` and `source` are the runtime's, values are plain data).
+    - `write(content, metadata=...)` stores a new memory (seed 001): the handle's
+      `remember(content)` under a fresh key (32 hex digits), so the same text written
+      twice is two entries, as in `InMemoryMemory`. Any JSON metadata is accepted and
+      kept as given under one free field, `AGENT_METADATA` (so `source`, `scope`,
+      `type`, `related` cannot clash with the runtime's); a valid `tags` list and
+      `importance` also become the entry's tags and importance, what programs filter on.
     - `recall(query, limit=5)` is the handle's `recall(query, top_k=limit)` with
       the memory's own retrieval mode; each result becomes a `MemoryRecord` with
       the entry's value as `content` (JSON text for a non-string value a program
-      stored), its metadata, its key as `id`, the handle's `score`, and
+      stored), the metadata `write` was given (a program's entry: its metadata),
+      its key as `id`, the handle's `score`, and
       `recalled=True`. `limit=0` returns [] without reading. What is relevant to a
       query (also an empty one) is the retrieval mode's call, as for a statement.
     """
@@ -212,13 +214,17 @@ class AxonMemory:
         return f"<AxonMemory {self.name!r}>"
 
     async def write(self, content: str, *, metadata: dict[str, Any] | None = None) -> None:
-        """Remember `content` in the memory; see the class docstring."""
-        free = _check_write(content, metadata, f"{self.name}.write")
-        options: dict[str, Any] = {}
-        for option in ("tags", "importance"):
-            if option in free:
-                options[option] = free.pop(option)
-        kwargs: dict[str, Any] = {"metadata": free or None, **options}
+        """Store `content` as a new entry; see the class docstring."""
+        written = _check_write(content, metadata, f"{self.name}.write")
+        kwargs: dict[str, Any] = {"key": uuid.uuid4().hex}
+        if written:
+            kwargs["metadata"] = {AGENT_METADATA: written}
+            tags = written.get("tags")
+            if tags_problem(tags) is None:
+                kwargs["tags"] = tags
+            importance = written.get("importance")
+            if importance is not None and importance_problem(importance) is None:
+                kwargs["importance"] = importance
         from axon.runtime.handle import AsyncMemoryHandle
 
         handle = self._handle
@@ -245,7 +251,7 @@ class AxonMemory:
         return [
             MemoryRecord(
                 content=_content(r.value),
-                metadata=r.metadata,
+                metadata=_record_metadata(r.metadata),
                 id=r.key,
                 score=r.score,
                 recalled=True,
@@ -256,6 +262,20 @@ class AxonMemory:
     def format(self, records: Iterable[MemoryRecord], *, query: str = "") -> str:
         """`format_recalled(records)` labelled with this memory's name."""
         return format_recalled(records, query=query, memory=self.name)
+
+
+AGENT_METADATA = "agent_metadata"
+"""The free metadata field that holds what `AxonMemory.write` was given, as given.
+
+An agent's metadata may use any name, also those the runtime and the record options
+own (`source`, `scope`, `type`, `related`, `tags`, `importance`): kept under this one
+field they cannot clash, and `recall` returns them exactly as written."""
+
+
+def _record_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A record's metadata: what `write` was given, or a program's entry's metadata."""
+    written = metadata.get(AGENT_METADATA)
+    return dict(written) if isinstance(written, dict) else metadata
 
 
 def _only_memory(names: Sequence[str]) -> str:
