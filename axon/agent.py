@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import json
 import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-
-import attrs
 
 from axon.compiler.check_options import importance_problem, tags_problem
 from axon.memory.entry import UnstorableError, find_unstorable, plain_json
@@ -52,9 +51,13 @@ DEFAULT_LIMIT = 5
 """How many records `recall` returns unless told (seed 001)."""
 
 
-@attrs.frozen
+@dataclasses.dataclass(frozen=True)
 class MemoryRecord:
     """One stored memory (seed 001): `MemoryRecord(content, metadata, id, score)`.
+
+    Seed 001's dataclass, frozen: `dataclasses.asdict`, `replace` and `fields` work on
+    it, and a record cannot be changed in place (`replace` makes a changed copy); the
+    metadata dict is the record's own copy.
 
     `score` is set by the memory that ranked a recall (None on a record that was not
     recalled). `recalled` is True on every record a `recall` returned: it came out
@@ -62,7 +65,7 @@ class MemoryRecord:
     """
 
     content: str
-    metadata: dict[str, Any] = attrs.field(factory=dict)
+    metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
     id: str | None = None
     score: float | None = None
     recalled: bool = False
@@ -389,7 +392,9 @@ class InMemoryMemory:
         scored = [(len(wanted & words(r.content)), r) for r in self._records]
         ranked = sorted((pair for pair in scored if pair[0] > 0), key=lambda p: -p[0])
         return [
-            attrs.evolve(r, metadata=copy.deepcopy(r.metadata), score=float(n), recalled=True)
+            dataclasses.replace(
+                r, metadata=copy.deepcopy(r.metadata), score=float(n), recalled=True
+            )
             for n, r in ranked[:limit]
         ]
 

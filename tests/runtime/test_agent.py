@@ -11,13 +11,13 @@ and an `.axon` program's recall see. `InMemoryMemory` is checked against seed
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
 import numpy as np
 import pytest
 
@@ -434,7 +434,7 @@ async def test_every_write_is_a_new_record_and_records_handed_out_are_copies() -
     assert first.metadata == {"tags": ["a"]} and second.metadata == {}
     first.metadata["tags"].append("again")
     assert (await memory.recall("same"))[0].metadata == {"tags": ["a"]}
-    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         first.content = "x"  # type: ignore[misc]
 
 
@@ -464,7 +464,7 @@ async def test_dump_and_load_round_trip_through_json() -> None:
         (d["id"], 1.0) for d in dumped
     ]
     # What a record's asdict gives (score, recalled) loads too, as do defaults.
-    loaded = InMemoryMemory.load([attrs.asdict(MemoryRecord("x", id=None, score=1.0)),
+    loaded = InMemoryMemory.load([dataclasses.asdict(MemoryRecord("x", id=None, score=1.0)),
                                   {"content": "y"}])
     assert loaded.dump() == [{"content": "x", "metadata": {}, "id": None},
                              {"content": "y", "metadata": {}, "id": None}]
@@ -543,3 +543,20 @@ async def test_in_memory_memory_refuses_deep_metadata_clearly() -> None:
     with pytest.raises(TypeError, match=r"metadata\['s'\] is of type set"):
         await memory.write("x", metadata={"s": {1}})
     assert len(memory) == 0
+
+
+def test_memory_record_is_seed_001s_dataclass() -> None:
+    """Seed 001: "MemoryRecord dataclass", fields and defaults as the seed (plus
+    `recalled`); frozen, so `replace` makes a changed copy."""
+    assert dataclasses.is_dataclass(MemoryRecord)
+    fields = {f.name: f for f in dataclasses.fields(MemoryRecord)}
+    assert list(fields) == ["content", "metadata", "id", "score", "recalled"]
+    record = MemoryRecord("hello")
+    assert (record.metadata, record.id, record.score, record.recalled) == ({}, None, None, False)
+    assert record.metadata is not MemoryRecord("other").metadata  # a fresh dict each
+    assert dataclasses.asdict(MemoryRecord("x", {"a": [1]}, "i", 0.5)) == {
+        "content": "x", "metadata": {"a": [1]}, "id": "i", "score": 0.5, "recalled": False
+    }
+    assert dataclasses.replace(record, score=1.0) == MemoryRecord("hello", score=1.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        record.score = 2.0  # type: ignore[misc]
