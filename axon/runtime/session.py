@@ -23,7 +23,8 @@ Python values and the statements' semantics.
 Choices. `Session(memory_dir=..., pg_dsn=..., model=..., embedder=...)` takes
 every choice the CLI takes: where embedded stores live (else `AXON_MEMORY_DIR`,
 else `./.axon`), the PostgreSQL server of `pgvector` memories that name no
-`location:` (else `AXON_PG_DSN`), the model client of LLM-facing steps (a
+`location:` (else `AXON_PG_DSN`) and their schema (`pg_schema=`, the CLI's
+`--pg-schema`; else `AXON_PG_SCHEMA`, else `axon`), the model client of LLM-facing steps (a
 `ModelClient`; default: the offline deterministic one) and the embedding model
 of semantic and hybrid memories (an `Embedder`, or a zero-argument callable
 returning one or None; default: the best model this machine can run).
@@ -133,9 +134,18 @@ class Session:
         tracer: Tracer | None = None,
         pg_dsn: str | None = None,
         embed_wait: float | str | None = None,
+        pg_schema: str | None = None,
     ) -> None:
         if pg_dsn is not None and not isinstance(pg_dsn, str):
             raise TypeError(f"Session: pg_dsn must be a str, not {type(pg_dsn).__name__}")
+        if pg_schema is not None:
+            if not isinstance(pg_schema, str):
+                raise TypeError(
+                    f"Session: pg_schema must be a str, not {type(pg_schema).__name__}"
+                )
+            from axon.memory.backends.postgres_schema import check_schema_name
+
+            check_schema_name(pg_schema)
         if model is not None and not isinstance(model, ModelClient):
             raise TypeError(
                 "Session: model must be a ModelClient (a `name` and a "
@@ -156,6 +166,7 @@ class Session:
             memory_dir=memory_dir,
             embedder=_embedder_provider(embedder),
             pg_dsn=pg_dsn,
+            pg_schema=pg_schema,
             embed_wait=embed_wait,
         )
         self.executor = Executor(
@@ -459,10 +470,11 @@ class AsyncSession:
         tracer: Tracer | None = None,
         pg_dsn: str | None = None,
         embed_wait: float | str | None = None,
+        pg_schema: str | None = None,
     ) -> None:
         self.sync = Session(
             memory_dir, clock, model=model, registry=registry, embedder=embedder,
-            tracer=tracer, pg_dsn=pg_dsn, embed_wait=embed_wait,
+            tracer=tracer, pg_dsn=pg_dsn, embed_wait=embed_wait, pg_schema=pg_schema,
         )
         self._dispatcher = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="axon-async-session"

@@ -638,3 +638,74 @@ def test_subclasses_of_json_types_are_stored_as_the_plain_types(session: Session
     entry = notes.get("mutable")
     assert entry is not None and entry.value == {"list": [1, 2]}
     assert entry.metadata["extra"] == [1, 2]
+
+
+def test_session_pg_schema_puts_pgvector_memories_in_that_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Session(pg_schema=...)` is the CLI's `--pg-schema` (LANGUAGE.md §7): it wins over
+    `AXON_PG_SCHEMA`; the entries land in that schema of the real server, nowhere else."""
+    import uuid
+
+    import psycopg
+
+    dsn = pg_dsn_or_skip()
+    schema = f"fix5_{uuid.uuid4().hex[:12]}"
+    decoy = f"fix5_{uuid.uuid4().hex[:12]}"
+    monkeypatch.setenv("AXON_PG_SCHEMA", decoy)
+    try:
+        with axon.Session(memory_dir=tmp_path, pg_dsn=dsn, pg_schema=schema) as session:
+            session.execute("memory Notes { store: persistent backend: pgvector }")
+            session.memory("Notes").remember("in the chosen schema", key="k")
+        with psycopg.connect(dsn) as conn:
+            [(found,)] = conn.execute(
+                psycopg.sql.SQL("SELECT count(*) FROM {} WHERE key = 'k'").format(
+                    psycopg.sql.Identifier(schema, "entries")
+                )
+            ).fetchall()
+            assert found == 1
+            names = {row[0] for row in conn.execute(
+                "SELECT schema_name FROM information_schema.schemata WHERE schema_name = %s",
+                (decoy,),
+            )}
+            assert names == set()
+        with pytest.raises(AxonMemoryError, match="schema name 'no-dash' is not allowed"):
+            axon.Session(memory_dir=tmp_path, pg_schema="no-dash")
+        with pytest.raises(TypeError, match="pg_schema must be a str, not int"):
+            axon.AsyncSession(memory_dir=tmp_path, pg_schema=3)  # type: ignore[arg-type]
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            for name in (schema, decoy):
+                conn.execute(
+                    psycopg.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+                        psycopg.sql.Identifier(name)
+                    )
+                )
+
+
+async def test_async_session_takes_pg_schema(tmp_path: Path) -> None:
+    import uuid
+
+    import psycopg
+
+    dsn = pg_dsn_or_skip()
+    schema = f"fix5_{uuid.uuid4().hex[:12]}"
+    try:
+        async with axon.AsyncSession(memory_dir=tmp_path, pg_dsn=dsn, pg_schema=schema) as s:
+            await s.execute("memory Notes { store: persistent backend: pgvector }")
+            await s.memory("Notes").remember("async", key="a")
+            assert await s.memory("Notes").count() == 1
+        with psycopg.connect(dsn) as conn:
+            rows = conn.execute(
+                psycopg.sql.SQL("SELECT key FROM {}").format(
+                    psycopg.sql.Identifier(schema, "entries")
+                )
+            ).fetchall()
+            assert rows == [("a",)]
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(
+                psycopg.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+                    psycopg.sql.Identifier(schema)
+                )
+            )
