@@ -8,6 +8,7 @@ same events and records) and keep the same lifetimes.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 import axon
-from axon.errors import AxonCheckError, AxonMemoryError
+from axon.errors import AxonCheckError, AxonError, AxonMemoryError
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.runtime.model import ModelRequest
 from axon.runtime.session import Session
@@ -709,3 +710,45 @@ async def test_async_session_takes_pg_schema(tmp_path: Path) -> None:
                     psycopg.sql.Identifier(schema)
                 )
             )
+
+
+@pytest.mark.parametrize(
+    ("clock", "message"),
+    [
+        (lambda: None, "returned None (NoneType)"),
+        (lambda: math.nan, "returned nan (float)"),
+        (lambda: math.inf, "returned inf (float)"),
+        (lambda: 2**70, "returned 1180591620717411303424 (int)"),
+        (lambda: -1.0, "returned -1.0 (float)"),
+        (lambda: True, "returned True (bool)"),
+    ],
+    ids=["none", "nan", "inf", "huge", "negative", "bool"],
+)
+def test_a_clock_returning_no_time_is_a_clear_error_naming_it(
+    tmp_path: Path, clock: Any, message: str
+) -> None:
+    """Checked when the clock is used, before anything is written with that time: no
+    NOT NULL constraint, OverflowError or an entry created at inf."""
+    with axon.Session(memory_dir=tmp_path, clock=clock) as session:
+        with pytest.raises(AxonError) as caught:
+            session.execute("memory N { store: persistent backend: sqlite }")
+            session.memory("N").remember("x", key="k")
+        assert "the session's clock '" in str(caught.value) and message in str(caught.value)
+        assert "a finite number from 0 to 253,402,300,799" in str(caught.value)
+    with axon.Session(memory_dir=tmp_path) as session:  # nothing was stored meanwhile
+        session.execute("memory N { store: persistent backend: sqlite }")
+        assert session.memory("N").count() == 0
+
+
+def test_session_arguments_of_the_wrong_type_fail_at_construction(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="clock must be a zero-argument callable .* not str"):
+        axon.Session(memory_dir=tmp_path, clock="now")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"memory_dir must be a str or a path .* not int"):
+        axon.Session(memory_dir=123)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="clock must be a zero-argument callable"):
+        axon.AsyncSession(memory_dir=tmp_path, clock=5)  # type: ignore[arg-type]
+    with axon.Session(memory_dir=tmp_path, clock=lambda: 1_700_000_000) as session:  # an int
+        session.execute("memory N { store: persistent backend: sqlite }")
+        session.memory("N").remember("x", key="k")
+        entry = session.memory("N").get("k")
+        assert entry is not None and entry.created_at == 1_700_000_000
