@@ -741,7 +741,7 @@ def test_a_clock_returning_no_time_is_a_clear_error_naming_it(
 
 
 def test_session_arguments_of_the_wrong_type_fail_at_construction(tmp_path: Path) -> None:
-    with pytest.raises(TypeError, match="clock must be a zero-argument callable .* not str"):
+    with pytest.raises(TypeError, match=r"clock must be a zero-argument callable .* not str"):
         axon.Session(memory_dir=tmp_path, clock="now")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"memory_dir must be a str or a path .* not int"):
         axon.Session(memory_dir=123)  # type: ignore[arg-type]
