@@ -22,15 +22,15 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import json
 import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import attrs
-
-from axon.memory.entry import find_unstorable
+from axon.compiler.check_options import importance_problem, tags_problem
+from axon.memory.entry import UnstorableError, find_unstorable, plain_json
 from axon.runtime.model import Recalled, render_given
 
 if TYPE_CHECKING:
@@ -51,9 +51,13 @@ DEFAULT_LIMIT = 5
 """How many records `recall` returns unless told (seed 001)."""
 
 
-@attrs.frozen
+@dataclasses.dataclass(frozen=True)
 class MemoryRecord:
     """One stored memory (seed 001): `MemoryRecord(content, metadata, id, score)`.
+
+    Seed 001's dataclass, frozen: `dataclasses.asdict`, `replace` and `fields` work on
+    it, and a record cannot be changed in place (`replace` makes a changed copy); the
+    metadata dict is the record's own copy.
 
     `score` is set by the memory that ranked a recall (None on a record that was not
     recalled). `recalled` is True on every record a `recall` returned: it came out
@@ -61,7 +65,7 @@ class MemoryRecord:
     """
 
     content: str
-    metadata: dict[str, Any] = attrs.field(factory=dict)
+    metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
     id: str | None = None
     score: float | None = None
     recalled: bool = False
@@ -133,7 +137,11 @@ def _check_write(content: Any, metadata: Any, op: str) -> dict[str, Any]:
     for name in metadata:
         if not isinstance(name, str):
             raise TypeError(f"{op}: metadata keys must be str, not {type(name).__name__}")
-    return copy.deepcopy(dict(metadata))
+    try:  # a plain copy (`plain_json`), or a clear error, never a RecursionError
+        copied: dict[str, Any] = plain_json(dict(metadata), "metadata", strict=True, finite=False)
+    except UnstorableError as exc:
+        raise (ValueError if exc.too_deep else TypeError)(f"{op}: {exc.problem}") from None
+    return copied
 
 
 # ---------------------------------------------------------------- AxonMemory
@@ -154,16 +162,17 @@ class AxonMemory:
     name). A synchronous session's calls run in a worker thread
     (`asyncio.to_thread`), so `recall` and `write` never block the caller's loop.
 
-    - `write(content, metadata=...)` is the handle's `remember(content)`: the key is
-      derived from the content as for a literal in `remember("...") -> M`, so
-      writing the same text twice keeps one entry (the later write's metadata
-      wins). `metadata["tags"]` and `metadata["importance"]` become the entry's
-      tags and importance; the other fields are its free metadata (the handle's
-      rules hold: `scope` and `source` are the runtime's, values are plain data).
+    - `write(content, metadata=...)` stores a new memory (seed 001): the handle's
+      `remember(content)` under a fresh key (32 hex digits), so the same text written
+      twice is two entries, as in `InMemoryMemory`. Any JSON metadata is accepted and
+      kept as given under one free field, `AGENT_METADATA` (so `source`, `scope`,
+      `type`, `related` cannot clash with the runtime's); a valid `tags` list and
+      `importance` also become the entry's tags and importance, what programs filter on.
     - `recall(query, limit=5)` is the handle's `recall(query, top_k=limit)` with
       the memory's own retrieval mode; each result becomes a `MemoryRecord` with
       the entry's value as `content` (JSON text for a non-string value a program
-      stored), its metadata, its key as `id`, the handle's `score`, and
+      stored), the metadata `write` was given (a program's entry: its metadata),
+      its key as `id`, the handle's `score`, and
       `recalled=True`. `limit=0` returns [] without reading. What is relevant to a
       query (also an empty one) is the retrieval mode's call, as for a statement.
     """
@@ -208,13 +217,17 @@ class AxonMemory:
         return f"<AxonMemory {self.name!r}>"
 
     async def write(self, content: str, *, metadata: dict[str, Any] | None = None) -> None:
-        """Remember `content` in the memory; see the class docstring."""
-        free = _check_write(content, metadata, f"{self.name}.write")
-        options: dict[str, Any] = {}
-        for option in ("tags", "importance"):
-            if option in free:
-                options[option] = free.pop(option)
-        kwargs: dict[str, Any] = {"metadata": free or None, **options}
+        """Store `content` as a new entry; see the class docstring."""
+        written = _check_write(content, metadata, f"{self.name}.write")
+        kwargs: dict[str, Any] = {"key": uuid.uuid4().hex}
+        if written:
+            kwargs["metadata"] = {AGENT_METADATA: written}
+            tags = written.get("tags")
+            if tags_problem(tags) is None:
+                kwargs["tags"] = tags
+            importance = written.get("importance")
+            if importance is not None and importance_problem(importance) is None:
+                kwargs["importance"] = importance
         from axon.runtime.handle import AsyncMemoryHandle
 
         handle = self._handle
@@ -241,7 +254,7 @@ class AxonMemory:
         return [
             MemoryRecord(
                 content=_content(r.value),
-                metadata=r.metadata,
+                metadata=_record_metadata(r.metadata),
                 id=r.key,
                 score=r.score,
                 recalled=True,
@@ -252,6 +265,20 @@ class AxonMemory:
     def format(self, records: Iterable[MemoryRecord], *, query: str = "") -> str:
         """`format_recalled(records)` labelled with this memory's name."""
         return format_recalled(records, query=query, memory=self.name)
+
+
+AGENT_METADATA = "agent_metadata"
+"""The free metadata field that holds what `AxonMemory.write` was given, as given.
+
+An agent's metadata may use any name, also those the runtime and the record options
+own (`source`, `scope`, `type`, `related`, `tags`, `importance`): kept under this one
+field they cannot clash, and `recall` returns them exactly as written."""
+
+
+def _record_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A record's metadata: what `write` was given, or a program's entry's metadata."""
+    written = metadata.get(AGENT_METADATA)
+    return dict(written) if isinstance(written, dict) else metadata
 
 
 def _only_memory(names: Sequence[str]) -> str:
@@ -365,7 +392,9 @@ class InMemoryMemory:
         scored = [(len(wanted & words(r.content)), r) for r in self._records]
         ranked = sorted((pair for pair in scored if pair[0] > 0), key=lambda p: -p[0])
         return [
-            attrs.evolve(r, metadata=copy.deepcopy(r.metadata), score=float(n), recalled=True)
+            dataclasses.replace(
+                r, metadata=copy.deepcopy(r.metadata), score=float(n), recalled=True
+            )
             for n, r in ranked[:limit]
         ]
 

@@ -292,7 +292,13 @@ def _map(f: ast.Field, op: str, report: Reporter) -> ast.MapValue | None:
 
 
 def _shown(value: Any) -> str:
-    text = json.dumps(value)
+    """`value` as JSON for a message, cut at 40 characters. The Python APIs pass any
+    object here: what JSON cannot show (a set, bytes, data nested past the encoder's
+    stack) is named by its type instead."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        return f"a value of type {type(value).__name__}"
     return text if len(text) <= 40 else text[:37] + "..."
 
 

@@ -15,7 +15,9 @@ hold an unpaired UTF-16 surrogate escape (`"\\udc80"`), which the SDK's parser
 rejects, and the SDK then sends no reply at all, leaving the client waiting. Such a
 line is re-encoded with U+FFFD for each unpaired surrogate, so the request is
 answered like any other (the tool sees the replacement character, as it would
-from a client that sent invalid UTF-8 bytes).
+from a client that sent invalid UTF-8 bytes). A line nested deeper than
+`MAX_REQUEST_DEPTH` (which the SDK would also drop unanswered) is answered with an
+`{"error": ...}` result instead.
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ def build_server(tool: MemoryTool) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        if params.name == REFUSED_TOOL:  # a request `repair_line` refused
+            return _result({"error": str((params.arguments or {}).get("error"))}, True)
         if params.name != TOOL_NAME:
             return _result({"error": f"unknown tool '{params.name}': this server has one "
                                      f"tool, '{TOOL_NAME}'"}, True)
@@ -90,13 +94,78 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+MAX_REQUEST_DEPTH = 110
+"""Most arrays and objects a request line may nest (a stored value may nest 100,
+`axon.memory.entry.MAX_NESTING_DEPTH`, inside the JSON-RPC envelope). The SDK's
+parser gives up on deeper lines (about 250 levels) and then answers nothing, so a
+deeper request is answered here, with an error result, before the SDK parses it."""
+
+REFUSED_TOOL = "axon/refused-request"
+"""The tool name a refused request is rewritten to call: it returns `arguments["error"]`."""
+
+_ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
+
+
+def _depth(line: str) -> int:
+    """How deeply `line`'s JSON nests arrays and objects (brackets in strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in line:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _refused(line: str) -> str | None:
+    """A stand-in request for a line nested too deeply, or None for any other line.
+
+    The stand-in keeps the request's id and calls `REFUSED_TOOL`, so the client gets
+    an `{"error": ...}` result saying why, instead of no answer at all.
+    """
+    if line.count("[") + line.count("{") <= MAX_REQUEST_DEPTH:
+        return None
+    depth = _depth(line)
+    if depth <= MAX_REQUEST_DEPTH:
+        return None
+    found = _ID.search(line)
+    request_id = json.loads(found.group(1)) if found else None
+    message = (
+        f"the request is nested {depth} arrays or objects deep; the limit is "
+        f"{MAX_REQUEST_DEPTH} (a stored value may nest at most 100): nothing was done"
+    )
+    stand_in = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": REFUSED_TOOL, "arguments": {"error": message}},
+    }
+    end = "\n" if line.endswith("\n") else ""
+    return json.dumps(stand_in) + end
+
+
 def repair_line(line: str) -> str:
-    """`line` with every unpaired UTF-16 surrogate in its JSON strings as U+FFFD.
+    """`line` with every unpaired UTF-16 surrogate in its JSON strings as U+FFFD, or
+    the stand-in `_refused` makes for a line nested too deeply.
 
     Only a line that holds a surrogate escape is decoded; a line that is not JSON
     is returned unchanged for the SDK to reject. A paired escape (an emoji written
     `\\ud83d\\ude00`) decodes to one character and is kept.
     """
+    refused = _refused(line)
+    if refused is not None:
+        return refused
     if not _SURROGATE_ESCAPE.search(line):
         return line
     try:

@@ -181,9 +181,15 @@ class MemoryBackend(MinimalMemoryBackend):
         Each entry is stamped with the clock's time unless its `timestamp` is given.
         """
         self._check_open()
+        checked: list[tuple[Any, dict[str, Any] | None]] = []
         for item in items:
             value = None if self.stores_any_value else item.value  # None: nothing to check
-            validate_entry(item.key, value, item.metadata, memory=_scope(item.metadata))
+            plain, metadata = validate_entry(
+                item.key, value, item.metadata, memory=_scope(item.metadata)
+            )
+            # The values stored are `validate_entry`'s plain copies (the seed's
+            # any-value backend keeps the caller's object, as the seed did).
+            checked.append((item.value if self.stores_any_value else plain, metadata))
             if item.timestamp is not None and not _finite_time(item.timestamp):
                 raise AxonMemoryError(
                     f"timestamp must be a finite number of Unix seconds, got {item.timestamp!r}",
@@ -194,12 +200,12 @@ class MemoryBackend(MinimalMemoryBackend):
         entries = [
             MemoryEntry(
                 key=item.key,
-                value=item.value,
-                metadata=dict(item.metadata or {}),
+                value=value,
+                metadata=metadata or {},
                 timestamp=now if item.timestamp is None else item.timestamp,
                 expires_at=item.expires_at,
             )
-            for item in items
+            for item, (value, metadata) in zip(items, checked, strict=True)
         ]
         await self._put(entries)
         if self._tracer is not None:

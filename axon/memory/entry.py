@@ -95,44 +95,134 @@ def scope_of(metadata: Mapping[str, Any] | None) -> str | None:
     return scope if isinstance(scope, str) else None
 
 
+MAX_NESTING_DEPTH = 100
+"""Most lists and dicts a value (or metadata) may nest, one inside the other.
+
+Deeper data is refused with a clear error instead of exhausting the interpreter's
+stack in a JSON encoder or decoder (a list nested 5,000 deep was a RecursionError);
+it matches the language's limit of 100 brackets open at once."""
+
+
+class _Unstorable(Exception):
+    """Raised inside `plain_json`: `problem` is said of the path built from `parts`."""
+
+    def __init__(self, problem: str, *, whole: bool = False) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.parts: list[str] = []
+        self.whole = whole  # nesting: name only the outermost part, not 100 brackets
+
+    def text(self, path: str) -> str:
+        inside = self.parts[-1:] if self.whole else reversed(self.parts)
+        return f"{path}{''.join(inside)} {self.problem}"
+
+
+def _plain(value: Any, strict: bool, finite: bool, depth: int) -> Any:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        if finite and not math.isfinite(value):
+            raise _Unstorable(f"is {value!r} (not a finite number)")
+        return value
+    if isinstance(value, str):  # a str Enum, a str subclass: the text itself
+        return str.__str__(value)
+    if isinstance(value, int):  # an IntEnum, an int subclass (bool is caught above)
+        return int.__int__(value)
+    if isinstance(value, float):  # numpy.float64, a float subclass
+        number = float.__float__(value)
+        if finite and not math.isfinite(number):
+            raise _Unstorable(f"is {number!r} (not a finite number)")
+        return number
+    if isinstance(value, list) or (isinstance(value, tuple) and not strict):
+        if depth >= MAX_NESTING_DEPTH:
+            raise _Unstorable(_TOO_DEEP, whole=True)
+        items = []
+        for i, item in enumerate(value):
+            try:
+                items.append(_plain(item, strict, finite, depth + 1))
+            except _Unstorable as exc:
+                exc.parts.append(f"[{i}]")
+                raise
+        return items
+    if isinstance(value, dict):
+        if depth >= MAX_NESTING_DEPTH:
+            raise _Unstorable(_TOO_DEEP, whole=True)
+        fields: dict[str, Any] = {}
+        for k, item in value.items():
+            if type(k) is not str:
+                if not isinstance(k, str):
+                    raise _Unstorable(
+                        f"has a key of type {type(k).__name__} (keys must be strings)"
+                    )
+                k = str.__str__(k)
+            try:
+                fields[k] = _plain(item, strict, finite, depth + 1)
+            except _Unstorable as exc:
+                exc.parts.append(f"[{k!r}]")
+                raise
+        return fields
+    if not strict:
+        raise _Unstorable(f"is of type {type(value).__name__}, which is not JSON-representable")
+    hint = " (use a list)" if isinstance(value, tuple | set | frozenset) else ""
+    raise _Unstorable(
+        f"is of type {type(value).__name__}{hint}: a memory stores str, int, "
+        "float, bool, None, and lists and dicts of them"
+    )
+
+
+_TOO_DEEP = (
+    f"is nested too deeply: more than {MAX_NESTING_DEPTH} lists or dicts one inside "
+    "the other (the limit is axon.memory.entry.MAX_NESTING_DEPTH)"
+)
+
+
+class UnstorableError(ValueError):
+    """What `plain_json` raises: `problem` says which part cannot be stored, and why;
+    `too_deep` is True when the data is nested past `MAX_NESTING_DEPTH` (a value
+    problem, where the others are problems of type)."""
+
+    def __init__(self, problem: str, *, too_deep: bool = False) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.too_deep = too_deep
+
+
+def plain_json(
+    value: Any, path: str = "value", *, strict: bool = False, finite: bool = True
+) -> Any:
+    """`value` as plain JSON data, or `UnstorableError` naming the first part that is not.
+
+    A memory stores JSON data: str, int, float (finite), bool, None, and lists and
+    dicts (string keys) of them. What comes back is built of exactly those types,
+    fresh containers included, so every backend returns the same thing: a str Enum
+    is its text, an IntEnum its int, numpy.float64 a float, a defaultdict or
+    OrderedDict a dict, and the caller's later changes to what it passed do not reach
+    the stored copy. A plain str (the common value) is returned as it is, uncopied.
+    The backends also take tuples, stored as lists (the seed's API did); `strict`
+    refuses them, and sets, for the Python APIs, where what `get` returns must be what
+    was given. `finite=False` lets NaN and infinities pass (a caller that leaves them
+    to `validate_entry`, which names the memory and key). Deeper nesting than
+    `MAX_NESTING_DEPTH` is refused.
+    """
+    if type(value) is str:
+        return value
+    try:
+        return _plain(value, strict, finite, 0)
+    except _Unstorable as exc:
+        raise UnstorableError(exc.text(path), too_deep=exc.whole) from None
+
+
 def find_unstorable(
     value: Any, path: str = "value", *, strict: bool = False, finite: bool = True
 ) -> str | None:
-    """Describe the first part of `value` that a memory cannot store, or None.
-
-    A memory stores JSON data: str, int, float (finite), bool, None, and lists and
-    dicts (string keys) of them. The backends also take tuples, stored as lists (the
-    seed's API did); `strict` refuses them, and sets, for the Python APIs, where what
-    `get` returns must be what was given. `finite=False` lets NaN and infinities pass
-    (a caller that leaves them to `validate_entry`, which names the memory and key).
-    """
-    if value is None or isinstance(value, bool | int | str):
-        return None
-    if isinstance(value, float):
-        if not finite or math.isfinite(value):
-            return None
-        return f"{path} is {value!r} (not a finite number)"
-    if isinstance(value, list) or (isinstance(value, tuple) and not strict):
-        for i, item in enumerate(value):
-            found = find_unstorable(item, f"{path}[{i}]", strict=strict, finite=finite)
-            if found:
-                return found
-        return None
-    if isinstance(value, dict):
-        for k, item in value.items():
-            if not isinstance(k, str):
-                return f"{path} has a key of type {type(k).__name__} (keys must be strings)"
-            found = find_unstorable(item, f"{path}[{k!r}]", strict=strict, finite=finite)
-            if found:
-                return found
-        return None
-    if not strict:
-        return f"{path} is of type {type(value).__name__}, which is not JSON-representable"
-    hint = " (use a list)" if isinstance(value, tuple | set | frozenset) else ""
-    return (
-        f"{path} is of type {type(value).__name__}{hint}: a memory stores str, int, "
-        "float, bool, None, and lists and dicts of them"
-    )
+    """Describe the first part of `value` that a memory cannot store, or None
+    (`plain_json`'s rules)."""
+    try:
+        plain_json(value, path, strict=strict, finite=finite)
+    except UnstorableError as exc:
+        return exc.problem
+    return None
 
 
 _JSON_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -192,12 +282,14 @@ def valid_query(query: str) -> str:
 
 def validate_entry(
     key: str, value: Any, metadata: Mapping[str, Any] | None, *, memory: str | None = None
-) -> None:
-    """Refuse what cannot be stored, before anything is written.
+) -> tuple[Any, dict[str, Any] | None]:
+    """Refuse what cannot be stored, before anything is written; return what to store.
 
     Raises `AxonMemoryError` (a `ValueError`) naming the memory and key: empty key
-    (the seed's message), non-string key, a value or metadata JSON cannot represent,
-    or one whose encoding is larger than `MAX_VALUE_BYTES`.
+    (the seed's message), non-string key, a value or metadata JSON cannot represent
+    (or nested deeper than `MAX_NESTING_DEPTH`), or one whose encoding is larger than
+    `MAX_VALUE_BYTES`. Returns the value and metadata as `plain_json` makes them, the
+    same plain types on every backend.
     """
     if not isinstance(key, str):
         raise AxonMemoryError(
@@ -213,21 +305,27 @@ def validate_entry(
         )
     if "\x00" in key:
         raise AxonMemoryError("Memory key must not contain NUL characters", memory=memory, key=key)
-    problem = find_unstorable(value)
-    if problem:
-        raise AxonMemoryError(f"Cannot store value: {problem}", memory=memory, key=key)
+    try:
+        value = plain_json(value)
+    except UnstorableError as exc:
+        problem = f"Cannot store value: {exc.problem}"
+        raise AxonMemoryError(problem, memory=memory, key=key) from None
+    plain_metadata = None
     if metadata is not None:
-        problem = find_unstorable(dict(metadata), "metadata")
-        if problem:
-            raise AxonMemoryError(f"Cannot store metadata: {problem}", memory=memory, key=key)
+        try:
+            plain_metadata = plain_json(dict(metadata), "metadata")
+        except UnstorableError as exc:
+            raise AxonMemoryError(
+                f"Cannot store metadata: {exc.problem}", memory=memory, key=key
+            ) from None
     part = "key"
     try:
         key.encode("utf-8")
         part = "value"
         size = _json_size(value)
-        if metadata:
+        if plain_metadata:
             part = "metadata"
-            encode_json(dict(metadata)).encode("utf-8")
+            encode_json(plain_metadata).encode("utf-8")
     except UnicodeEncodeError as exc:
         bad = exc.object[exc.start : exc.start + 1]
         raise AxonMemoryError(
@@ -243,6 +341,7 @@ def validate_entry(
             memory=memory,
             key=key,
         )
+    return value, plain_metadata
 
 
 def value_text(value: Any) -> str:

@@ -57,7 +57,7 @@ from axon.compiler.check_options import (
 from axon.compiler.names import key_for_literal
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MAX_TOP_K
-from axon.memory.entry import MemoryEntry, find_unstorable
+from axon.memory.entry import MemoryEntry, UnstorableError, plain_json
 from axon.runtime.manager import MemoryManager, embed_wait_seconds
 from axon.runtime.records import (
     entry_metadata,
@@ -324,10 +324,13 @@ def _remember_args(
     op = f"{memory}.remember"
     chosen_tier = _tier(tier, op, memory)
     given = key if isinstance(key, str) and key else None  # the key, when the caller gave one
-    problem = find_unstorable(value, "value", strict=True, finite=False)
-    if problem is not None:
+    try:
+        value = plain_json(value, "value", strict=True, finite=False)
+    except UnstorableError as exc:
+        if exc.too_deep:
+            raise AxonMemoryError(f"{op}: {exc.problem}", memory=memory, key=given) from None
         where = f"memory '{memory}'" + (f", key '{given}'" if given else "")
-        raise TypeError(f"{op}: {problem} ({where})")
+        raise TypeError(f"{op}: {exc.problem} ({where})") from None
     if isinstance(value, float) and not math.isfinite(value):
         raise AxonMemoryError(
             f"{op}: value is {value!r} (not a finite number)", memory=memory, key=given
@@ -351,14 +354,20 @@ def _remember_args(
             if not isinstance(name, str):
                 raise TypeError(f"{op}: metadata keys must be str, not {type(name).__name__}")
             _check(metadata_name_problem(name), op, memory, chosen)
-            problem = find_unstorable(field, f"metadata[{name!r}]", strict=True, finite=False)
-            if problem is not None:
-                raise TypeError(f"{op}: {problem} (memory '{memory}', key '{chosen}')")
-            free[name] = copy.deepcopy(field)
+            try:
+                free[name] = plain_json(field, f"metadata[{name!r}]", strict=True, finite=False)
+            except UnstorableError as exc:
+                if exc.too_deep:
+                    raise AxonMemoryError(
+                        f"{op}: {exc.problem}", memory=memory, key=chosen
+                    ) from None
+                raise TypeError(
+                    f"{op}: {exc.problem} (memory '{memory}', key '{chosen}')"
+                ) from None
     meta = entry_metadata(
         HANDLE_SOURCE, checked_tags, number, free, record_type=kind, related=links
     )
-    return _Remember(chosen, copy.deepcopy(value), meta, seconds, chosen_tier)
+    return _Remember(chosen, value, meta, seconds, chosen_tier)  # plain_json copied it
 
 
 @attrs.frozen

@@ -139,6 +139,7 @@ class MemoryManager:
         embedder: EmbedderProvider = _default_embedder,
         pg_dsn: str | None = None,
         embed_wait: float | str | None = None,
+        pg_schema: str | None = None,
     ) -> None:
         self.registry = registry
         explicit = None if embed_wait is None else embed_wait_seconds(embed_wait, "Session")
@@ -149,6 +150,8 @@ class MemoryManager:
         self._vectors: VectorWorker | None = None
         self.pg_dsn = pg_dsn
         """The server of `pgvector` memories that give no `location:` (else `AXON_PG_DSN`)."""
+        self.pg_schema = pg_schema
+        """The schema of every `pgvector` memory (else `AXON_PG_SCHEMA`, else `axon`)."""
         self.tracer = tracer
         self.clock: Clock = clock or time.time
         self.memory_dir = resolve_memory_dir(memory_dir)
@@ -250,11 +253,15 @@ class MemoryManager:
         if state is None:
             cls = info.load()
             needs_embedder = decl.retrieval in ("semantic", "hybrid")
+            options: dict[str, Any] = {}
+            if info.name == "pgvector" and self.pg_schema is not None:
+                options["schema"] = self.pg_schema
             instance = cls(
                 location=location,
                 memory_dir=self.memory_dir,
                 clock=self.clock,
                 embedder=self.embedder() if needs_embedder else None,
+                **options,
             )
             state = _BackendState(instance)
             self._backends[key] = state

@@ -23,7 +23,8 @@ Python values and the statements' semantics.
 Choices. `Session(memory_dir=..., pg_dsn=..., model=..., embedder=...)` takes
 every choice the CLI takes: where embedded stores live (else `AXON_MEMORY_DIR`,
 else `./.axon`), the PostgreSQL server of `pgvector` memories that name no
-`location:` (else `AXON_PG_DSN`), the model client of LLM-facing steps (a
+`location:` (else `AXON_PG_DSN`) and their schema (`pg_schema=`, the CLI's
+`--pg-schema`; else `AXON_PG_SCHEMA`, else `axon`), the model client of LLM-facing steps (a
 `ModelClient`; default: the offline deterministic one) and the embedding model
 of semantic and hybrid memories (an `Embedder`, or a zero-argument callable
 returning one or None; default: the best model this machine can run).
@@ -119,6 +120,45 @@ class RunResult(NamedTuple):
         return tuple.__getitem__(self, index)
 
 
+MAX_CLOCK_SECONDS = 253_402_300_799.0
+"""The latest time a clock may return: 9999-12-31T23:59:59 UTC, in Unix seconds."""
+
+
+def checked_clock(clock: Any) -> Clock:
+    """`clock` (a `Session(clock=...)`) wrapped so every time it returns is checked.
+
+    A clock must be a zero-argument callable; that is checked now. What it returns
+    can only be checked when it is called: a finite int or float from 0 to
+    `MAX_CLOCK_SECONDS` (not a bool), else an `AxonMemoryError` naming the clock and
+    the value, raised before anything is written with that time (a NaN or an
+    infinite timestamp, or one past SQLite's integers, would otherwise be stored or
+    fail deep in a backend as an internal error).
+    """
+    if not callable(clock):
+        raise TypeError(
+            "Session: clock must be a zero-argument callable returning Unix seconds "
+            f"(such as time.time), not {type(clock).__name__}"
+        )
+    name = getattr(clock, "__qualname__", None) or type(clock).__name__
+
+    def now() -> float:
+        value = clock()
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not 0 <= value <= MAX_CLOCK_SECONDS  # NaN fails this too
+        ):
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+            raise AxonMemoryError(
+                f"the session's clock {name!r} returned {shown} "
+                f"({type(value).__name__}): a clock must return Unix seconds, a finite "
+                f"number from 0 to {MAX_CLOCK_SECONDS:,.0f} (year 9999)"
+            )
+        return value
+
+    return now
+
+
 class Session:
     """Everything declared, bound and remembered so far; see the module docstring."""
 
@@ -133,9 +173,24 @@ class Session:
         tracer: Tracer | None = None,
         pg_dsn: str | None = None,
         embed_wait: float | str | None = None,
+        pg_schema: str | None = None,
     ) -> None:
         if pg_dsn is not None and not isinstance(pg_dsn, str):
             raise TypeError(f"Session: pg_dsn must be a str, not {type(pg_dsn).__name__}")
+        if memory_dir is not None and not isinstance(memory_dir, str | os.PathLike):
+            raise TypeError(
+                "Session: memory_dir must be a str or a path (os.PathLike), "
+                f"not {type(memory_dir).__name__}"
+            )
+        clock = None if clock is None else checked_clock(clock)
+        if pg_schema is not None:
+            if not isinstance(pg_schema, str):
+                raise TypeError(
+                    f"Session: pg_schema must be a str, not {type(pg_schema).__name__}"
+                )
+            from axon.memory.backends.postgres_schema import check_schema_name
+
+            check_schema_name(pg_schema)
         if model is not None and not isinstance(model, ModelClient):
             raise TypeError(
                 "Session: model must be a ModelClient (a `name` and a "
@@ -156,6 +211,7 @@ class Session:
             memory_dir=memory_dir,
             embedder=_embedder_provider(embedder),
             pg_dsn=pg_dsn,
+            pg_schema=pg_schema,
             embed_wait=embed_wait,
         )
         self.executor = Executor(
@@ -459,10 +515,11 @@ class AsyncSession:
         tracer: Tracer | None = None,
         pg_dsn: str | None = None,
         embed_wait: float | str | None = None,
+        pg_schema: str | None = None,
     ) -> None:
         self.sync = Session(
             memory_dir, clock, model=model, registry=registry, embedder=embedder,
-            tracer=tracer, pg_dsn=pg_dsn, embed_wait=embed_wait,
+            tracer=tracer, pg_dsn=pg_dsn, embed_wait=embed_wait, pg_schema=pg_schema,
         )
         self._dispatcher = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="axon-async-session"

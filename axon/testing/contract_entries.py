@@ -4,6 +4,8 @@ expiry, batches, bad input, get / delete / list / count (part of `conformance`).
 
 from __future__ import annotations
 
+import collections
+import enum
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,12 +16,23 @@ import pytest
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.hashing import HashingEmbedder
-from axon.memory.entry import MAX_VALUE_BYTES, NewEntry
+from axon.memory.entry import MAX_NESTING_DEPTH, MAX_VALUE_BYTES, NewEntry
 from axon.memory.lifetimes import OWNED_MARKER, OwnedScope, Owner, parse_owned
 from axon.memory.registry import registry
 from axon.memory.retrieval.exact import seed_score
 from axon.testing import BackendEnv, FakeClock, in_memory_reference
 from axon.testing.contract_helpers import exact_mode, keys, snapshot
+
+
+def _nested(depth: int) -> list[Any]:
+    """A list holding a list ... `depth` lists deep in all (`[[[]]]` is 3)."""
+    root: list[Any] = []
+    inner = root
+    for _ in range(depth - 1):
+        inner.append([])
+        inner = inner[0]
+    return root
+
 
 # ---------------------------------------------------------------------- identity
 
@@ -284,8 +297,10 @@ async def test_store_many(backend: MemoryBackend, clock: FakeClock) -> None:
         NewEntry("k", {"nested": [1, math.inf]}),
         NewEntry("k", "x" * (MAX_VALUE_BYTES + 1)),
         NewEntry("k", "fine", {"bad": object()}),
+        NewEntry("k", _nested(MAX_NESTING_DEPTH + 1)),
+        NewEntry("k", "fine", {"deep": _nested(5000)}),
     ],
-    ids=["empty-key", "object", "set", "nan", "inf", "huge", "bad-metadata"],
+    ids=["empty-key", "object", "set", "nan", "inf", "huge", "bad-metadata", "deep", "deep-meta"],
 )
 async def test_a_bad_item_stores_nothing(backend: MemoryBackend, bad: NewEntry) -> None:
     await backend.store("existing", "kept", {"scope": "S"})
@@ -301,6 +316,81 @@ async def test_a_bad_item_stores_nothing(backend: MemoryBackend, bad: NewEntry) 
 
 
 # ---------------------------------------------------------------------- bad input
+
+
+async def test_nesting_past_the_limit_is_refused_naming_memory_and_key(
+    backend: MemoryBackend,
+) -> None:
+    """Data nested deeper than `MAX_NESTING_DEPTH` lists or dicts is a clear error (it was
+    a RecursionError at 5,000 levels); the limit itself is stored and read back."""
+    with pytest.raises(AxonMemoryError, match="nested too deeply") as info:
+        await backend.store("deep", _nested(5000), {"scope": "Notes"})
+    assert info.value.memory == "Notes" and info.value.key == "deep"
+    with pytest.raises(AxonMemoryError, match=r"metadata\['x'\] is nested too deeply"):
+        await backend.store("deep", "v", {"scope": "Notes", "x": {"a": _nested(5000)}})
+    await backend.store("edge", _nested(MAX_NESTING_DEPTH - 1), {"scope": "Notes"})
+    entry = await backend.get("edge", "Notes")
+    assert entry is not None and entry.value == _nested(MAX_NESTING_DEPTH - 1)
+    assert await backend.count() == 1
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+class _Color(str, enum.Enum):  # noqa: UP042 (the mixin, not StrEnum: what is tested)
+    RED = "red"
+
+
+class _Float(float):
+    """A float subclass, as numpy.float64 is."""
+
+
+async def test_subclasses_of_json_types_are_stored_as_plain_json(backend: MemoryBackend) -> None:
+    """IntEnum, str Enum, float subclasses, defaultdict and OrderedDict come back as plain
+    int, str, float and dict (as JSON would give them), values and metadata alike; the
+    caller's containers are copied, so changing them after `store` changes nothing."""
+    given: dict[str, Any] = {
+        "intenum": _Level.HIGH,
+        "strenum": _Color.RED,
+        "float": _Float(0.5),
+        "ddict": collections.defaultdict(list, {"a": [_Level.HIGH]}),
+        "odict": collections.OrderedDict([("b", 1), ("a", _Color.RED)]),
+    }
+    want: dict[str, Any] = {
+        "intenum": 3, "strenum": "red", "float": 0.5, "ddict": {"a": [3]},
+        "odict": {"b": 1, "a": "red"},
+    }  # fmt: skip
+    for key, value in given.items():
+        await backend.store(key, value, {"scope": "S", "level": _Level.HIGH, "x": [_Float(1.5)]})
+    for key, value in want.items():
+        for entry in (await backend.get(key, "S"), *(await backend.list_entries("S"))):
+            if entry is None or entry.key != key:
+                continue
+            assert _plain_types(entry.value) and entry.value == value, key
+            assert _plain_types(entry.metadata)
+            assert entry.metadata == {"scope": "S", "level": 3, "x": [1.5]}
+    mutable: dict[str, Any] = {"list": [1, 2]}
+    meta: dict[str, Any] = {"scope": "S", "extra": [1]}
+    await backend.store("mutable", mutable, meta)
+    mutable["list"].append(3)
+    mutable["new"] = 4
+    meta["extra"].append(2)
+    meta["more"] = True
+    entry = await backend.get("mutable", "S")
+    assert entry is not None and entry.value == {"list": [1, 2]}
+    assert entry.metadata == {"scope": "S", "extra": [1]}
+
+
+def _plain_types(value: Any) -> bool:
+    """Built of exactly str, int, float, bool, None, list and dict, all the way down."""
+    if isinstance(value, list) and type(value) is list:
+        return all(_plain_types(item) for item in value)
+    if isinstance(value, dict) and type(value) is dict:
+        return all(type(k) is str and _plain_types(v) for k, v in value.items())
+    return value is None or type(value) in (str, int, float, bool)
+
+
 
 
 async def test_bad_values_name_memory_and_key(backend: MemoryBackend) -> None:

@@ -105,6 +105,25 @@ async def test_linked_keyword_reads_each_entry_with_the_one_stored_before(
     assert keys(await backend.retrieve("hiking", 10, "A", mode="exact")) == ["q"]
 
 
+async def test_words_of_any_length_are_stored_and_found(backend: MemoryBackend) -> None:
+    """A word of thousands of 'y's (Porter's consonant rule for 'y' looks at the letter
+    before, once recursively: a RecursionError) is stored, indexed and found, in every
+    mode, and recalled without error. (Whether keyword recall matches such a word
+    itself is the backend's: PostgreSQL indexes words of up to 512 characters.)"""
+    word = "y" * 1500
+    await backend.store("w", word, {"scope": "S"})
+    await backend.store("h", f"hello {word}", {"scope": "S"})
+    await backend.store("ay", "ay" * 800, {"scope": "S"})
+    assert await backend.count("S") == 3
+    for mode in sorted(backend.capabilities.retrieval):
+        await backend.retrieve(word, 10, "S", mode=mode)
+        await backend.retrieve("ay" * 800, 10, "S", mode=mode)
+    if "exact" in backend.capabilities.retrieval:
+        assert sorted(keys(await backend.retrieve(word, 10, "S", mode="exact"))) == ["h", "w"]
+    if "keyword" in backend.capabilities.retrieval:
+        assert keys(await backend.retrieve("hello", 10, "S", mode="keyword")) == ["h"]
+
+
 async def test_keyword_ranks_more_query_terms_first(backend: MemoryBackend) -> None:
     if "keyword" not in backend.capabilities.retrieval:
         pytest.skip("no keyword retrieval")

@@ -325,3 +325,53 @@ def test_a_lone_surrogate_escape_in_a_request_is_answered(
     assert written["success"] is True
     read = json.loads(replies[3]["result"]["content"][0]["text"])
     assert read["memory"]["content"] == "a\ufffdb"
+
+
+def test_a_request_nested_too_deeply_is_answered_with_an_error(
+    sqlite_store: Store, tmp_path: Path
+) -> None:
+    """The SDK's parser gives up on a line nested ~250 deep and sent no reply at all;
+    such a request gets an error result (same id), and the server keeps answering."""
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}}
+    lines = [
+        json.dumps(init),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory",'
+        '"arguments":{"action":"list","tags":%s}}}' % ("[" * 300 + "]" * 300),
+        '{"jsonrpc":"2.0","method":"tools/call","params":{"name":"memory","arguments":'
+        '{"action":"write","name":"d","content":"x","tags":%s}},"id":"late"}'
+        % ("[" * 5000 + "]" * 5000),
+        '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"memory",'
+        '"arguments":{"action":"list"}}}',
+    ]
+    process = subprocess.Popen(
+        sqlite_store.axon("mcp", *sqlite_store.options()),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=sqlite_store.env,
+        cwd=tmp_path,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    replies: dict[Any, Any] = {}
+    try:
+        for line in lines:
+            process.stdin.write(line + "\n")
+            process.stdin.flush()
+            if '"id"' in line:
+                ready, _, _ = select.select([process.stdout], [], [], 60)
+                assert ready, f"no reply to {line[:80]} in 60 s"
+                reply = json.loads(process.stdout.readline())
+                replies[reply["id"]] = reply
+    finally:
+        process.stdin.close()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    for request_id, depth in ((2, 303), ("late", 5003)):
+        result = replies[request_id]["result"]
+        assert result["isError"] is True
+        assert f"nested {depth} arrays or objects deep" in result["structuredContent"]["error"]
+    listed = replies[4]["result"]["structuredContent"]
+    assert listed == {"success": True, "count": 0, "memories": []}  # nothing was written

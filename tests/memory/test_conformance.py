@@ -98,3 +98,22 @@ async def test_sqlite_keyword_scores_equal_in_memory_ones(
         finally:
             for store in pair:
                 await store.close()
+
+
+@pytest.mark.parametrize("name", ["in_memory", "sqlite"])
+async def test_keyword_recall_finds_a_word_of_thousands_of_ys(name: str, tmp_path: Path) -> None:
+    """AXON's embedded backends index every word (PostgreSQL's limit is 512 characters):
+    a 1,500-'y' word, which once raised RecursionError in the stemmer, is found by itself."""
+    store = BACKEND_FACTORIES[name](BackendEnv(tmp_path, FakeClock(), HashingEmbedder()))
+    try:
+        word = "y" * 1500
+        await store.store("w", f"hello {word}", {"scope": "S"})
+        await store.store("ay", "ay" * 800, {"scope": "S"})
+        await store.store("other", "hello there", {"scope": "S"})
+        for linked in (False, True):
+            found = await store.retrieve(word, 10, "S", mode="keyword", linked=linked)
+            assert [e.key for e in found][:1] == ["w"]  # linked: "ay" has it as context
+            found = await store.retrieve("ay" * 800, 10, "S", mode="keyword", linked=linked)
+            assert [e.key for e in found][:1] == ["ay"]
+    finally:
+        await store.close()

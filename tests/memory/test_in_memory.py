@@ -523,3 +523,39 @@ def test_listing_the_newest_does_not_sort_the_memory() -> None:
         assert Counting.reads <= 20, Counting.reads
 
     asyncio.run(scenario())
+
+
+async def test_a_write_whose_indexing_fails_stores_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Text analysis runs before the first change: if it raises (here injected for one
+    text; a 1,500-'y' word used to raise RecursionError), the batch leaves no entry,
+    neither visible nor half-indexed, and the backend keeps working."""
+    from axon.memory.backends import in_memory
+
+    real = in_memory.index_terms
+
+    def failing(text: str) -> list[str]:
+        if "poison" in text:
+            raise RecursionError("injected")
+        return real(text)
+
+    backend = InMemoryBackend(clock=FakeClock())
+    await backend.store("kept", "hello kept", {"scope": "S"})
+    monkeypatch.setattr(in_memory, "index_terms", failing)
+    with pytest.raises(RecursionError):
+        await backend.store_many(
+            [NewEntry("fresh", "hello fresh", {"scope": "S"}), NewEntry("bad", "hello poison")]
+        )
+    with pytest.raises(RecursionError):
+        await backend.store("kept", "hello poison again", {"scope": "S"})
+    monkeypatch.setattr(in_memory, "index_terms", real)
+    assert [e.key for e in await backend.list_entries()] == ["kept"]
+    assert (await backend.get("kept", "S")).value == "hello kept"  # type: ignore[union-attr]
+    assert await backend.get("fresh", "S") is None
+    for mode in ("exact", "keyword"):
+        found = await backend.retrieve("hello", 10, "S", mode=mode)
+        assert [(e.key, e.value) for e in found] == [("kept", "hello kept")], mode
+    await backend.store("fresh", "hello fresh", {"scope": "S"})
+    assert sorted(e.key for e in await backend.retrieve("hello", 10, "S", mode="keyword")) == [
+        "fresh",
+        "kept",
+    ]

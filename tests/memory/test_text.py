@@ -90,3 +90,28 @@ def test_tokenize_on_every_ascii_character() -> None:
     every = "".join(chr(code) for code in range(128))
     for value in (every, every[::-1], " ".join(every), every * 3):
         assert tokenize(value) == REGEX.findall(value.lower())
+
+
+def _recursive_cons(w: str, i: int) -> bool:
+    """Porter's consonant test as the paper states it (recursive): the reference."""
+    if w[i] in "aeiou":
+        return False
+    if w[i] == "y":
+        return i == 0 or not _recursive_cons(w, i - 1)
+    return True
+
+
+@given(st.text(alphabet="aeiouybyyc", min_size=1, max_size=60))
+def test_consonants_are_porters_recursive_rule(word: str) -> None:
+    want = [_recursive_cons(word, i) for i in range(len(word))]
+    assert text._consonants(word) == want
+    assert [text._cons(word, i) for i in range(len(word))] == want
+
+
+def test_words_of_thousands_of_ys_stem_without_recursion() -> None:
+    """Porter's rule for 'y' looks at the letter before; applied recursively it raised
+    RecursionError on a word of ~1,000 'y's (a remember that crashed half-way)."""
+    for word in ("y" * 5000, "ay" * 3000, "b" + "y" * 5000 + "ing", "y" * 4999 + "ies"):
+        assert stem(word) == _porter(word)
+        assert index_terms(f"hello {word}")[0] == "hello"
+    assert _porter("y" * 5000) == "y" * 4999 + "i"  # step 1c: a 'y' after a vowel 'y'

@@ -11,13 +11,13 @@ and an `.axon` program's recall see. `InMemoryMemory` is checked against seed
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
 import numpy as np
 import pytest
 
@@ -109,12 +109,39 @@ async def test_an_agents_writes_are_a_programs_entries_and_the_other_way_round(
     ]
     assert {r.content for r in records} == {"the user prefers metric units",
                                             "deploys happen on fridays"}
-    # The key an agent's write gets is the one `remember("...") -> Notes` gives that text.
+    # An agent's write is a new memory (seed 001): the program's same text is another.
     await both.session.execute('remember("the user prefers metric units") -> Notes')
-    assert await both.session.memory("Notes").count() == 2
+    assert await both.session.memory("Notes").count() == 3
     mine = next(r for r in records if r.content.startswith("the user"))
     entry = both.sync.memory("Notes").get(mine.id or "")
     assert entry is not None and entry.value == "the user prefers metric units"
+
+
+async def test_every_write_is_a_new_memory_with_its_metadata_as_written(both: Both) -> None:
+    """Seed 001's write "stores a new memory": the same text twice is two records (as
+    `InMemoryMemory` keeps them), and any JSON metadata, names the runtime owns
+    (`source`, `scope`) and options' names (`type`, `related`, a `tags` string, a
+    word `importance`) included, comes back from recall exactly as written."""
+    given: list[dict[str, Any]] = [
+        {"source": "chat", "type": "preference", "scope": "user42", "related": "x"},
+        {"tags": "not-a-list", "importance": "very", "nested": {"source": [1, None]}},
+        {"tags": ["prefs"], "importance": 0.9, "user": "u2"},
+    ]
+    for metadata in given:
+        await both.memory.write("the user prefers metric units", metadata=metadata)
+    await both.memory.write("the user prefers metric units")
+    records = await both.memory.recall("metric units", limit=10)
+    assert len(records) == 4 and len({r.id for r in records}) == 4
+    assert sorted((r.metadata for r in records if r.metadata.get("scope") != "Notes"),
+                  key=repr) == sorted(given, key=repr)
+    plain = next(r for r in records if r.metadata.get("scope") == "Notes")  # no metadata
+    assert plain.metadata["source"] == "python"
+    tagged = both.sync.memory("Notes").list(tags=["prefs"])
+    assert [e.metadata["importance"] for e in tagged] == [0.9]  # a valid tags list applies
+    reference = InMemoryMemory()
+    for metadata in given:
+        await reference.write("the user prefers metric units", metadata=metadata)
+    assert [r.metadata for r in await reference.recall("metric units")] == given
 
 
 async def test_tags_and_importance_in_metadata_become_the_entrys_own(both: Both) -> None:
@@ -126,20 +153,20 @@ async def test_tags_and_importance_in_metadata_become_the_entrys_own(both: Both)
     [found] = handle.recall("q3", tags=["finance"])
     assert found.metadata["tags"] == ["finance"]
     assert found.metadata["importance"] == 0.9
-    assert found.metadata["who"] == "cfo"
+    assert found.metadata["agent_metadata"]["who"] == "cfo"
     assert found.metadata["scope"] == "Notes"
     [record] = [r for r in await both.memory.recall("q3 budget") if r.id == found.key]
-    assert record.metadata == found.metadata
+    assert record.metadata == {"tags": ["finance"], "importance": 0.9, "who": "cfo"}
 
 
-async def test_writing_the_same_text_again_keeps_one_entry_with_the_later_metadata(
+async def test_writing_the_same_text_again_keeps_both_with_their_metadata(
     both: Both,
 ) -> None:
     await both.memory.write("the user prefers metric units", metadata={"v": 1})
     await both.memory.write("the user prefers metric units", metadata={"v": 2})
-    assert await both.session.memory("Notes").count() == 1
-    [record] = await both.memory.recall("metric")
-    assert record.metadata["v"] == 2
+    assert await both.session.memory("Notes").count() == 2
+    records = await both.memory.recall("metric")
+    assert sorted(r.metadata["v"] for r in records) == [1, 2]
 
 
 async def test_limit_caps_the_records_and_zero_reads_nothing(both: Both) -> None:
@@ -180,18 +207,21 @@ async def test_a_value_a_program_stored_that_is_not_text_is_recalled_as_json(
     assert json.loads(record.content) == {"city": "Lisbon", "units": "metric"}
 
 
+def _deep(depth: int) -> list[Any]:
+    root: list[Any] = []
+    for _ in range(depth):
+        root = [root]
+    return root
+
+
 async def test_mistakes_raise_clear_errors_and_write_nothing(both: Both) -> None:
     memory = both.memory
     with pytest.raises(TypeError, match="content must be a str, not int"):
         await memory.write(42)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="metadata must be a dict, not list"):
         await memory.write("x", metadata=["a"])  # type: ignore[arg-type]
-    with pytest.raises(AxonMemoryError) as info:
-        await memory.write("x", metadata={"scope": "Other"})
-    assert "'scope' is set by the runtime" in str(info.value)
-    assert info.value.memory == "Notes" and info.value.key
-    with pytest.raises(AxonMemoryError, match='Unknown importance level "urgent"'):
-        await memory.write("x", metadata={"importance": "urgent"})
+    with pytest.raises(ValueError, match=r"Notes.write: metadata\['deep'\] is nested too deeply"):
+        await memory.write("x", metadata={"deep": _deep(5000)})
     with pytest.raises(TypeError, match=r"metadata\['when'\] is of type set"):
         await memory.write("x", metadata={"when": {1, 2}})
     with pytest.raises(TypeError, match="query must be a str, not NoneType"):
@@ -404,7 +434,7 @@ async def test_every_write_is_a_new_record_and_records_handed_out_are_copies() -
     assert first.metadata == {"tags": ["a"]} and second.metadata == {}
     first.metadata["tags"].append("again")
     assert (await memory.recall("same"))[0].metadata == {"tags": ["a"]}
-    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         first.content = "x"  # type: ignore[misc]
 
 
@@ -434,7 +464,7 @@ async def test_dump_and_load_round_trip_through_json() -> None:
         (d["id"], 1.0) for d in dumped
     ]
     # What a record's asdict gives (score, recalled) loads too, as do defaults.
-    loaded = InMemoryMemory.load([attrs.asdict(MemoryRecord("x", id=None, score=1.0)),
+    loaded = InMemoryMemory.load([dataclasses.asdict(MemoryRecord("x", id=None, score=1.0)),
                                   {"content": "y"}])
     assert loaded.dump() == [{"content": "x", "metadata": {}, "id": None},
                              {"content": "y", "metadata": {}, "id": None}]
@@ -504,3 +534,29 @@ def test_memory_record_keeps_the_seeds_constructor_order() -> None:
     assert record.recalled is False
     assert MemoryRecord("t").metadata == {} and MemoryRecord("t").metadata is not \
         MemoryRecord("t").metadata
+
+
+async def test_in_memory_memory_refuses_deep_metadata_clearly() -> None:
+    memory = InMemoryMemory()
+    with pytest.raises(ValueError, match=r"InMemoryMemory.write: metadata\['d'\] is nested too"):
+        await memory.write("x", metadata={"d": _deep(5000)})
+    with pytest.raises(TypeError, match=r"metadata\['s'\] is of type set"):
+        await memory.write("x", metadata={"s": {1}})
+    assert len(memory) == 0
+
+
+def test_memory_record_is_seed_001s_dataclass() -> None:
+    """Seed 001: "MemoryRecord dataclass", fields and defaults as the seed (plus
+    `recalled`); frozen, so `replace` makes a changed copy."""
+    assert dataclasses.is_dataclass(MemoryRecord)
+    fields = {f.name: f for f in dataclasses.fields(MemoryRecord)}
+    assert list(fields) == ["content", "metadata", "id", "score", "recalled"]
+    record = MemoryRecord("hello")
+    assert (record.metadata, record.id, record.score, record.recalled) == ({}, None, None, False)
+    assert record.metadata is not MemoryRecord("other").metadata  # a fresh dict each
+    assert dataclasses.asdict(MemoryRecord("x", {"a": [1]}, "i", 0.5)) == {
+        "content": "x", "metadata": {"a": [1]}, "id": "i", "score": 0.5, "recalled": False
+    }
+    assert dataclasses.replace(record, score=1.0) == MemoryRecord("hello", score=1.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        record.score = 2.0  # type: ignore[misc]

@@ -205,6 +205,28 @@ async def test_a_call_cancelled_before_its_turn_never_happens(tmp_path: Path) ->
         assert await out.get("n") is None and await out.count() == 0
 
 
+async def test_a_call_cancelled_during_its_turn_completes_whole(tmp_path: Path) -> None:
+    """A running call cannot be interrupted half-way (the audit's repro cancelled calls
+    already running): the caller sees CancelledError, and the call completed as one
+    unit, the whole flow's writes there, before any call queued after it runs."""
+    async with axon.AsyncSession(memory_dir=tmp_path, model=SlowModel(0.3)) as session:
+        await session.execute(
+            "memory Out { store: persistent backend: sqlite }\n"
+            'flow F() { remember("before") -> Out with { key: "b" } '
+            'step S { ask: "think" } remember(S) -> Out with { key: "s" } }'
+        )
+        out = session.memory("Out")
+        running = asyncio.create_task(session.execute("run F()"))
+        await asyncio.sleep(0.1)  # the model call is under way
+        after = asyncio.create_task(out.count())
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        assert await after == 2  # queued behind it: sees the completed call, both writes
+        entry = await out.get("s")
+        assert entry is not None and entry.value == "slow S"
+
+
 async def test_close_is_idempotent_and_a_closed_session_refuses_calls(tmp_path: Path) -> None:
     session = axon.AsyncSession(memory_dir=tmp_path)
     await session.execute("memory M { store: session backend: sqlite }")

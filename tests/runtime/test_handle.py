@@ -8,6 +8,7 @@ same events and records) and keep the same lifetimes.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 import axon
-from axon.errors import AxonCheckError, AxonMemoryError
+from axon.errors import AxonCheckError, AxonError, AxonMemoryError
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.runtime.model import ModelRequest
 from axon.runtime.session import Session
@@ -558,3 +559,196 @@ def test_page_walks_by_cursor_while_others_write_and_delete(
         notes.page(limit=0)
     with pytest.raises(TypeError, match="after must be a cursor"):
         notes.page(after=3)  # type: ignore[arg-type]
+
+
+def _nested(depth: int) -> list[Any]:
+    root: list[Any] = []
+    inner = root
+    for _ in range(depth):
+        inner.append([])
+        inner = inner[0]
+    return root
+
+
+def test_arguments_json_cannot_show_get_messages_naming_the_memory(session: Session) -> None:
+    """A set, bytes or data nested 5,000 deep in tags, where, a value or metadata: a clear
+    error naming the memory (and key), never json's TypeError or a RecursionError."""
+    notes = session.memory("Notes")
+    cases: list[tuple[Any, type[Exception], str]] = [
+        (lambda: notes.remember("x", key="k", tags={"a"}), TypeError, "got a value of type set"),
+        (lambda: notes.recall("x", tags={"a"}), TypeError, "got a value of type set"),
+        (lambda: notes.list(tags=b"ab"), TypeError, "got a value of type bytes"),
+        (lambda: notes.recall("x", where={"p": {1}}), AxonMemoryError, "'p' must be a string"),
+        (lambda: notes.list(where={"p": b"x"}), AxonMemoryError, "got a value of type bytes"),
+        (lambda: notes.list(where={"p": _nested(5000)}), AxonMemoryError, "'p' must be"),
+        (lambda: notes.remember(_nested(5000), key="d"), AxonMemoryError, "nested too deeply"),
+        (
+            lambda: notes.remember("x", key="m", metadata={"deep": _nested(5000)}),
+            AxonMemoryError,
+            "metadata['deep'][0] is nested too deeply: more than 100 lists or dicts",
+        ),
+    ]
+    for call, kind, message in cases:
+        with pytest.raises(kind, match=re.escape(message)) as caught:
+            call()
+        assert "Notes" in str(caught.value)
+    notes.remember(_nested(99), key="deep")  # the limit itself is storable
+    entry = notes.get("deep")
+    assert entry is not None and entry.value == _nested(99)
+    assert notes.count() == 1
+
+
+def test_subclasses_of_json_types_are_stored_as_the_plain_types(session: Session) -> None:
+    """IntEnum, str Enum, numpy.float64, defaultdict, OrderedDict come back as int, str,
+    float and dict on every backend (SQLite always did; in_memory returned the caller's
+    objects), and the caller's containers are copied, not shared."""
+    import collections
+    import enum
+
+    import numpy as np
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Color(str, enum.Enum):  # noqa: UP042 (the mixin is what is tested)
+        RED = "red"
+
+    notes = session.memory("Notes")
+    given: dict[str, Any] = {
+        "intenum": Level.HIGH,
+        "strenum": Color.RED,
+        "np": np.float64(0.5),
+        "ddict": collections.defaultdict(list, {"a": [Level.HIGH]}),
+        "odict": collections.OrderedDict([("b", 1), ("a", Color.RED)]),
+    }
+    want: dict[str, Any] = {
+        "intenum": 3, "strenum": "red", "np": 0.5, "ddict": {"a": [3]},
+        "odict": {"b": 1, "a": "red"},
+    }  # fmt: skip
+    for key, value in given.items():
+        notes.remember(value, key=key, metadata={"level": Level.HIGH, "at": [np.float64(1.5)]})
+    for key, value in want.items():
+        entry = notes.get(key)
+        assert entry is not None and same_types(entry.value, value), key
+        shown = {k: entry.metadata[k] for k in ("level", "at")}
+        assert same_types(shown, {"level": 3, "at": [1.5]})
+    mutable = {"list": [1, 2]}
+    notes.remember(mutable, key="mutable", metadata={"extra": mutable["list"]})
+    mutable["list"].append(3)
+    mutable["new"] = [4]
+    entry = notes.get("mutable")
+    assert entry is not None and entry.value == {"list": [1, 2]}
+    assert entry.metadata["extra"] == [1, 2]
+
+
+def test_session_pg_schema_puts_pgvector_memories_in_that_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Session(pg_schema=...)` is the CLI's `--pg-schema` (LANGUAGE.md §7): it wins over
+    `AXON_PG_SCHEMA`; the entries land in that schema of the real server, nowhere else."""
+    import uuid
+
+    import psycopg
+
+    dsn = pg_dsn_or_skip()
+    schema = f"fix5_{uuid.uuid4().hex[:12]}"
+    decoy = f"fix5_{uuid.uuid4().hex[:12]}"
+    monkeypatch.setenv("AXON_PG_SCHEMA", decoy)
+    try:
+        with axon.Session(memory_dir=tmp_path, pg_dsn=dsn, pg_schema=schema) as session:
+            session.execute("memory Notes { store: persistent backend: pgvector }")
+            session.memory("Notes").remember("in the chosen schema", key="k")
+        with psycopg.connect(dsn) as conn:
+            [(found,)] = conn.execute(
+                psycopg.sql.SQL("SELECT count(*) FROM {} WHERE key = 'k'").format(
+                    psycopg.sql.Identifier(schema, "entries")
+                )
+            ).fetchall()
+            assert found == 1
+            names = {row[0] for row in conn.execute(
+                "SELECT schema_name FROM information_schema.schemata WHERE schema_name = %s",
+                (decoy,),
+            )}
+            assert names == set()
+        with pytest.raises(AxonMemoryError, match="schema name 'no-dash' is not allowed"):
+            axon.Session(memory_dir=tmp_path, pg_schema="no-dash")
+        with pytest.raises(TypeError, match="pg_schema must be a str, not int"):
+            axon.AsyncSession(memory_dir=tmp_path, pg_schema=3)  # type: ignore[arg-type]
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            for name in (schema, decoy):
+                conn.execute(
+                    psycopg.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+                        psycopg.sql.Identifier(name)
+                    )
+                )
+
+
+async def test_async_session_takes_pg_schema(tmp_path: Path) -> None:
+    import uuid
+
+    import psycopg
+
+    dsn = pg_dsn_or_skip()
+    schema = f"fix5_{uuid.uuid4().hex[:12]}"
+    try:
+        async with axon.AsyncSession(memory_dir=tmp_path, pg_dsn=dsn, pg_schema=schema) as s:
+            await s.execute("memory Notes { store: persistent backend: pgvector }")
+            await s.memory("Notes").remember("async", key="a")
+            assert await s.memory("Notes").count() == 1
+        with psycopg.connect(dsn) as conn:
+            rows = conn.execute(
+                psycopg.sql.SQL("SELECT key FROM {}").format(
+                    psycopg.sql.Identifier(schema, "entries")
+                )
+            ).fetchall()
+            assert rows == [("a",)]
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(
+                psycopg.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+                    psycopg.sql.Identifier(schema)
+                )
+            )
+
+
+@pytest.mark.parametrize(
+    ("clock", "message"),
+    [
+        (lambda: None, "returned None (NoneType)"),
+        (lambda: math.nan, "returned nan (float)"),
+        (lambda: math.inf, "returned inf (float)"),
+        (lambda: 2**70, "returned 1180591620717411303424 (int)"),
+        (lambda: -1.0, "returned -1.0 (float)"),
+        (lambda: True, "returned True (bool)"),
+    ],
+    ids=["none", "nan", "inf", "huge", "negative", "bool"],
+)
+def test_a_clock_returning_no_time_is_a_clear_error_naming_it(
+    tmp_path: Path, clock: Any, message: str
+) -> None:
+    """Checked when the clock is used, before anything is written with that time: no
+    NOT NULL constraint, OverflowError or an entry created at inf."""
+    with axon.Session(memory_dir=tmp_path, clock=clock) as session:
+        with pytest.raises(AxonError) as caught:
+            session.execute("memory N { store: persistent backend: sqlite }")
+            session.memory("N").remember("x", key="k")
+        assert "the session's clock '" in str(caught.value) and message in str(caught.value)
+        assert "a finite number from 0 to 253,402,300,799" in str(caught.value)
+    with axon.Session(memory_dir=tmp_path) as session:  # nothing was stored meanwhile
+        session.execute("memory N { store: persistent backend: sqlite }")
+        assert session.memory("N").count() == 0
+
+
+def test_session_arguments_of_the_wrong_type_fail_at_construction(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match=r"clock must be a zero-argument callable .* not str"):
+        axon.Session(memory_dir=tmp_path, clock="now")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"memory_dir must be a str or a path .* not int"):
+        axon.Session(memory_dir=123)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="clock must be a zero-argument callable"):
+        axon.AsyncSession(memory_dir=tmp_path, clock=5)  # type: ignore[arg-type]
+    with axon.Session(memory_dir=tmp_path, clock=lambda: 1_700_000_000) as session:  # an int
+        session.execute("memory N { store: persistent backend: sqlite }")
+        session.memory("N").remember("x", key="k")
+        entry = session.memory("N").get("k")
+        assert entry is not None and entry.created_at == 1_700_000_000

@@ -133,12 +133,13 @@ class _Scope:
             return self.entries.values()
         return (e for k, e in self.entries.items() if self.live(k, now))
 
-    def index_linked(self, key: str, text: str) -> None:
-        """Index `key` with its context in the linked index (when that index exists)."""
+    def index_linked(self, key: str, text: str, terms: list[str] | None = None) -> None:
+        """Index `key` with its context in the linked index (when that index exists);
+        `terms` are `index_terms` of key and text when the caller has them already."""
         if self.linked is not None:
             self.linked.add(
                 key,
-                index_terms(f"{key} {text}"),
+                index_terms(f"{key} {text}") if terms is None else terms,
                 index_terms(self.context.get(key, "")),
                 CONTEXT_WEIGHT,
             )
@@ -224,8 +225,16 @@ class InMemoryBackend(MemoryBackend):
         latest: dict[tuple[str | None, str], MemoryEntry] = {}
         for entry in entries:
             latest[(entry.scope, entry.key)] = entry
+        # Everything that can fail (text analysis of arbitrary user text) runs before the
+        # first change: a write that raises leaves the backend as it was, never an entry
+        # stored but missing from an index.
+        prepared = [
+            (scope, key, entry, text, index_terms(f"{key} {text}"))
+            for (scope, key), entry in latest.items()
+            for text in (value_text(entry.value),)
+        ]
         batches: dict[str | None, list[tuple[Hashable, str, str, float, int]]] = {}
-        for (scope, key), entry in latest.items():
+        for scope, key, entry, text, terms in prepared:
             state = self._scopes.get(scope)
             if state is None:
                 state = self._scopes[scope] = _Scope(scope)
@@ -243,12 +252,11 @@ class InMemoryBackend(MemoryBackend):
                 )
             else:
                 state.expiring.pop(key, None)
-            text = value_text(entry.value)
             # The context (see `text.CONTEXT_WEIGHT`) is fixed when a key is first stored.
             state.context.setdefault(key, state.last_text)
             state.last_text = text
-            state.keyword.add(key, index_terms(f"{key} {text}"))
-            state.index_linked(key, text)
+            state.keyword.add(key, terms)
+            state.index_linked(key, text, terms)
             if state.vectors is not None:
                 state.vectors.remove(key)
             state.unvectored.pop(key, None)

@@ -71,29 +71,58 @@ def query_terms(text: str) -> list[str]:
 _VOWELS = frozenset("aeiou")
 
 
+def _consonants(w: str) -> list[bool]:
+    """Whether each letter of `w` is a consonant, in Porter's sense, in one pass.
+
+    A 'y' is a consonant at the start of a word or after a vowel, a vowel after a
+    consonant. Porter states that rule recursively; walked left to right it needs
+    only the previous letter, so a word of any length (a run of thousands of 'y's
+    included) is classified without recursion and in linear time.
+    """
+    flags: list[bool] = []
+    previous = False
+    for i, ch in enumerate(w):
+        if ch in _VOWELS:
+            previous = False
+        elif ch == "y":
+            previous = i == 0 or not previous
+        else:
+            previous = True
+        flags.append(previous)
+    return flags
+
+
 def _cons(w: str, i: int) -> bool:
+    """Whether letter `i` of `w` is a consonant (see `_consonants`).
+
+    Only the run of 'y's ending at `i` matters: its letters alternate, starting
+    from what the letter before the run (or the start of the word) makes the first.
+    """
     ch = w[i]
     if ch in _VOWELS:
         return False
-    if ch == "y":
-        return i == 0 or not _cons(w, i - 1)
-    return True
+    if ch != "y":
+        return True
+    start = i
+    while start > 0 and w[start - 1] == "y":
+        start -= 1
+    first = start == 0 or w[start - 1] in _VOWELS
+    return first == ((i - start) % 2 == 0)
 
 
 def _m(stem: str) -> int:
     """Number of VC sequences in `stem`."""
     n = 0
     prev_vowel = False
-    for i in range(len(stem)):
-        vowel = not _cons(stem, i)
-        if prev_vowel and not vowel:
+    for consonant in _consonants(stem):
+        if prev_vowel and consonant:
             n += 1
-        prev_vowel = vowel
+        prev_vowel = not consonant
     return n
 
 
 def _has_vowel(stem: str) -> bool:
-    return any(not _cons(stem, i) for i in range(len(stem)))
+    return not all(_consonants(stem))
 
 
 def _double_cons(w: str) -> bool:
