@@ -447,26 +447,55 @@ def matches_filters(metadata: Mapping[str, Any], filters: Mapping[str, Any] | No
 
     An entry without the field does not match a list or scalar filter.
     """
+    return True if not filters else filter_predicate(filters)(metadata)
+
+
+_ABSENT = object()
+
+
+def filter_predicate(filters: Mapping[str, Any] | None) -> Callable[[Mapping[str, Any]], bool]:
+    """`matches_filters(metadata, filters)` as a function of the metadata alone.
+
+    Each filter's form is decided once, so a walk over many entries (an in-memory
+    `list(where=...)`, an index search's veto) tests each with a few operations
+    instead of re-reading the filters for every entry.
+    """
     if not filters:
-        return True
-    for name, wanted in filters.items():
-        if isinstance(wanted, Mapping):
-            if name in metadata:
-                have = metadata[name]
-            elif "default" in wanted:
-                have = wanted["default"]
-            else:
+        return lambda metadata: True
+    tests = [_field_test(name, wanted) for name, wanted in filters.items()]
+    if len(tests) == 1:
+        return tests[0]
+    return lambda metadata: all(test(metadata) for test in tests)
+
+
+def _field_test(name: str, wanted: Any) -> Callable[[Mapping[str, Any]], bool]:
+    """One filter of `matches_filters`: a comparison, any of a list, or a scalar."""
+    if isinstance(wanted, Mapping):
+        fallback = wanted.get("default", _ABSENT)
+
+        def compares(metadata: Mapping[str, Any]) -> bool:
+            have = metadata.get(name, fallback)
+            return have is not _ABSENT and _compares(have, wanted)
+
+        return compares
+    if isinstance(wanted, list | tuple):
+        choices = list(wanted)
+
+        def shares(metadata: Mapping[str, Any]) -> bool:
+            if name not in metadata:
                 return False
-            if not _compares(have, wanted):
-                return False
-            continue
+            have = metadata[name]
+            have_items = have if isinstance(have, list) else [have]
+            return any(item in have_items for item in choices)
+
+        return shares
+
+    def equals(metadata: Mapping[str, Any]) -> bool:
         if name not in metadata:
             return False
         have = metadata[name]
-        have_items = have if isinstance(have, list) else [have]
-        if isinstance(wanted, list | tuple):
-            if not any(item in have_items for item in wanted):
-                return False
-        elif wanted not in have_items:
-            return False
-    return True
+        if isinstance(have, list):
+            return wanted in have
+        return have is wanted or have == wanted
+
+    return equals

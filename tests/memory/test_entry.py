@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from axon.errors import AxonMemoryError
-from axon.memory.entry import MAX_VALUE_BYTES, matches_filters, validate_entry
+from axon.memory.entry import (
+    COMPARISONS,
+    MAX_VALUE_BYTES,
+    filter_predicate,
+    is_number,
+    matches_filters,
+    validate_entry,
+)
 
 
 @pytest.mark.parametrize(
@@ -77,3 +88,61 @@ def test_comparison_filters() -> None:
     assert not matches_filters(
         {"type": "dreams", "importance": 0.9}, {"type": "reflex", "importance": {"gte": 0.5}}
     )
+
+
+def _reference_match(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
+    """The filter rules of `matches_filters`'s docstring, read filter by filter."""
+    for name, wanted in filters.items():
+        if isinstance(wanted, Mapping):
+            if name in metadata:
+                have = metadata[name]
+            elif "default" in wanted:
+                have = wanted["default"]
+            else:
+                return False
+            if not is_number(have):
+                return False
+            for op, bound in wanted.items():
+                if op == "default":
+                    continue
+                if op not in COMPARISONS or not is_number(bound):
+                    return False
+                if not COMPARISONS[op](float(have), float(bound)):
+                    return False
+            continue
+        if name not in metadata:
+            return False
+        have_items = metadata[name] if isinstance(metadata[name], list) else [metadata[name]]
+        if isinstance(wanted, list | tuple):
+            if not any(item in have_items for item in wanted):
+                return False
+        elif wanted not in have_items:
+            return False
+    return True
+
+
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from([0.0, 0.5, 1.0, 2.5]),
+    st.sampled_from(["a", "b", ""]),
+)
+_values = st.one_of(_scalars, st.lists(_scalars, max_size=3))
+_names = st.sampled_from(["tags", "group", "importance"])
+_comparisons = st.dictionaries(
+    st.sampled_from(["gte", "gt", "lte", "lt", "default", "about"]), _scalars, min_size=1
+)
+_wanted = st.one_of(_scalars, st.lists(_scalars, max_size=3), _comparisons)
+
+
+@given(
+    st.dictionaries(_names, _values, max_size=3),
+    st.dictionaries(_names, _wanted, min_size=1, max_size=3),
+)
+def test_a_compiled_filter_answers_as_the_rules_say(
+    metadata: dict[str, Any], filters: dict[str, Any]
+) -> None:
+    expected = _reference_match(metadata, filters)
+    assert filter_predicate(filters)(metadata) is expected
+    assert matches_filters(metadata, filters) is expected

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend, best_first
-from axon.memory.entry import Clock, MemoryEntry, matches_filters, value_text
+from axon.memory.entry import Clock, MemoryEntry, filter_predicate, value_text
 from axon.memory.retrieval.bm25 import BM25Index
 from axon.memory.retrieval.exact import SubstringIndex
 from axon.memory.retrieval.scores import upper_bound
@@ -118,13 +118,14 @@ class _Scope:
         if not filters and not self.expiring:
             return None
         entries, expiring = self.entries, self.expiring
+        matches = filter_predicate(filters)
 
         def accept(key: Hashable) -> bool:
             assert isinstance(key, str)
             expires_at = expiring.get(key)
             if expires_at is not None and now >= expires_at:
                 return False
-            return matches_filters(entries[key].metadata, filters)
+            return matches(entries[key].metadata)
 
         return accept
 
@@ -349,7 +350,8 @@ class InMemoryBackend(MemoryBackend):
     ) -> list[MemoryEntry]:
         """The ordered index walked newest first, each entry tested, stopping at `limit`:
         a filter that matches often reads a few entries, not every one."""
-        found = (e for e in self._newest(scope, now) if matches_filters(e.metadata, filters))
+        matches = filter_predicate(filters)
+        found = (e for e in self._newest(scope, now) if matches(e.metadata))
         return list(itertools.islice(found, limit))
 
     async def _count(self, scope: str | None, now: float) -> int:
