@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any
@@ -35,6 +34,7 @@ from axon.cli_output import (
     output_failed,
 )
 from axon.errors import AxonCheckError, AxonError, AxonRuntimeError
+from axon.files import replacing
 from axon.redaction import redact_secrets
 from axon.render import format_event, format_record
 
@@ -179,17 +179,12 @@ def _check_trace_target(path: Path) -> None:
 
 
 def _write_trace(path: Path, payload: Mapping[str, Any]) -> bool:
-    """Write the trace file whole or not at all (a temporary file renamed over it)."""
+    """Write the trace file whole or not at all (`files.replacing`)."""
     text = redact_secrets(json.dumps(payload, indent=2, ensure_ascii=False, default=str)) + "\n"
-    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with replacing(path) as handle:
             handle.write(text)
-        os.replace(tmp, path)
     except OSError as exc:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
         err(f"{path}: error: cannot write the trace file ({exc.strerror or exc})")
         return False
     return True
@@ -457,8 +452,13 @@ def mcp_cmd(
     configure_logging(verbose)
     try:
         code = run_command(
-            memory_dir=memory_dir, pg_dsn=pg_dsn or None, program=program, memory=memory,
-            http=http, host=host, port=port,
+            memory_dir=memory_dir,
+            pg_dsn=pg_dsn or None,
+            program=program,
+            memory=memory,
+            http=http,
+            host=host,
+            port=port,
         )
     except Exception as exc:
         internal(exc)

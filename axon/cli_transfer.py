@@ -40,10 +40,12 @@ from axon.cli_store import (
     say_json,
     store_of,
 )
+from axon.files import replacing
 from axon.memory.backend import (
     MemoryBackend,
 )
 from axon.memory.lifetimes import is_reserved
+from axon.render import counted
 
 
 def export_cmd(
@@ -98,8 +100,8 @@ def export_cmd(
             else:
                 vectors = f" (with {report.vectors_kept:,} vectors)" if with_vectors else ""
                 say(
-                    f"exported {report.entries:,} entries of {len(names)} memories to "
-                    f"{output}{vectors}"
+                    f"exported {counted(report.entries, 'entry', 'entries')} of "
+                    f"{counted(len(names), 'memory', 'memories')} to {output}{vectors}"
                 )
 
     run(body)
@@ -126,30 +128,18 @@ async def _export_file(
     advance: Callable[[int], None],
     with_vectors: bool = False,
 ) -> Any:
-    """Export into a temporary file renamed over `path`: whole or not at all."""
-    import tempfile
-
+    """Export into `path`, whole or not at all (`files.replacing`)."""
     from axon.memory.transfer import export_memories
 
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        message = f"{path}: error: cannot write the export ({exc.strerror})"
-        raise Failed(message, out.EXIT_CHECK) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with replacing(path) as handle:
             report = await export_memories(
                 backend, handle, names, progress=advance, with_vectors=with_vectors
             )
-        os.replace(tmp, path)
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
         raise Failed(
             f"{path}: error: cannot write the export ({exc.strerror or exc})", out.EXIT_CHECK
         ) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return report
 
 
@@ -228,8 +218,8 @@ def import_cmd(
                         "(those entries are embedded again)"
                     )
             say(
-                f"imported {report.entries:,} entries into "
-                f"{len(report.memories)} memor{'y' if len(report.memories) == 1 else 'ies'}"
+                f"imported {counted(report.entries, 'entry', 'entries')} into "
+                f"{counted(len(report.memories), 'memory', 'memories')}"
                 f"{skipped}{vectors}"
             )
 

@@ -19,6 +19,11 @@ from axon.memory.entry import MemoryEntry
 from axon.redaction import redact_secrets
 
 
+def counted(count: int, one: str, many: str) -> str:
+    """`count` with the noun that agrees with it: `counted(1, "memory", "memories")`."""
+    return f"{count:,} {one if count == 1 else many}"
+
+
 def score_text(score: Any) -> str:
     """A score for people: three decimals, or three significant digits below 0.001.
 
@@ -161,8 +166,14 @@ def text_table(
     total_width = sum(widths) + gap * (len(widths) - 1)
     buffer = io.StringIO()
     console = Console(
-        file=buffer, width=total_width + 1, color_system=None,
-        force_terminal=False, legacy_windows=False, highlight=False, emoji=False, markup=False,
+        file=buffer,
+        width=total_width + 1,
+        color_system=None,
+        force_terminal=False,
+        legacy_windows=False,
+        highlight=False,
+        emoji=False,
+        markup=False,
     )
     console.print(grid)
     return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip("\n").split("\n"))
@@ -192,9 +203,16 @@ def memories_table(memories: Iterable[Mapping[str, Any]], width: int = 100) -> s
     """`Session.describe_memories()` as a table (one row per memory; DSN passwords `***`)."""
     headers = ("memory", "store", "backend", "retrieval", "decay", "top_k", "entries", "location")
     rows = [
-        [str(m["name"]), str(m["store"]), str(m["backend"]), str(m["retrieval"]),
-         str(m["decay"]), str(m["top_k"]), str(m["entries"]),
-         redact_secrets(str(m.get("location") or ""))]
+        [
+            str(m["name"]),
+            str(m["store"]),
+            str(m["backend"]),
+            str(m["retrieval"]),
+            str(m["decay"]),
+            str(m["top_k"]),
+            str(m["entries"]),
+            redact_secrets(str(m.get("location") or "")),
+        ]
         for m in memories
     ]
     return text_table(headers, rows, right={5, 6}, flex=7, width=width)
@@ -208,8 +226,13 @@ def entries_table(entries: Iterable[MemoryEntry], now: float, width: int = 100) 
         tag_text = ", ".join(map(str, tags)) if isinstance(tags, list | tuple) else ""
         expires = "" if entry.expires_at is None else age_text(entry.expires_at - now)
         rows.append(
-            (entry.key, age_text(now - entry.timestamp), shorten(entry.value, 200), tag_text,
-             expires)
+            (
+                entry.key,
+                age_text(now - entry.timestamp),
+                shorten(entry.value, 200),
+                tag_text,
+                expires,
+            )
         )
     headers = ("key", "age", "value", "tags", "expires in")
     return text_table(headers, rows, right={1, 4}, flex=2, width=width)

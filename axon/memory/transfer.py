@@ -56,14 +56,13 @@ import dataclasses
 import json
 import math
 import os
-import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
-from pathlib import Path
 from typing import IO, Any, Protocol
 
 import attrs
 
 from axon.errors import AxonError, AxonMemoryError
+from axon.files import replacing
 from axon.memory.backend import MemoryBackend
 from axon.memory.entry import (
     MemoryEntry,
@@ -148,9 +147,7 @@ async def export_total(backend: MemoryBackend, memories: Sequence[str]) -> int:
     return sum([await backend.count(name) for name in memories])
 
 
-async def _oldest_pages(
-    backend: MemoryBackend, scope: str
-) -> AsyncIterator[list[MemoryEntry]]:
+async def _oldest_pages(backend: MemoryBackend, scope: str) -> AsyncIterator[list[MemoryEntry]]:
     """The unexpired entries of `scope`, oldest first (ties in listing order), by page.
 
     Keyset paging (`list_page`): each page starts where the last one ended, so an
@@ -225,9 +222,11 @@ async def export_entries(
     in the REPL); `export_memories` exports the memories of one backend.
     `with_vectors` adds each entry's stored vector (see the module docstring).
     """
-    models = {name: _export_model(backend, name) for name, backend, _ in sources} if (
-        with_vectors
-    ) else {}
+    models = (
+        {name: _export_model(backend, name) for name, backend, _ in sources}
+        if (with_vectors)
+        else {}
+    )
     out.write(encode_json(HEADER) + "\n")
     counts: dict[str, int] = {}
     done = vectors = 0
@@ -268,7 +267,9 @@ async def export_memories(
         if is_reserved(name):
             raise AxonMemoryError("owned session scopes are not memories", memory=name)
     return await export_entries(
-        out, [(name, backend, name) for name in names], progress=progress,
+        out,
+        [(name, backend, name) for name in names],
+        progress=progress,
         with_vectors=with_vectors,
     )
 
@@ -303,9 +304,6 @@ def _time_problem(field: str, value: Any, alternative: str = "") -> str:
     return f'"{field}" must be a number{alternative}, not {_kind_of(value)}'
 
 
-
-
-
 def _parse_json(text: str, where: str) -> Any:
     if len(text) > MAX_LINE_CHARS:
         raise TransferError(
@@ -326,7 +324,7 @@ def check_header(data: Any, where: str) -> None:
     """Raise `TransferError` unless `data` is the first line of an export this reads."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise TransferError(
-            f'not an AXON memory export (the first line must be {encode_json(HEADER)})',
+            f"not an AXON memory export (the first line must be {encode_json(HEADER)})",
             where=where,
         )
     version = data.get("version")
@@ -375,8 +373,7 @@ def parse_record(data: Any, where: str) -> NewEntry:
     expires = data.get("expires_at")
     if expires is not None and not _finite(expires):
         raise TransferError(
-            f"memory '{memory}', key {key!r}: "
-            f"{_time_problem('expires_at', expires, ' or null')}",
+            f"memory '{memory}', key {key!r}: {_time_problem('expires_at', expires, ' or null')}",
             where=where,
         )
     meta = {**metadata, "scope": memory}
@@ -538,20 +535,10 @@ def export_to_path(
 
     Synchronous (runs its own event loop: call `export_memories` from async code).
     """
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            report = asyncio.run(
-                export_memories(
-                    backend, handle, memories, progress=progress, with_vectors=with_vectors
-                )
-            )
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return report
+    with replacing(path) as handle:
+        return asyncio.run(
+            export_memories(backend, handle, memories, progress=progress, with_vectors=with_vectors)
+        )
 
 
 def import_from_path(
@@ -568,7 +555,10 @@ def import_from_path(
     with open(path, encoding="utf-8", newline="") as handle:
         return asyncio.run(
             import_memories(
-                backend, read_lines(handle, str(path)), source=str(path), into=into,
+                backend,
+                read_lines(handle, str(path)),
+                source=str(path),
+                into=into,
                 progress=progress,
             )
         )

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 import time
 import traceback
 from collections.abc import Callable, Coroutine, Iterator, Mapping
@@ -27,6 +26,7 @@ from axon import render
 from axon.compiler import ast
 from axon.compiler.parser import parse
 from axon.errors import AxonCheckError, AxonError, AxonMemoryError, AxonSyntaxError, Diagnostic
+from axon.files import replacing
 from axon.redaction import redact_secrets
 from axon.runtime.session import Session
 from axon.runtime.tracer import TraceEvent
@@ -326,7 +326,7 @@ class Console:
         match word, args:
             case ".help", []:
                 self.help()
-            case (".quit" | ".exit"), []:
+            case ((".quit" | ".exit"), []):
                 self.done = True
             case ".memories", []:
                 return self.show_memories()
@@ -363,7 +363,7 @@ class Console:
                 return self.import_file(Path(os.path.expanduser(target)))
             case ".import", _:
                 return self._fail("error: usage: .import FILE")
-            case (".help" | ".quit" | ".exit" | ".memories"), _:
+            case ((".help" | ".quit" | ".exit" | ".memories"), _):
                 return self._fail(f"error: {word} takes no arguments")
             case _:
                 close = difflib.get_close_matches(word, list(COMMANDS), n=1, cutoff=0.5)
@@ -409,8 +409,13 @@ class Console:
             for tier, counts in self.session.memory(name).stats().items()
         ]
         self._say(
-            text_table(("memory", "tier", *COUNTERS), rows, width=self.width,
-                       right=set(range(2, 2 + len(COUNTERS))), flex=0)
+            text_table(
+                ("memory", "tier", *COUNTERS),
+                rows,
+                width=self.width,
+                right=set(range(2, 2 + len(COUNTERS))),
+                flex=0,
+            )
         )
         return True
 
@@ -471,27 +476,16 @@ class Console:
             bound = self.session.memories.get(name)
             sources.append((name, bound.backend, bound.scope))
         try:
-            fd, tmp = tempfile.mkstemp(
-                prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else "."
-            )
-        except OSError as exc:
-            return self._fail(f"{path}: error: cannot write the export ({exc.strerror or exc})")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            with replacing(path) as handle:
                 report = self._in_session(
                     export_entries(handle, sources, with_vectors=with_vectors)
                 )
-            os.replace(tmp, path)
         except OSError as exc:
-            Path(tmp).unlink(missing_ok=True)
             return self._fail(f"{path}: error: cannot write the export ({exc.strerror or exc})")
         except AxonError as exc:
-            Path(tmp).unlink(missing_ok=True)
             return self._fail(f"error: {exc}")
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        self._say(f"exported {_entries(report.entries)} of {len(chosen)} memories to {path}")
+        memories = render.counted(len(chosen), "memory", "memories")
+        self._say(f"exported {_entries(report.entries)} of {memories} to {path}")
         return True
 
     def import_file(self, path: Path) -> bool:
@@ -523,8 +517,10 @@ class Console:
             tier = placed.get((name, item.key))
             if tier is None:
                 held = await find(tiered, item.key)
-                tier = held[0] if held is not None else choose_tier(
-                    tiered.decl, item.metadata or {}, None
+                tier = (
+                    held[0]
+                    if held is not None
+                    else choose_tier(tiered.decl, item.metadata or {}, None)
                 )
                 placed[(name, item.key)] = tier
             one = tiered.tiers[tier]
@@ -545,8 +541,10 @@ class Console:
             text = str(exc)
             return self._fail(text if text.startswith(f"{path}:") else f"error: {text}")
         skipped = f" ({report.skipped_expired} already expired)" if report.skipped_expired else ""
-        self._say(f"imported {_entries(report.entries)} into {len(report.memories)} memories"
-                  f"{skipped}")
+        self._say(
+            f"imported {_entries(report.entries)} into "
+            f"{render.counted(len(report.memories), 'memory', 'memories')}{skipped}"
+        )
         return True
 
     def clear(self, name: str) -> bool:
@@ -629,7 +627,7 @@ def _line_starts(text: str) -> list[int]:
 
 
 def _entries(count: int) -> str:
-    return f"{count} entr{'y' if count == 1 else 'ies'}"
+    return render.counted(count, "entry", "entries")
 
 
 def _internal(exc: BaseException) -> str:

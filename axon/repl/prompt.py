@@ -22,6 +22,7 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output
 
+from axon.files import replacing
 from axon.redaction import redact_secrets
 from axon.repl.complete import AxonCompleter
 from axon.repl.console import Console, needs_more
@@ -71,15 +72,8 @@ def _redact_file(path: Path) -> None:
     clean = redact_secrets(text)
     if clean == text:
         return
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(clean.encode("utf-8", errors="surrogateescape"))
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with replacing(path, binary=True) as handle:  # keeps the file's mode (0600)
+        handle.write(clean.encode("utf-8", errors="surrogateescape"))
 
 
 def _depth(text: str) -> int:

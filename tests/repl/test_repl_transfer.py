@@ -18,7 +18,7 @@ def test_export_then_import_into_a_new_session(tmp_path: Path) -> None:
     )
     result = run_axon_repl(["--memory-dir", str(tmp_path / "m")], first, cwd=tmp_path)
     assert (result.returncode, result.stderr) == (0, "")
-    assert f"exported 2 entries of 1 memories to {out}" in result.stdout
+    assert f"exported 2 entries of 1 memory to {out}" in result.stdout
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert records[0] == {"format": "axon-memory", "version": 1}
     assert [(r["memory"], r["key"]) for r in records[1:]] == [("Notes", "wide"), ("Notes", "obj")]
@@ -32,7 +32,7 @@ def test_export_then_import_into_a_new_session(tmp_path: Path) -> None:
         f".import {tmp_path / 'missing.jsonl'}\n"
     )
     result = run_axon_repl(["--memory-dir", str(tmp_path / "m")], second, cwd=tmp_path)
-    assert result.stdout.count("imported 2 entries into 1 memories") == 2
+    assert result.stdout.count("imported 2 entries into 1 memory") == 2
     assert "Notes: 2 of 2 entries, newest first" in result.stdout
     table = result.stdout.splitlines()
     header = next(i for i, line in enumerate(table) if line.startswith("key"))
@@ -70,7 +70,7 @@ def test_export_with_vectors(tmp_path: Path) -> None:
         ".export --with-vectors\n"
     )
     result = run_axon_repl(["--memory-dir", str(tmp_path / "m")], script, cwd=tmp_path)
-    assert f"exported 2 entries of 1 memories to {out}" in result.stdout
+    assert f"exported 2 entries of 1 memory to {out}" in result.stdout
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()[1:]]
     assert [r["key"] for r in records] == ["report", "lunch"]
     assert all(r["vector"]["model"] == "hashing:64" and r["vector"]["dim"] == 64
