@@ -259,12 +259,19 @@ class Checker:
                 self.error(f"Duplicate parameter '{p.name}' in flow '{flow.name}'", p.span)
             seen.add(p.name)
         steps = self._statements(flow.body, bound, top=False)
-        step_names = [s.name for s in steps if isinstance(s, ir.IRStep)]
-        for i, step_name in enumerate(step_names):
-            if step_name in step_names[:i]:
-                stmt = next(s for s in flow.body if isinstance(s, ast.Step) and s.name == step_name)
-                self.error(f"Duplicate step '{step_name}' in flow '{flow.name}'", stmt.span)
-                break
+        first_step: dict[str, ast.Step] = {}
+        for stmt in flow.body:
+            if not isinstance(stmt, ast.Step):
+                continue
+            if stmt.name in first_step:  # every repeat, at the repeat
+                line = first_step[stmt.name].span.line
+                self.error(
+                    f"Duplicate step '{stmt.name}' in flow '{flow.name}' "
+                    f"(first defined at line {line})",
+                    stmt.span,
+                )
+            else:
+                first_step[stmt.name] = stmt
         return ir.IRFlow(
             name=flow.name,
             params=tuple(
@@ -461,7 +468,7 @@ class Checker:
     def _check_tool(self, tool: ast.Name, span: Span) -> None:
         symbol = self.env.symbols.get(tool.parts[0])
         if symbol is not None and symbol.kind not in ("tool", IMPORTED):
-            self.error(f"'use' expects a tool, but '{tool.text}' is a {symbol.kind}", span)
+            self.error(f"'use' expects a tool, but '{tool.text}' is {_a(symbol.kind)}", span)
 
     def _memory_ref(self, op: str, role: str, name: str, span: Span) -> ir.IRMemory | None:
         symbol = self.env.symbols.get(name)
@@ -470,8 +477,7 @@ class Checker:
             return None
         if symbol.kind != "memory":
             self.error(
-                f"'{op}' {role} '{name}' is a{'n' if symbol.kind[0] in 'aeiou' else ''} "
-                f"{symbol.kind}, not a memory store",
+                f"'{op}' {role} '{name}' is {_a(symbol.kind)}, not a memory store",
                 span,
             )
             return None
@@ -506,7 +512,7 @@ class Checker:
                     self.error(
                         f"'{name.text}' is a bound name, but the values of `with {{ {f.name}: "
                         f"... }}` are constants written in the program: a bare word there is "
-                        f'its own text, not the value of \'{name.text}\'; write "{name.text}" '
+                        f"its own text, not the value of '{name.text}'; write \"{name.text}\" "
                         f"for the text",
                         name.span if name.span != NO_SPAN else f.span,
                     )
@@ -596,7 +602,7 @@ class Checker:
                 )
         elif stmt.options is None or not stmt.options.fields:
             self.error(
-                f"forget from {stmt.source} needs a key or a filter: forget(\"key\") from "
+                f'forget from {stmt.source} needs a key or a filter: forget("key") from '
                 f"{stmt.source}, or forget from {stmt.source} with {{ tags: [...] }} "
                 f"(or where: {{ field: value }}); there is no statement that deletes every entry",
                 stmt.options.span if stmt.options is not None else stmt.span,
@@ -723,7 +729,9 @@ class Checker:
             )
             return None
         if symbol.kind != "flow":
-            self.error(f"'run' expects a flow, but '{flow_name}' is a {symbol.kind}", run.flow.span)
+            self.error(
+                f"'run' expects a flow, but '{flow_name}' is {_a(symbol.kind)}", run.flow.span
+            )
             return None
         flow_node = self.flows.get(flow_name)
         if flow_node is None and isinstance(symbol.node, ir.IRFlow):
@@ -826,7 +834,7 @@ class Checker:
         if symbol is None:
             self.error(f"Undefined {kind} '{name}'{self._suggest(name, kind)}", span)
         elif symbol.kind != kind and symbol.kind != IMPORTED:
-            self.error(f"'{keyword}' expects a {kind}, but '{name}' is a {symbol.kind}", span)
+            self.error(f"'{keyword}' expects {_a(kind)}, but '{name}' is {_a(symbol.kind)}", span)
 
 
 def _written(options: ast.MapValue | None) -> dict[str, ir.JSON]:
@@ -918,3 +926,8 @@ def _durations_in(value: ast.Value) -> Iterator[ast.Duration]:
                 yield from _durations_in(f.value)
         case _:
             return
+
+
+def _a(kind: str) -> str:
+    """`kind` with its indefinite article: "a flow", "an imported name", "an intent"."""
+    return f"{'an' if kind[:1] in ('a', 'e', 'i', 'o', 'u') else 'a'} {kind}"

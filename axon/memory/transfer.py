@@ -103,6 +103,7 @@ class TransferError(AxonError):
     def __init__(self, message: str, *, where: str) -> None:
         super().__init__(f"{where}: error: {message}")
         self.where = where
+        self.detail = message
 
     def __str__(self) -> str:
         return self.message
@@ -274,6 +275,10 @@ async def export_memories(
     )
 
 
+EMPTY = '""'
+"""The empty string as a message shows it."""
+
+
 def _kind_of(value: Any) -> str:
     return json_kind(value, array="a list")
 
@@ -351,7 +356,8 @@ def parse_record(data: Any, where: str) -> NewEntry:
     memory, key = data["memory"], data["key"]
     if not isinstance(memory, str) or not memory:
         raise TransferError(
-            f'"memory" must be a non-empty string, not {_kind_of(memory)}', where=where
+            f'"memory" must be a non-empty string, not {_kind_of(memory) if memory else EMPTY}',
+            where=where,
         )
     if is_reserved(memory):
         raise TransferError(
@@ -434,6 +440,10 @@ async def import_entries(
     batch: list[tuple[MemoryBackend, str, NewEntry, ImportedVector | None]] = []
     seen_header = False
     number = 0
+    # (backend, scope, key) -> the line first storing it, its memory in the file, and
+    # whether an entry was stored there (not skipped as expired) by some line so far
+    first: dict[tuple[int, str, str], tuple[int, str, bool]] = {}
+    repeats: dict[str, int] = {}  # entries a later line of the same memory replaced
 
     async def flush() -> None:
         nonlocal batch, done, kept, dropped
@@ -467,24 +477,56 @@ async def import_entries(
         if progress is not None:
             progress(done)
 
+    def refused(exc: TransferError) -> TransferError:
+        """`exc`, saying what the batches stored before it hold (they stay stored)."""
+        if not done:
+            return exc
+        return TransferError(
+            f"{exc.detail} ({done:,} entries before this line were "
+            "imported; importing the file again once it is fixed adds none of them twice)",
+            where=exc.where,
+        )
+
     for number, line in enumerate(lines, start=1):
         where = f"{source}:{number}"
         text = line.removeprefix("\ufeff") if number == 1 else line
         if not text.strip():
             continue
-        data = _parse_json(text, where)
-        if not seen_header:
-            check_header(data, where)
-            seen_header = True
-            continue
-        item = parse_record(data, where)
-        vector = parse_vector(data, where)
+        try:
+            data = _parse_json(text, where)
+            if not seen_header:
+                check_header(data, where)
+                seen_header = True
+                continue
+            item = parse_record(data, where)
+            vector = parse_vector(data, where)
+        except TransferError as exc:
+            raise refused(exc) from None
         name = str((item.metadata or {})["scope"])
         try:
             backend, scope = await route(name, item)
         except AxonMemoryError as exc:
-            raise TransferError(str(exc), where=where) from None
-        if item.expires_at is not None and item.expires_at <= backend.clock():
+            raise refused(TransferError(str(exc), where=where)) from None
+        slot = (id(backend), scope, item.key)
+        expired = item.expires_at is not None and item.expires_at <= backend.clock()
+        earlier = first.get(slot)
+        if earlier is not None and earlier[1] != name:  # --into: two memories, one key
+            raise refused(
+                TransferError(
+                    f"key {item.key!r} of memory '{name}' goes into memory '{scope}' where "
+                    f"line {earlier[0]} (memory '{earlier[1]}') already puts it: each entry "
+                    "must be stored once",
+                    where=where,
+                )
+            )
+        if earlier is not None and earlier[2] and not expired:
+            repeats[name] = repeats.get(name, 0) + 1  # replaced, as a remember replaces
+        first[slot] = (
+            earlier[0] if earlier else number,
+            name,
+            not expired or (earlier is not None and earlier[2]),
+        )
+        if expired:
             skipped += 1
             continue
         if scope != name:
@@ -496,6 +538,8 @@ async def import_entries(
         raise TransferError("the file is empty (no header line)", where=f"{source}:{number or 1}")
     if batch:
         await flush()
+    for name, replaced in repeats.items():
+        counts[name] -= replaced
     return TransferReport(counts, skipped, kept, dropped)
 
 

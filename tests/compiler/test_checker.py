@@ -328,3 +328,25 @@ def test_unknown_step_field_is_a_warning_not_an_error() -> None:
     program = axon.compile('flow F() { step S { ask: "x" otput: Y } }')
     [warning] = program.warnings
     assert "Unknown field 'otput' in step 'S' (did you mean 'output'?)" in warning.message
+
+
+def test_every_repeated_step_is_an_error_at_the_repeat() -> None:
+    found = errors(
+        "flow F() {\n"
+        '  step S { ask: "x" }\n'
+        '  step T { ask: "y" }\n'
+        '  step S { ask: "z" }\n'
+        '  step T { ask: "w" }\n'
+        '  step S { ask: "v" }\n'
+        "}\n"
+    )
+    assert found == [
+        (4, 3, "Duplicate step 'S' in flow 'F' (first defined at line 2)"),
+        (5, 3, "Duplicate step 'T' in flow 'F' (first defined at line 3)"),
+        (6, 3, "Duplicate step 'S' in flow 'F' (first defined at line 2)"),
+    ]
+
+
+def test_a_kind_takes_its_article() -> None:
+    found = errors("import lib.{X}\nrun X()\n")
+    assert [m for _, _, m in found] == ["'run' expects a flow, but 'X' is an imported name"]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from axon.errors import AxonMemoryError
+from axon.memory import transfer
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.memory.entry import NewEntry
@@ -260,6 +261,8 @@ async def test_import_into_and_expired_skipped(tmp_path: Path) -> None:
          "memory 'A', key 'k': \"created_at\" must be a Unix time from"),
         (["HEADER", "ok", '{"memory": "A", "key": "k", "value": 1, "created_at": 1, '
           '"expires_at": Infinity}'], 3, '"expires_at" must be a finite number or null'),
+        (["HEADER", '{"memory": "", "key": "k", "value": 1, "created_at": 1}'], 2,
+         '"memory" must be a non-empty string, not ""'),
     ],
 )
 async def test_bad_file_names_the_line_and_writes_nothing_of_the_batch(
@@ -274,6 +277,55 @@ async def test_bad_file_names_the_line_and_writes_nothing_of_the_batch(
     assert str(info.value).startswith(f"f.jsonl:{line}: error: ")
     assert message in str(info.value)
     assert await target.count() == 0  # the good line before the bad one was not written
+    await target.close()
+
+
+async def test_into_refuses_two_memories_sharing_a_key(tmp_path: Path) -> None:
+    lines = [
+        json.dumps({"format": "axon-memory", "version": 1}),
+        json.dumps({"memory": "A", "key": "k", "value": "from A", "created_at": 1.0}),
+        json.dumps({"memory": "B", "key": "k", "value": "from B", "created_at": 2.0}),
+    ]
+    target = _sqlite(tmp_path, FakeClock(), "into")
+    with pytest.raises(TransferError) as info:
+        await import_memories(target, lines, into="X", source="f.jsonl")
+    assert str(info.value) == (
+        "f.jsonl:3: error: key 'k' of memory 'B' goes into memory 'X' where line 2 "
+        "(memory 'A') already puts it: each entry must be stored once"
+    )
+    assert await target.count() == 0
+    await target.close()
+
+
+async def test_a_key_repeated_in_one_memory_is_replaced_and_counted_once(tmp_path: Path) -> None:
+    lines = [
+        json.dumps({"format": "axon-memory", "version": 1}),
+        json.dumps({"memory": "A", "key": "k", "value": "first", "created_at": 1.0}),
+        json.dumps({"memory": "A", "key": "j", "value": "other", "created_at": 1.5}),
+        json.dumps({"memory": "A", "key": "k", "value": "second", "created_at": 2.0}),
+    ]
+    target = _sqlite(tmp_path, FakeClock(), "again")
+    report = await import_memories(target, lines, into="X")
+    assert report.memories == {"X": 2} and report.entries == 2
+    got = await target.get("k", "X")
+    assert got is not None and got.value == "second"  # the later line, as a remember would
+    await target.close()
+
+
+async def test_a_bad_line_after_a_stored_batch_says_what_was_stored(tmp_path: Path) -> None:
+    lines = [json.dumps({"format": "axon-memory", "version": 1})] + [
+        json.dumps({"memory": "A", "key": f"k{i}", "value": i, "created_at": 1.0})
+        for i in range(transfer.BATCH)
+    ]
+    target = _sqlite(tmp_path, FakeClock(), "half")
+    with pytest.raises(TransferError) as info:
+        await import_memories(target, [*lines, "{not json"], source="f.jsonl")
+    assert str(info.value).startswith(f"f.jsonl:{transfer.BATCH + 2}: error: not JSON")
+    assert str(info.value).endswith(
+        f"({transfer.BATCH:,} entries before this line were imported; importing the file "
+        "again once it is fixed adds none of them twice)"
+    )
+    assert await target.count() == transfer.BATCH
     await target.close()
 
 
