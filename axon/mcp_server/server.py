@@ -17,7 +17,9 @@ line is re-encoded with U+FFFD for each unpaired surrogate, so the request is
 answered like any other (the tool sees the replacement character, as it would
 from a client that sent invalid UTF-8 bytes). A line nested deeper than
 `MAX_REQUEST_DEPTH` (which the SDK would also drop unanswered) is answered with an
-`{"error": ...}` result instead.
+`{"error": ...}` result instead, and a line that is no valid JSON-RPC message (not
+JSON, a batch, no `"jsonrpc": "2.0"`, an id that is null or not a string or an
+integer) with the JSON-RPC error response of `envelope.invalid_reply`.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from axon import __version__
+from axon.mcp_server.envelope import invalid_reply
 from axon.mcp_server.tool import DESCRIPTION, INPUT_SCHEMA, TOOL_NAME, MemoryTool
 
 SERVER_NAME = "axon"
@@ -186,24 +189,57 @@ def _without_surrogates(value: Any) -> Any:
     return value
 
 
-class _RepairedLines:
-    """The process's stdin as the SDK reads it (UTF-8, bad bytes replaced), each
-    line through `repair_line`."""
+class _Replies:
+    """The process's stdout as the SDK writes it, shared with `_RepairedLines`, which
+    answers the lines the SDK would drop (`envelope.invalid_reply`): one lock keeps
+    every reply a whole line."""
 
     def __init__(self) -> None:
+        text = TextIOWrapper(sys.stdout.buffer, encoding="utf-8")
+        self._stdout = anyio.wrap_file(text)
+        self._lock = anyio.Lock()
+
+    async def write(self, text: str) -> int:
+        async with self._lock:
+            return await self._stdout.write(text)
+
+    async def flush(self) -> None:
+        async with self._lock:
+            await self._stdout.flush()
+
+    async def reply(self, line: str) -> None:
+        async with self._lock:
+            await self._stdout.write(line)
+            await self._stdout.flush()
+
+
+class _RepairedLines:
+    """The process's stdin as the SDK reads it (UTF-8, bad bytes replaced), each
+    line through `repair_line`; a line that is no valid JSON-RPC message is answered
+    here with its error and not passed on."""
+
+    def __init__(self, replies: _Replies) -> None:
         text = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
         self._stdin = anyio.wrap_file(text)
+        self._replies = replies
 
     async def __aiter__(self) -> AsyncIterator[str]:
         async for line in self._stdin:
-            yield repair_line(line)
+            repaired = repair_line(line)
+            error = None if repaired is not line else invalid_reply(line)
+            if error is None:
+                yield repaired
+            else:
+                await self._replies.reply(error)
 
 
 async def serve_stdio(tool: MemoryTool) -> None:
     """Serve on stdin/stdout until the client closes stdin."""
     server = build_server(tool)
-    stdin = cast("anyio.AsyncFile[str]", _RepairedLines())  # the SDK only iterates it
-    async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+    replies = _Replies()
+    stdin = cast("anyio.AsyncFile[str]", _RepairedLines(replies))  # the SDK only iterates it
+    stdout = cast("anyio.AsyncFile[str]", replies)  # the SDK only writes and flushes it
+    async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 

@@ -375,3 +375,57 @@ def test_a_request_nested_too_deeply_is_answered_with_an_error(
         assert f"nested {depth} arrays or objects deep" in result["structuredContent"]["error"]
     listed = replies[4]["result"]["structuredContent"]
     assert listed == {"success": True, "count": 0, "memories": []}  # nothing was written
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "request_id"),
+    [
+        ("{not json", -32700, None),
+        ('[{"jsonrpc": "2.0", "id": 9, "method": "ping"}]', -32600, None),  # a batch
+        ("5", -32600, None),
+        ('{"id": 9, "method": "ping"}', -32600, 9),  # no "jsonrpc"
+        ('{"jsonrpc": "2.0", "id": null, "method": "ping"}', -32600, None),
+        ('{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}', -32600, None),
+        ('{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}', -32600, None),
+    ],
+)
+def test_a_line_that_is_no_json_rpc_message_gets_an_error_reply(
+    sqlite_store: Store, tmp_path: Path, line: str, code: int, request_id: Any
+) -> None:
+    """The SDK drops such a line and sent nothing back, leaving the client waiting; it
+    now gets JSON-RPC's error response, and the server goes on answering."""
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}}
+    process = subprocess.Popen(
+        sqlite_store.axon("mcp", *sqlite_store.options()),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=sqlite_store.env,
+        cwd=tmp_path,
+    )
+    assert process.stdin is not None and process.stdout is not None
+
+    def reply_to(text: str) -> Any:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(text + "\n")
+        process.stdin.flush()
+        ready, _, _ = select.select([process.stdout], [], [], 60)
+        assert ready, f"no reply to {text!r} in 60 s"
+        return json.loads(process.stdout.readline())
+
+    try:
+        assert "result" in reply_to(json.dumps(init))
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        process.stdin.write("\n")
+        error = reply_to(line)
+        assert error["jsonrpc"] == "2.0" and error["id"] == request_id
+        assert error["error"]["code"] == code and error["error"]["message"]
+        assert reply_to('{"jsonrpc": "2.0", "id": 2, "method": "ping"}') == {
+            "jsonrpc": "2.0", "id": 2, "result": {}
+        }
+    finally:
+        process.stdin.close()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
