@@ -59,6 +59,21 @@ async def test_list_page_walks_the_listing_order_both_ways(
     assert (await backend.list_page("nothing", limit=5)).entries == []
 
 
+async def test_ties_are_first_stored_first_in_every_listing(backend: MemoryBackend) -> None:
+    """At one `created_at` (a clock that returned the same value), `list_entries`,
+    `list_page` both ways and a filtered `list_matching` all give the entries first
+    stored first, not in key order."""
+    order = ["c", "a", "b", "e", "d"]
+    for key in order:
+        await backend.store(key, f"text {key}", {"scope": "S", "tags": ["t"], "g": 1})
+    assert keys(await backend.list_entries("S")) == order
+    for limit in (1, 2, 5):
+        assert await _walk(backend, "S", limit) == order
+        assert await _walk(backend, "S", limit, oldest_first=True) == order
+    assert keys(await backend.list_matching("S", {"tags": ["t"]})) == order
+    assert keys(await backend.list_matching("S", {"g": 1}, limit=3)) == order[:3]
+
+
 async def test_list_page_under_concurrent_writes_and_deletes(
     backend: MemoryBackend, clock: FakeClock
 ) -> None:
