@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 from axon.errors import AxonMemoryError
+from axon.memory.embeddings.base import passage_vectors, query_vector
 from axon.memory.entry import (
     Clock,
     MemoryEntry,
@@ -501,7 +502,7 @@ class MemoryBackend(MinimalMemoryBackend):
         pending = await self._pending_texts(scope, embedder.model_id)
         for start in range(0, len(pending), EMBED_BATCH):
             chunk = pending[start : start + EMBED_BATCH]
-            vectors = embedder.embed_passages([text for _, text in chunk])
+            vectors = passage_vectors(embedder, [text for _, text in chunk])
             await self._save_vectors(
                 embedder.model_id, [(ident, vectors[i]) for i, (ident, _) in enumerate(chunk)]
             )
@@ -521,7 +522,7 @@ class MemoryBackend(MinimalMemoryBackend):
         if self.embed_on_recall:
             await self.ensure_vectors(scope)
         found = await self._semantic_search(
-            embedder.embed_query(query), top_k, scope, filters, now
+            query_vector(embedder, query), top_k, scope, filters, now
         )
         floor = similarity_floor(embedder)
         # A cosine at or below the embedder's "unrelated" floor scores 0 (up to float

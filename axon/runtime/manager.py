@@ -464,7 +464,7 @@ class MemoryManager:
         with errors_named(name):
             batch = await self._associations(bound, key, meta)
             stored, *_ = await bound.backend.store_many(
-                [NewEntry(key, value, meta, expires_at), *batch]
+                [NewEntry(key, value, meta, expires_at, timestamp=now), *batch]
             )
         self.written(bound, key, value, decl.store, expires_at, meta, started)
         return _named(stored, name)

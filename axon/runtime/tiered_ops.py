@@ -96,7 +96,7 @@ async def remember(
         else:
             meta.pop("related", None)
         stored, *_ = await target.backend.store_many(
-            [NewEntry(key, value, meta, expires_at), *rewrites.pop(tier, [])]
+            [NewEntry(key, value, meta, expires_at, timestamp=now), *rewrites.pop(tier, [])]
         )
         for other_tier, batch in rewrites.items():
             one = tiered.tiers[other_tier]

@@ -432,3 +432,23 @@ def test_run_result_by_position_and_by_name(tmp_path: Path) -> None:
     result = axon.run('memory N { retrieval: exact }\nremember("x") -> N', memory_dir=tmp_path)
     assert result[0] is result["records"] is result.records
     assert result[1] is result["events"] is result.events
+
+
+@pytest.mark.parametrize("backend", ["in_memory", "sqlite"])
+@pytest.mark.parametrize("tiers", [False, True])
+def test_expiry_is_created_at_plus_decay_with_a_clock_that_moves(
+    tmp_path: Path, backend: str, tiers: bool
+) -> None:
+    """One clock reading stamps the entry and starts its decay: with a clock that
+    advances on every read, the entry still lives exactly `decay` past `created_at`."""
+    ticks = iter(range(1_000, 100_000))
+    persistent = "persistent" if backend != "in_memory" else "session"
+    store = f"tiers: [ephemeral, {persistent}]" if tiers else f"store: {persistent}"
+    with axon.Session(memory_dir=tmp_path, clock=lambda: float(next(ticks))) as session:
+        chosen = "" if tiers and backend == "in_memory" else f"backend: {backend}"
+        session.execute(f"memory M {{ {store} {chosen} decay: 100s }}")
+        notes = session.memory("M")
+        notes.remember("a note", key="k")
+        entry = notes.get("k")
+        assert entry is not None and entry.expires_at is not None
+        assert entry.expires_at - entry.created_at == 100.0

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from axon.errors import AxonMemoryError
 
 if TYPE_CHECKING:
     import numpy as np  # imported where vectors are made, so `axon.Session` loads no numpy
@@ -48,3 +50,31 @@ def normalise_rows(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     norms[norms == 0.0] = 1.0
     return np.ascontiguousarray(out / norms, dtype=np.float32)
+
+
+def passage_vectors(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """`embedder.embed_passages(texts)`, checked: a float32 array of shape
+    `(len(texts), dim)`, or an `AxonMemoryError` naming the model and what it gave."""
+    return _checked(embedder, embedder.embed_passages(texts), (len(texts), embedder.dim))
+
+
+def query_vector(embedder: Embedder, text: str) -> np.ndarray:
+    """`embedder.embed_query(text)`, checked: a float32 array of shape `(dim,)`."""
+    return _checked(embedder, embedder.embed_query(text), (embedder.dim,))
+
+
+def _checked(embedder: Embedder, got: Any, shape: tuple[int, ...]) -> np.ndarray:
+    import numpy as np
+
+    model = getattr(embedder, "model_id", type(embedder).__name__)
+    try:
+        array = np.asarray(got, dtype=np.float32)
+    except (TypeError, ValueError):
+        array = None
+    if array is None or array.shape != shape:
+        what = f"shape {array.shape}" if array is not None else f"a {type(got).__name__}"
+        raise AxonMemoryError(
+            f"embedding model '{model}' returned {what} where {shape} was expected "
+            f"(its dim is {embedder.dim}): see the Embedder protocol"
+        )
+    return array

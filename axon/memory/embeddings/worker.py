@@ -37,6 +37,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from axon.memory.embeddings.base import passage_vectors
+
 if TYPE_CHECKING:
     from axon.memory.backend import MemoryBackend
 
@@ -269,7 +271,7 @@ class VectorWorker:
             start += len(chunk)
             texts = [text for _, text in chunk]
             began = time.perf_counter()
-            self._in_flight = embedding_thread().submit(embedder.embed_passages, texts)
+            self._in_flight = embedding_thread().submit(passage_vectors, embedder, texts)
             vectors = await asyncio.wrap_future(self._in_flight, loop=loop)
             self._in_flight = None
             per_text = (time.perf_counter() - began) / len(chunk)
