@@ -576,9 +576,19 @@ def stats_cmd(
         stats: list[dict[str, Any]] = []
         if store.exists():
             async with opened(store) as backend:
-                names = list(memories or []) or await memory_names_of(backend)
+                from axon.runtime.tiers import STATS_SCOPE_PREFIX
+
+                # a tiered memory's counters outlive its entries: it is still a memory
+                counted = [
+                    scope.removeprefix(STATS_SCOPE_PREFIX)
+                    for scope in await backend.scopes(STATS_SCOPE_PREFIX)
+                ]
+                names = list(memories or []) or sorted(
+                    {*await memory_names_of(backend), *counted}
+                )
                 for name in names:
-                    await require_memory(backend, store, name)
+                    if name not in counted:
+                        await require_memory(backend, store, name)
                 total = sum([await backend.count(name) for name in names])
                 with progress("reading", total) as advance:
                     done = 0

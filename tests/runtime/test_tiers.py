@@ -306,6 +306,23 @@ def test_axon_memory_stats_shows_the_persistent_tier_counters(tmp_path: Path) ->
     assert "promotions" in table and "persistent" in table
 
 
+def test_stats_shows_the_counters_of_a_tiered_memory_whose_entries_are_gone(
+    tmp_path: Path,
+) -> None:
+    with axon.Session(memory_dir=tmp_path) as s:
+        s.execute(MEMORY)
+        notes = s.memory("A")
+        notes.remember("x", key="x", tier="persistent")
+        notes.recall("x")
+        assert notes.delete("x")
+    counters = {"stores": 1, "recalls": 1, "forgets": 1, "promotions": 0, "demotions": 0}
+    for args in (["stats", "A"], ["stats"]):
+        data = json.loads(cli(*args, "--json", "--memory-dir", str(tmp_path)))
+        assert [(m["memory"], m["entries"], m["tiers"]) for m in data["memories"]] == [
+            ("A", 0, {"persistent": counters})
+        ]
+
+
 def test_forgets_count_every_delete_the_cli_forget_and_a_clear(tmp_path: Path) -> None:
     with axon.Session(memory_dir=tmp_path) as s:
         s.execute(MEMORY)
