@@ -470,8 +470,17 @@ class Checker:
         if symbol is not None and symbol.kind not in ("tool", IMPORTED):
             self.error(f"'use' expects a tool, but '{tool.text}' is {_a(symbol.kind)}", span)
 
-    def _memory_ref(self, op: str, role: str, name: str, span: Span) -> ir.IRMemory | None:
+    def _memory_ref(
+        self, op: str, role: str, name: str, span: Span, bound: set[str]
+    ) -> ir.IRMemory | None:
         symbol = self.env.symbols.get(name)
+        if symbol is None and name in bound:  # a let, a flow parameter or a step
+            self.error(
+                f"'{op}' {role} '{name}' is a bound name (a value), not a memory store"
+                f"{self._suggest(name, 'memory')}",
+                span,
+            )
+            return None
         if symbol is None:
             self.error(f"Undefined memory '{name}'{self._suggest(name, 'memory')}", span)
             return None
@@ -518,7 +527,7 @@ class Checker:
                     )
 
     def _remember(self, stmt: ast.Remember, bound: set[str], *, top: bool) -> ir.IRRemember:
-        memory = self._memory_ref("remember", "target", stmt.target, stmt.target_span)
+        memory = self._memory_ref("remember", "target", stmt.target, stmt.target_span, bound)
         self._check_refs(stmt.value, bound, "remember", stmt.span, top=top)
         self._check_constant_options(stmt.options, bound)
         checked = remember_options(stmt.options, self.report)
@@ -558,7 +567,7 @@ class Checker:
             self.error(problem, value_span(f))
 
     def _recall(self, stmt: ast.Recall, bound: set[str]) -> ir.IRRecall:
-        memory = self._memory_ref("recall", "source", stmt.source, stmt.source_span)
+        memory = self._memory_ref("recall", "source", stmt.source, stmt.source_span, bound)
         self._check_constant_options(stmt.options, bound)
         checked = recall_options(stmt.options, self.report)
         top_k = checked.top_k or (memory.top_k if memory else DEFAULT_TOP_K)
@@ -588,7 +597,7 @@ class Checker:
 
         Neither is an error: there is no statement that deletes every entry.
         """
-        self._memory_ref("forget", "source", stmt.source, stmt.source_span)
+        self._memory_ref("forget", "source", stmt.source, stmt.source_span, bound)
         filters: dict[str, ir.JSON] = {}
         key = stmt.key
         if key is not None:

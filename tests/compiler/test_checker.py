@@ -167,7 +167,7 @@ def test_imported_names_stand_for_declarations_made_elsewhere() -> None:
         "persona Expert {}\n"  # a declaration here replaces the import, no duplicate
     )
     found = errors(
-        "import lib.{M}\nflow F() {}\nrun F() constrained_by [NoBias]\nremember(\"x\") -> M\n"
+        'import lib.{M}\nflow F() {}\nrun F() constrained_by [NoBias]\nremember("x") -> M\n'
     )
     assert [m for _, _, m in found] == [
         "Undefined anchor 'NoBias'",
@@ -350,3 +350,13 @@ def test_every_repeated_step_is_an_error_at_the_repeat() -> None:
 def test_a_kind_takes_its_article() -> None:
     found = errors("import lib.{X}\nrun X()\n")
     assert [m for _, _, m in found] == ["'run' expects a flow, but 'X' is an imported name"]
+
+
+def test_a_bound_name_as_a_memory_says_what_it_is() -> None:
+    found = errors(
+        'let x = 1\nrecall("a") from x\nflow F() { step S { ask: "q" }\n  remember("a") -> S }\n'
+    )
+    assert found == [
+        (2, 18, "'recall' source 'x' is a bound name (a value), not a memory store"),
+        (4, 20, "'remember' target 'S' is a bound name (a value), not a memory store"),
+    ]
