@@ -30,7 +30,7 @@ from axon.memory.entry import (
     MemoryEntry,
     NewEntry,
     can_name_entry,
-    matches_filters,
+    filter_predicate,
     valid_query,
     validate_entry,
 )
@@ -650,11 +650,12 @@ class MemoryBackend(MinimalMemoryBackend):
         self, scope: str | None, filters: Mapping[str, Any], limit: int | None, now: float
     ) -> list[MemoryEntry]:
         """See `list_matching`; this default filters `list_page` pages in Python."""
+        accepts = filter_predicate(filters)
         found: list[MemoryEntry] = []
         cursor = None
         while limit is None or len(found) < limit:
             page = await self.list_page(scope, limit=LIST_PAGE, after=cursor)
-            found += [entry for entry in page.entries if matches_filters(entry.metadata, filters)]
+            found += [entry for entry in page.entries if accepts(entry.metadata)]
             if page.cursor is None:
                 break
             cursor = page.cursor

@@ -65,7 +65,7 @@ from axon.memory.backends.chroma_client import (
     import_chromadb,
     parse_location,
 )
-from axon.memory.entry import MemoryEntry, encode_json, matches_filters, scope_of, value_text
+from axon.memory.entry import MemoryEntry, encode_json, filter_predicate, scope_of, value_text
 from axon.memory.retrieval.exact import seed_score
 from axon.memory.retrieval.scores import (
     ScopeStats,
@@ -572,6 +572,7 @@ class ChromaBackend(MemoryBackend):
         now: float,
     ) -> list[MemoryEntry]:
         """Candidates by Chroma's `$contains` on the lower-cased key and text; seed scores."""
+        accepts = filter_predicate(filters)
         query_lower = query.lower()
         where = _and({"kind": "e"}, self._where_scope(scope, not scope), self._live(now))
         # A long query: its start picks the candidates (Chroma's LIKE refuses long patterns).
@@ -580,7 +581,7 @@ class ChromaBackend(MemoryBackend):
         _, metas = self._fetch(where, document)
         scored = []
         for meta in metas:
-            if filters and not matches_filters(json.loads(meta["meta"]), filters):
+            if filters and not accepts(json.loads(meta["meta"])):
                 continue
             score = seed_score(query_lower, str(meta["key"]), json.loads(meta["value"]))
             if score > 0:
@@ -604,6 +605,7 @@ class ChromaBackend(MemoryBackend):
         document frequency until purged, as on every backend. The scope's entry count
         and total length come from the entries' length vectors (no values read).
         """
+        accepts = filter_predicate(filters)
         terms = search_terms(query)
         if not terms:
             return []
@@ -631,7 +633,7 @@ class ChromaBackend(MemoryBackend):
             for meta, counts, length in members:
                 if _exact(meta, "exp") <= now:
                     continue
-                if filters and not matches_filters(json.loads(meta["meta"]), filters):
+                if filters and not accepts(json.loads(meta["meta"])):
                     continue
                 score = keyword_score(terms, counts, length, stats)
                 if score > 0:
@@ -786,6 +788,7 @@ class ChromaBackend(MemoryBackend):
         now: float,
     ) -> list[MemoryEntry]:
         """Chroma's nearest vectors of the scope, joined to their entries; score = cosine."""
+        accepts = filter_predicate(filters)
         model_id = self._require_embedder(scope).model_id
         where = self._where_scope(scope, not scope)  # expiry is checked on the entries
         query = [float(x) for x in query_vector]
@@ -829,7 +832,7 @@ class ChromaBackend(MemoryBackend):
                     meta = entries.get(ident)
                     if meta is None or meta["vgen"] != hit["vgen"] or _exact(meta, "exp") <= now:
                         continue
-                    if filters and not matches_filters(json.loads(meta["meta"]), filters):
+                    if filters and not accepts(json.loads(meta["meta"])):
                         continue
                     scored.append((1.0 - float(distance), meta))
                 if len(scored) >= top_k or len(ids) < want or want >= total:

@@ -83,7 +83,7 @@ from axon.memory.backends.sql_common import (
     row_entry,
     write_row,
 )
-from axon.memory.entry import MemoryEntry, matches_filters, scope_of, value_text
+from axon.memory.entry import MemoryEntry, filter_predicate, scope_of, value_text
 from axon.memory.retrieval.exact import seed_score
 from axon.memory.retrieval.scores import (
     ScopeStats,
@@ -471,6 +471,7 @@ class PostgresBackend(MemoryBackend):
         `LIST_PAGE`) by keyset until enough rows pass Python's check: one page when the
         condition is exact.
         """
+        accepts = filter_predicate(filters)
         where, params = self._scope_sql(scope)
         condition, values, _ = filter_condition(filters, "e.metadata")
         q = self._q
@@ -498,7 +499,7 @@ class PostgresBackend(MemoryBackend):
             while True:
                 for row in rows:
                     entry = self._entry(row)
-                    if matches_filters(entry.metadata, filters):
+                    if accepts(entry.metadata):
                         found.append(entry)
                         if len(found) == limit:
                             return found
@@ -565,6 +566,7 @@ class PostgresBackend(MemoryBackend):
         orders by tier and recency; the score is then recomputed from the stored
         value, which also drops the rare false match of text stripped of NULs.
         """
+        accepts = filter_predicate(filters)
         query_lower = query.lower()
         q = db_text(query_lower)
         pattern = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -583,7 +585,7 @@ class PostgresBackend(MemoryBackend):
 
         def keep(row: Row) -> MemoryEntry | None:
             entry = self._entry(row)
-            if not matches_filters(entry.metadata, filters):
+            if not accepts(entry.metadata):
                 return None
             score = seed_score(query_lower, entry.key, entry.value)
             return entry.with_score(score) if score > 0 else None
@@ -619,6 +621,7 @@ class PostgresBackend(MemoryBackend):
         and each query term's document count in that scope, `term_stats`), so score and order
         are those of every other backend; ties go newest first.
         """
+        accepts = filter_predicate(filters)
         # Terms as the `terms` columns hold them (a long word as its `index_term`): BM25
         # reads only counts, so matching, statistics and scores are those of the words.
         terms = list(dict.fromkeys(index_term(term) for term in search_terms(query)))
@@ -674,7 +677,7 @@ class PostgresBackend(MemoryBackend):
             want = candidate_count(top_k)
             while True:
                 rows = best_ranked(ranked, terms, order, want)
-                kept = [row for row in rows if not filters or matches_filters(row[4], filters)]
+                kept = [row for row in rows if not filters or accepts(row[4])]
                 if len(kept) >= top_k or want < 0 or len(rows) < want:
                     break
                 want = want * 16 if want < 100_000 else -1  # -1: no limit

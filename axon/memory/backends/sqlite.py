@@ -90,7 +90,7 @@ from axon.memory.backends.sqlite_schema import (
     upsert_rows,
 )
 from axon.memory.backends.sqlite_vectors import VectorCaches
-from axon.memory.entry import MemoryEntry, matches_filters, value_text
+from axon.memory.entry import MemoryEntry, filter_predicate, value_text
 from axon.memory.retrieval.exact import SCORE_EQUAL, SCORE_KEY, SCORE_VALUE, seed_score
 from axon.memory.retrieval.scores import ScopeStats, entry_counts, entry_length, keyword_score
 from axon.memory.retrieval.text import CONTEXT_WEIGHT, search_words, stem
@@ -465,6 +465,7 @@ class SQLiteBackend(MemoryBackend):
         """The filter in the query (`sqlite_filters`), newest first along `entries_recent`:
         only rows that pass are decoded, each checked with `matches_filters` too, and the
         walk stops at `limit`."""
+        accepts = filter_predicate(filters)
         self._maybe_purge(now)
         where, params = self._scope_sql(scope)
         condition, values = filter_condition(filters, "metadata_json")[:2]
@@ -476,7 +477,7 @@ class SQLiteBackend(MemoryBackend):
             found: list[MemoryEntry] = []
             for row in conn.execute(statement, (now, *params, *values)):
                 entry = self._entry(row)
-                if matches_filters(entry.metadata, filters):
+                if accepts(entry.metadata):
                     found.append(entry)
                     if len(found) == limit:
                         break
@@ -553,6 +554,7 @@ class SQLiteBackend(MemoryBackend):
         rows. SQL only preselects: every candidate is scored in Python with the
         seed's rules, so the results are the seed's.
         """
+        accepts = filter_predicate(filters)
         self._maybe_purge(now)
         q = query.lower()
         # What SQL matches: a NUL is a space there, as in the stored `_lc` form (SQL's
@@ -587,7 +589,7 @@ class SQLiteBackend(MemoryBackend):
                         row = conn.execute(f"{_SELECT} WHERE id = ?", (row[0],)).fetchone()
                     entry = self._entry(row)
                     score = seed_score(q, entry.key, entry.value)
-                    if score != tier_score or not matches_filters(entry.metadata, filters):
+                    if score != tier_score or not accepts(entry.metadata):
                         continue
                     found.append(entry.with_score(score))
                     if len(found) == top_k:
@@ -614,6 +616,7 @@ class SQLiteBackend(MemoryBackend):
         the needle; each is scored by `seed_score` (0 drops it) and ordered by
         `best_first`.
         """
+        accepts = filter_predicate(filters)
         if len(q) < 3 or "\x00" in q or not _encodable(q):
             return None
         grams = list(dict.fromkeys(q[i : i + 3] for i in range(len(q) - 2)))
@@ -636,7 +639,7 @@ class SQLiteBackend(MemoryBackend):
             ):
                 entry = self._entry(row)
                 score = seed_score(q, entry.key, entry.value)
-                if score > 0 and matches_filters(entry.metadata, filters):
+                if score > 0 and accepts(entry.metadata):
                     ranked.append((best_first(score, entry.timestamp, row[0]), entry))
         ranked.sort(key=lambda item: item[0])
         return [entry.with_score(-order[0]) for order, entry in ranked[:top_k]]
@@ -662,6 +665,7 @@ class SQLiteBackend(MemoryBackend):
         score and the final order are those of every other backend. Unless `linked`,
         the index searched (`entries_fts`) holds only key and text.
         """
+        accepts = filter_predicate(filters)
         self._maybe_purge(now)
         match = fts_match_expression(query)
         if match is None:
@@ -682,7 +686,7 @@ class SQLiteBackend(MemoryBackend):
                     (match, want, now, *params),
                 ).fetchall()
                 kept = (
-                    [row for row in rows if matches_filters(json.loads(row[4]), filters)]
+                    [row for row in rows if accepts(json.loads(row[4]))]
                     if filters
                     else rows
                 )
@@ -825,6 +829,7 @@ class SQLiteBackend(MemoryBackend):
         filters: Mapping[str, Any] | None,
         now: float,
     ) -> list[MemoryEntry]:
+        accepts = filter_predicate(filters)
         model_id = self._require_embedder(scope).model_id
 
         def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
@@ -836,7 +841,7 @@ class SQLiteBackend(MemoryBackend):
                 scope,
                 now,
                 _COLUMNS,
-                lambda row: matches_filters(json.loads(row[4]), filters),
+                lambda row: accepts(json.loads(row[4])),
             )
             return [self._entry(row, score) for row, score in hits]
 
