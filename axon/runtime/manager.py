@@ -20,12 +20,13 @@ that removes rows is a `memory_expire` event), and `store:` lifetimes are owned
 
 A memory that spans tiers (`tiers: [...]`) is bound as one memory per tier; its
 operations across them are `axon.runtime.tiered_ops`, its policy `axon.runtime.tiers`.
+The reads (recall, get, list, page, count) are `axon.runtime.reads`; the sweeps,
+lifetime ends and closing are `axon.runtime.sweeps`: the methods here delegate to them.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
 import os
 import time
@@ -38,29 +39,22 @@ from axon.compiler.ir import IRMemory
 from axon.errors import AxonMemoryError
 from axon.memory.backend import LIST_PAGE as LIST_PAGE
 from axon.memory.backend import MemoryBackend, resolve_memory_dir
-from axon.memory.embeddings.availability import keyword_fallback_warning
 from axon.memory.embeddings.base import Embedder
-from axon.memory.entry import (
-    Clock,
-    MemoryEntry,
-    NewEntry,
-    matches_filters,
-)
-from axon.memory.lifetimes import OWNED_MARKER, Owner, is_reserved, parse_owned
+from axon.memory.entry import Clock, MemoryEntry, NewEntry
+from axon.memory.lifetimes import OWNED_MARKER, Owner, is_reserved
 from axon.memory.registry import BackendRegistry
-from axon.runtime import tiered_ops
+from axon.runtime import reads, sweeps, tiered_ops
 from axon.runtime import tiers as tiering
 from axon.runtime.associations import delete_entry, related_keys, with_related
+from axon.runtime.reads import _named, _stored_filters
 from axon.runtime.records import expiry_of
 from axon.runtime.reporting import elapsed_ms, errors_named
+from axon.runtime.sweeps import SWEEP_INTERVAL as SWEEP_INTERVAL
 from axon.runtime.tiers import COUNTERS, Tiered, TierStats
 from axon.runtime.tracer import TraceEventType, Tracer
 
 if TYPE_CHECKING:
     from axon.memory.embeddings.worker import VectorWorker
-
-SWEEP_INTERVAL = 60.0
-"""Seconds (of the session clock) between expiry sweeps of a backend while in use."""
 
 EmbedderProvider = Callable[[], Embedder | None]
 """What `Session(embedder=...)` takes besides an `Embedder`: a zero-argument callable
@@ -265,7 +259,7 @@ class MemoryManager:
             )
             state = _BackendState(instance)
             self._backends[key] = state
-            instance.set_purge_listener(self._purge_reporter(info.name))
+            instance.set_purge_listener(sweeps.purge_reporter(self, info.name))
         elif state.instance.embedder is None and decl.retrieval in ("semantic", "hybrid"):
             state.instance.embedder = self.embedder()
         owned = decl.store != "persistent"
@@ -277,7 +271,7 @@ class MemoryManager:
             if fresh and (
                 state.instance.capabilities.persistent or state.instance.capabilities.shared
             ):
-                await self._sweep_dead_owners(state.instance, info.name)
+                await sweeps.sweep_dead_owners(self, state.instance, info.name)
             await self.maybe_sweep(bound, force=state.last_sweep == float("-inf"))
         except BaseException:
             # The store could not be used (an unreachable server, a newer schema): forget
@@ -325,55 +319,6 @@ class MemoryManager:
         with errors_named(name):
             return await worker.embed_all(bound.backend, bound.scope, progress)
 
-    async def _sweep_dead_owners(self, backend: MemoryBackend, backend_name: str) -> int:
-        """Clear the owned scopes of dead sessions (killed before closing); returns rows."""
-        total = 0
-        for scope in await backend.scopes(OWNED_MARKER):
-            owned = parse_owned(scope)
-            if owned is None or owned.owner == self.owner or owned.owner.alive():
-                continue
-            started = time.perf_counter()
-            count = await backend.clear(scope=scope)
-            total += count
-            self.tracer.emit(
-                TraceEventType.MEMORY_CLEAR,
-                data={
-                    "memory": owned.memory,
-                    "backend": backend_name,
-                    "count": count,
-                    "store": owned.lifetime,
-                    "reason": f"session of process {owned.owner.pid} on "
-                    f"{owned.owner.host} ended without closing",
-                    "duration_ms": elapsed_ms(started),
-                },
-                duration_ms=elapsed_ms(started),
-            )
-        return total
-
-    def _purge_reporter(self, backend_name: str) -> Callable[[int, Any], None]:
-        """The backend's purge listener: one `memory_expire` event per memory purged."""
-
-        def report(count: int, by_scope: Mapping[str | None, int] | None) -> None:
-            if by_scope is None:
-                self.tracer.emit(
-                    TraceEventType.MEMORY_EXPIRE, data={"backend": backend_name, "count": count}
-                )
-                return
-            for scope, removed in by_scope.items():
-                owned = parse_owned(scope)
-                data: dict[str, Any] = {
-                    "memory": owned.memory if owned is not None else scope,
-                    "backend": backend_name,
-                    "count": removed,
-                }
-                if owned is not None:
-                    data["store"] = owned.lifetime
-                    if owned.owner != self.owner:
-                        data["other_session"] = True
-                self.tracer.emit(TraceEventType.MEMORY_EXPIRE, data=data)
-
-        return report
-
     def get(self, name: str) -> BoundMemory:
         bound = self.bound.get(name)
         if bound is None:
@@ -386,41 +331,14 @@ class MemoryManager:
         self._lifetimes.append([])
 
     async def pop_lifetime(self) -> int:
-        """End it: delete what it wrote to ephemeral memories; returns how many."""
-        written = self._lifetimes.pop() if self._lifetimes else []
-        dropped: dict[str, tuple[str, int]] = {}  # memory -> (backend, entries deleted)
-        started = time.perf_counter()
-        for memory, key in dict.fromkeys(written):
-            tiered = self.tiered.get(memory)
-            bound = tiered.tiers.get("ephemeral") if tiered else self.bound.get(memory)
-            if bound is None:
-                continue
-            deleted = await bound.backend.delete(key, scope=bound.scope)
-            count = dropped.get(memory, ("", 0))[1] + int(deleted)
-            dropped[memory] = (bound.backend_key[0], count)
-        for memory, (backend, count) in dropped.items():  # one event per memory written to
-            self._emit_lifetime_end(
-                memory, backend, "ephemeral", count, "its flow or input ended", started
-            )
-        return sum(count for _, count in dropped.values())
+        """End it: delete what it wrote to ephemeral memories (`sweeps.pop_lifetime`)."""
+        return await sweeps.pop_lifetime(self)
 
     def written_ephemeral(self, name: str, key: str) -> None:
         """`key` now lives in the ephemeral store (or tier) of `name`: a remember, or a
         demotion into the ephemeral tier. It goes when the current flow or input ends."""
         if self._lifetimes:
             self._lifetimes[-1].append((name, key))
-
-    def _emit_lifetime_end(
-        self, memory: str, backend: str, store: str, count: int, reason: str, started: float
-    ) -> None:
-        """A `memory_clear` event for entries a lifetime took with it (ephemeral at the end
-        of a flow or input, session at close): every memory operation leaves a trace."""
-        self.tracer.emit(
-            TraceEventType.MEMORY_CLEAR,
-            data={"memory": memory, "backend": backend, "count": count, "store": store,
-                  "reason": reason, "duration_ms": elapsed_ms(started)},
-            duration_ms=elapsed_ms(started),
-        )
 
     # ------------------------------------------------------------ operations
     def effective_mode(self, bound: BoundMemory, mode: str) -> str:
@@ -639,23 +557,10 @@ class MemoryManager:
         tiers: Sequence[str] | None = None,
         embed_wait: float | None = None,
     ) -> tuple[list[MemoryEntry], str, int]:
-        """`recall`, and how many entries of the memory were still without a vector after
-        waiting at most `embed_wait` seconds for them (None: `statement_embed_wait`)."""
-        tiered = self.tiered.get(name)
-        if tiered is not None:
-            return await tiered_ops.recall(self,
-                tiered, query, top_k, mode, filters, tiers, embed_wait=embed_wait
-            )
-        if tiers is not None:
-            raise AxonMemoryError("memory has no tiers: cannot recall from tiers", memory=name)
-        self._count(name, "recalls")
-        started = time.perf_counter()
-        results, effective, data, pending = await self.recall_one(
-            self.get(name), query, top_k, mode, filters, embed_wait=embed_wait
+        """`recall`, and how many entries were still without a vector (`reads.recall_pending`)."""
+        return await reads.recall_pending(
+            self, name, query, top_k, mode, filters, tiers=tiers, embed_wait=embed_wait
         )
-        data["duration_ms"] = elapsed_ms(started)
-        self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=elapsed_ms(started))
-        return results, effective, pending
 
     async def recall_one(
         self,
@@ -667,60 +572,10 @@ class MemoryManager:
         *,
         embed_wait: float | None = None,
     ) -> tuple[list[MemoryEntry], str, dict[str, Any], int]:
-        """One memory's (or one tier's) recall: results, mode, its event's data and how
-        many of its entries were still without a vector (see `recall_pending`)."""
-        name = bound.name
-        await self.maybe_sweep(bound)
-        if mode in ("semantic", "hybrid") and bound.backend.embedder is None:
-            # An override (`with { retrieval: semantic }`) gets the model it asks for.
-            bound.backend.embedder = self.embedder()
-        effective = self.effective_mode(bound, mode)
-        started = time.perf_counter()
-        pending = 0
-        if effective in ("semantic", "hybrid"):
-            # Also what other processes wrote: the worker asks the store what is pending.
-            worker = self._background_vectors(bound)
-            if worker is not None:
-                budget = self.statement_embed_wait if embed_wait is None else embed_wait
-                with errors_named(name):
-                    pending = await worker.wait(bound.backend, bound.scope, budget)
-        physical_filters = dict(filters) if filters else None
-        if physical_filters is not None and physical_filters.get("scope") == name:
-            physical_filters["scope"] = bound.scope
-        with errors_named(name):
-            found = await bound.backend.retrieve(
-                query,
-                top_k,
-                bound.scope,
-                mode=effective,
-                filters=physical_filters,
-                linked=bound.decl.link == "sequence",
-            )
-        results = [_named(entry, name) for entry in found]
-        data: dict[str, Any] = {
-            "query": query,
-            "results_count": len(results),
-            "top_k": top_k,
-            "memory": name,
-            "backend": bound.backend_key[0],
-            "retrieval": effective,
-            "results": [
-                {"key": r.key, "score": r.score, **({"signals": r.signals} if r.signals else {})}
-                for r in results
-            ],
-            "duration_ms": elapsed_ms(started),
-        }
-        if pending:
-            data["pending_vectors"] = pending
-        if effective != mode:
-            data["requested_retrieval"] = mode
-            data["note"] = "no embedding model available: fell back to keyword retrieval"
-            if name not in self._fallback_warned:  # once per memory and session
-                self._fallback_warned.add(name)
-                data["warning"] = keyword_fallback_warning(name, mode) or data["note"]
-        if filters:
-            data["filters"] = dict(filters)
-        return results, effective, data, pending
+        """One memory's (or one tier's) recall and its event's data (`reads.recall_one`)."""
+        return await reads.recall_one(
+            self, bound, query, top_k, mode, filters, embed_wait=embed_wait
+        )
 
     async def clear(self, name: str) -> int:
         tiered = self.tiered.get(name)
@@ -750,50 +605,8 @@ class MemoryManager:
         return count
 
     async def get_entry(self, name: str, key: str) -> MemoryEntry | None:
-        """The unexpired entry under `key`, or None; a `memory_read` event (`op: get`).
-
-        In a tiered memory the entry is looked for in every tier (its metadata says
-        which holds it: `tier`)."""
-        bound = self.get(name)
-        await self.maybe_sweep(bound)
-        started = time.perf_counter()
-        tiered = self.tiered.get(name)
-        if tiered is not None:
-            with errors_named(name):
-                await tiered_ops.maintain(self, tiered)
-                where = await tiering.find(tiered, key)
-                await tiering.flush_stats(tiered)
-            if where is not None:
-                tiered.used[key] = self.clock()
-            self.tracer.emit(
-                TraceEventType.MEMORY_READ,
-                data={
-                    "op": "get", "query": key, "key": key,
-                    "results_count": int(where is not None), "top_k": 1, "memory": name,
-                    "backend": bound.backend_key[0],
-                    **({"tier": where[0]} if where is not None else {}),
-                    "duration_ms": elapsed_ms(started),
-                },
-                duration_ms=elapsed_ms(started),
-            )
-            return None if where is None else tiering.located(where[1], name, where[0])
-        with errors_named(name):
-            found = await bound.backend.get(key, scope=bound.scope)
-        self.tracer.emit(
-            TraceEventType.MEMORY_READ,
-            data={
-                "op": "get",
-                "query": key,
-                "key": key,
-                "results_count": int(found is not None),
-                "top_k": 1,
-                "memory": name,
-                "backend": bound.backend_key[0],
-                "duration_ms": elapsed_ms(started),
-            },
-            duration_ms=elapsed_ms(started),
-        )
-        return None if found is None else _named(found, name)
+        """The unexpired entry under `key`, or None (`reads.get_entry`)."""
+        return await reads.get_entry(self, name, key)
 
     async def delete(self, name: str, key: str) -> bool:
         """Remove the entry under `key`; True when there was one. A `memory_delete` event.
@@ -886,45 +699,8 @@ class MemoryManager:
     async def list_matching(
         self, name: str, limit: int | None = None, filters: Mapping[str, Any] | None = None
     ) -> list[MemoryEntry]:
-        """Unexpired entries, newest first, those matching `filters` (as recall's), at most
-        `limit`; a `memory_read` event (`op: list`). The backend filters
-        (`MemoryBackend.list_matching`: SQLite and PostgreSQL in their query).
-        A tiered memory lists every tier (one event per tier), newest first overall."""
-        tiered = self.tiered.get(name)
-        if tiered is not None:
-            await tiered_ops.maintain(self, tiered, flush=True)
-            per_tier: list[tuple[str, MemoryEntry]] = []
-            for tier, one in tiered.tiers.items():
-                with self._as_tier(name, one):
-                    listed = await self.list_matching(name, limit, filters)
-                per_tier += [(tier, e) for e in listed]
-            return tiered_ops.merged(per_tier, limit)
-        bound = self.get(name)
-        await self.maybe_sweep(bound)
-        started = time.perf_counter()
-        with errors_named(name):
-            stored = _stored_filters(filters, name) if filters else None
-            if not filters:
-                found = await bound.backend.list_entries(scope=bound.scope, limit=limit)
-            elif stored is None:
-                found = []
-            else:
-                found = await bound.backend.list_matching(bound.scope, stored, limit=limit)
-            entries = [_named(entry, name) for entry in found]
-        data: dict[str, Any] = {
-            "op": "list",
-            "query": None,  # the seed's memory_read keys: a listing has no query
-            "results_count": len(entries),
-            "top_k": limit,
-            "limit": limit,
-            "memory": name,
-            "backend": bound.backend_key[0],
-            "duration_ms": elapsed_ms(started),
-        }
-        if filters:
-            data["filters"] = dict(filters)
-        self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=elapsed_ms(started))
-        return entries
+        """Unexpired entries matching `filters`, newest first (`reads.list_matching`)."""
+        return await reads.list_matching(self, name, limit, filters)
 
     async def page_matching(
         self,
@@ -933,83 +709,24 @@ class MemoryManager:
         after: str | None,
         filters: Mapping[str, Any] | None = None,
     ) -> tuple[list[MemoryEntry], str | None]:
-        """One keyset page (`MemoryBackend.list_page`) of `limit` entries, newest first,
-        those matching `filters` kept, and the cursor of the next page (None: the last).
-
-        With a filter a page may hold fewer than `limit` entries (even none) before
-        the listing ends. A `memory_read` event (`op: page`)."""
-        bound = self.get(name)
-        await self.maybe_sweep(bound)
-        started = time.perf_counter()
-        with errors_named(name):
-            page = await bound.backend.list_page(bound.scope, limit=limit, after=after)
-        entries = [_named(entry, name) for entry in page.entries]
-        if filters:
-            entries = [entry for entry in entries if matches_filters(entry.metadata, filters)]
-        data: dict[str, Any] = {
-            "op": "page",
-            "query": None,  # the seed's memory_read keys: a listing has no query
-            "results_count": len(entries),
-            "top_k": limit,
-            "limit": limit,
-            "memory": name,
-            "backend": bound.backend_key[0],
-            "more": page.cursor is not None,
-            "duration_ms": elapsed_ms(started),
-        }
-        if filters:
-            data["filters"] = dict(filters)
-        self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=elapsed_ms(started))
-        return entries, page.cursor
+        """One keyset page and the next cursor (`reads.page_matching`)."""
+        return await reads.page_matching(self, name, limit, after, filters)
 
     async def count(self, name: str) -> int:
-        tiered = self.tiered.get(name)
-        if tiered is not None:
-            await tiered_ops.maintain(self, tiered, flush=True)
-            total = 0
-            for one in tiered.tiers.values():
-                with self._as_tier(name, one):
-                    total += await self.count(name)
-            return total
-        bound = self.get(name)
-        with errors_named(name):
-            return await bound.backend.count(scope=bound.scope)
+        """How many unexpired entries `name` holds (`reads.count`)."""
+        return await reads.count(self, name)
 
     async def entries(self, name: str, limit: int | None = None) -> list[MemoryEntry]:
-        tiered = self.tiered.get(name)
-        if tiered is not None:
-            found: list[tuple[str, MemoryEntry]] = []
-            for tier, one in tiered.tiers.items():
-                with self._as_tier(name, one):
-                    found += [(tier, e) for e in await self.entries(name, limit)]
-            return tiered_ops.merged(found, limit)
-        bound = self.get(name)
-        with errors_named(name):
-            entries = await bound.backend.list_entries(scope=bound.scope, limit=limit)
-        return [_named(entry, name) for entry in entries]
+        """Unexpired entries of `name`, newest first (`reads.entries`)."""
+        return await reads.entries(self, name, limit)
 
     async def sweep(self, name: str) -> int:
-        """Purge expired entries of the backend holding `name` now; returns the count.
-
-        For a tiered memory: every tier's backend, then idle entries are demoted."""
-        tiered = self.tiered.get(name)
-        if tiered is None:
-            return await self.maybe_sweep(self.get(name), force=True)
-        total = 0
-        for one in tiered.tiers.values():
-            total += await self.maybe_sweep(one, force=True)
-        with errors_named(name):
-            await tiering.demote_idle(self, tiered, force=True)
-            await tiering.flush_stats(tiered)
-        return total
+        """Purge expired entries of `name`'s backend (or tiers) now (`sweeps.sweep`)."""
+        return await sweeps.sweep(self, name)
 
     async def maybe_sweep(self, bound: BoundMemory, *, force: bool = False) -> int:
-        state = self._backends[bound.backend_key]
-        now = self.clock()
-        if not force and now - state.last_sweep < SWEEP_INTERVAL:
-            return 0
-        state.last_sweep = now
-        return await state.instance.purge_expired()  # reported by `_purge_reporter`
+        """An expiry sweep when `SWEEP_INTERVAL` has passed (`sweeps.maybe_sweep`)."""
+        return await sweeps.maybe_sweep(self, bound, force=force)
 
     # ------------------------------------------------------------ stats
     def stats(self, name: str) -> dict[str, dict[str, int]]:
@@ -1048,65 +765,7 @@ class MemoryManager:
 
     # ------------------------------------------------------------ closing
     async def close(self) -> None:
-        """End the session: clear its own owned scopes, close every backend.
+        """End the session: clear its own owned scopes, close every backend
+        (`sweeps.close`); the failures are raised as one `AxonMemoryError`."""
+        await sweeps.close(self)
 
-        Every backend is tried even when one fails; the failures are raised
-        afterwards as one `AxonMemoryError` naming each backend.
-        """
-        failures: list[str] = []
-        if self._vectors is not None:
-            await self._vectors.close()  # before the stores close: no batch is saved after
-        try:
-            while self._lifetimes:
-                await self.pop_lifetime()
-        except AxonMemoryError as exc:
-            failures.append(str(exc))
-        for tiered in self.tiered.values():
-            try:
-                await tiering.flush_stats(tiered)
-            except AxonMemoryError as exc:
-                failures.append(f"memory '{tiered.name}': {exc}")
-        for (backend_name, _, _), state in self._backends.items():
-            backend = state.instance
-            try:
-                if not backend.closed:
-                    for scope in await backend.scopes(self.owner.prefix):
-                        started = time.perf_counter()
-                        count = await backend.clear(scope=scope)
-                        owned = parse_owned(scope)
-                        if owned is not None:
-                            self._emit_lifetime_end(
-                                owned.memory, backend_name, owned.lifetime, count,
-                                "the session closed", started,
-                            )
-            except AxonMemoryError as exc:
-                failures.append(f"backend '{backend_name}': {exc}")
-            try:
-                await backend.close()
-            except AxonMemoryError as exc:
-                failures.append(f"backend '{backend_name}': {exc}")
-        self._backends.clear()
-        self.owner.release()
-        if failures:
-            raise AxonMemoryError("closing the session failed: " + "; ".join(failures))
-
-
-def _stored_filters(filters: Mapping[str, Any], name: str) -> dict[str, Any] | None:
-    """`filters` as the backend tests them on stored metadata; None when no entry can match.
-
-    The language shows `metadata["scope"]` as the memory's name (`_named`), whatever
-    scope the backend stores: a `scope` filter is decided here, once, on that name.
-    """
-    rest = {field: wanted for field, wanted in filters.items() if field != "scope"}
-    if len(rest) < len(filters) and not matches_filters(
-        {"scope": name}, {"scope": filters["scope"]}
-    ):
-        return None
-    return rest
-
-
-def _named(entry: MemoryEntry, name: str) -> MemoryEntry:
-    """`entry` as the language shows it: `metadata["scope"]` is the memory's name."""
-    if entry.metadata.get("scope") == name:
-        return entry
-    return dataclasses.replace(entry, metadata={**entry.metadata, "scope": name})
