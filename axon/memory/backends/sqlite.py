@@ -24,7 +24,8 @@ guarantees, and how:
   incrementally, and searches a scope of `ann_threshold` entries or more (default
   50,000) through an HNSW index saved beside the file (`sqlite_ann`), when usearch is
   installed and the file is writable; the index is built in a background thread, and
-  the exact scan answers until it is ready.
+  the exact scan answers until it is ready. The `exact` and `keyword` read paths
+  are `sqlite_text_search`.
 - Decay: expired rows are filtered out of every read and deleted in batches of
   `PURGE_BATCH` on open, every `PURGE_EVERY_WRITES` writes and every
   `PURGE_INTERVAL` seconds of the backend's clock (the policy of `sql_common`).
@@ -57,7 +58,6 @@ from axon.memory.backend import (
     RETRIEVAL_MODES,
     Capabilities,
     MemoryBackend,
-    best_first,
     configured_memory_dir,
     expand_location,
     resolve_memory_dir,
@@ -66,34 +66,29 @@ from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
 from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
 from axon.memory.backends.sql_common import (
     WriteRow,
-    candidate_count,
     purge_in_batches,
     quiet_sweep,
-    quoted_terms,
     row_entry,
     write_row,
 )
 from axon.memory.backends.sqlite_ann import AnnIndexes, prune_log, threshold_from_env
 from axon.memory.backends.sqlite_filters import filter_condition
-from axon.memory.backends.sqlite_fts import match_expression, stem_token
 from axon.memory.backends.sqlite_schema import (
-    KEY_LC,
+    _COLUMNS,
+    _SELECT,
     LIVE,
-    LIVE_E,
     SCHEMA_VERSION,
-    SUBSTRING_TABLE,
-    contains,
     delete_rows,
-    like_pattern,
     migrate,
     schema_version,
     upsert_rows,
 )
+from axon.memory.backends.sqlite_text_search import (
+    fts_match_expression as fts_match_expression,
+)
+from axon.memory.backends.sqlite_text_search import retrieve_exact, retrieve_keyword
 from axon.memory.backends.sqlite_vectors import VectorCaches
 from axon.memory.entry import MemoryEntry, filter_predicate, value_text
-from axon.memory.retrieval.exact import SCORE_EQUAL, SCORE_KEY, SCORE_VALUE, seed_score
-from axon.memory.retrieval.scores import ScopeStats, entry_counts, entry_length, keyword_score
-from axon.memory.retrieval.text import CONTEXT_WEIGHT, search_words, stem
 
 if TYPE_CHECKING:
     import numpy as np
@@ -114,16 +109,6 @@ BUSY_DEADLINE = 120.0
 
 PURGE_EVERY_WRITES = 1000
 """Writes after which the next operation sweeps expired rows (besides `PURGE_INTERVAL`)."""
-
-SUBSTRING_CANDIDATES = 2000
-"""`exact` reads the trigram index's matches of a needle when they are at most this many;
-a more common needle is found sooner by the recency scan, which stops after `top_k`."""
-
-SUBSTRING_GRAMS = 16
-"""Most trigrams of a needle looked up (a long needle's are sampled along it)."""
-
-_SELECT = "SELECT id, scope, key, value_json, metadata_json, timestamp, expires_at FROM entries"
-_COLUMNS = "e.id, e.scope, e.key, e.value_json, e.metadata_json, e.timestamp, e.expires_at"
 
 Row = tuple[int, str | None, str, str, str, float, float | None]
 
@@ -172,24 +157,6 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
                 raise AxonMemoryError(f"cannot read memory file {path} (read-only): {exc}") from exc
             uri += "&immutable=1"
     raise AssertionError("unreachable")
-
-
-def fts_match_expression(query: str) -> str | None:
-    """An FTS5 MATCH expression for `query`: its words (`text.search_words`) in both the
-    spellings the full-text indexes hold (`sqlite_fts.match_expression`), quoted, so
-    no operator, column filter, prefix star or NEAR group can come from user text.
-    None when the query has no words at all.
-    """
-    return match_expression(search_words(query))
-
-
-def _encodable(text: str) -> bool:
-    """Whether `text` can be sent to SQLite (no lone surrogates)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -533,7 +500,7 @@ class SQLiteBackend(MemoryBackend):
         if self.ann is not None:
             self.ann.close()
 
-    # ------------------------------------------------------------------ exact
+    # ------------------------------------------------------------------ exact and keyword
 
     async def _retrieve_exact(
         self,
@@ -543,108 +510,9 @@ class SQLiteBackend(MemoryBackend):
         filters: Mapping[str, Any] | None,
         now: float,
     ) -> list[MemoryEntry]:
-        """The seed's tiers, best tier first, each newest first, stopping at `top_k`.
-
-        A needle of three or more characters is looked up in the trigram index
-        (`entries_substr`): when it has at most `SUBSTRING_CANDIDATES` matches in the
-        file, those rows are all there is to score. Otherwise (a short or common
-        needle): key equal comes from the lower-cased key index; key contains from a
-        scan of the covering recency index; value contains from a scan of the rows
-        in recency order. Scans are read lazily, so a common query stops after a few
-        rows. SQL only preselects: every candidate is scored in Python with the
-        seed's rules, so the results are the seed's.
-        """
-        accepts = filter_predicate(filters)
-        self._maybe_purge(now)
-        q = query.lower()
-        # What SQL matches: a NUL is a space there, as in the stored `_lc` form (SQL's
-        # string functions stop at a NUL); candidates are scored with `q` itself.
-        needle = q.replace("\x00", " ")
-        pattern = like_pattern(needle)
-        where, params = self._scope_sql(scope)
-        tiers: tuple[tuple[str, tuple[Any, ...], float], ...] = (
-            (f"{KEY_LC} = ?", (q,), SCORE_EQUAL),
-            (contains("key", pattern), (pattern, needle), SCORE_KEY),  # key-equal: skipped below
-            (
-                f"NOT {contains('key', pattern)} AND {contains('text', pattern)}",
-                (pattern, needle, pattern, needle),
-                SCORE_VALUE,
-            ),
-        )
-
-        def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
-            indexed = self._exact_indexed(conn, q, top_k, (where, params), filters, now)
-            if indexed is not None:
-                return indexed
-            found: list[MemoryEntry] = []
-            for condition, args, tier_score in tiers:
-                if len(found) >= top_k:
-                    break
-                sql = f"{_SELECT} WHERE {condition} AND {LIVE}{where} ORDER BY timestamp DESC, id"
-                if tier_score == SCORE_KEY:  # ids from the covering index, then the rows
-                    sql = f"SELECT id FROM entries WHERE {condition} AND {LIVE}{where} "
-                    sql += "ORDER BY timestamp DESC, id"
-                for row in conn.execute(sql, (*args, now, *params)):
-                    if tier_score == SCORE_KEY:
-                        row = conn.execute(f"{_SELECT} WHERE id = ?", (row[0],)).fetchone()
-                    entry = self._entry(row)
-                    score = seed_score(q, entry.key, entry.value)
-                    if score != tier_score or not accepts(entry.metadata):
-                        continue
-                    found.append(entry.with_score(score))
-                    if len(found) == top_k:
-                        break
-            return found
-
-        return self._read(body)
-
-    def _exact_indexed(
-        self,
-        conn: sqlite3.Connection,
-        q: str,
-        top_k: int,
-        scope_sql: tuple[str, tuple[Any, ...]],
-        filters: Mapping[str, Any] | None,
-        now: float,
-    ) -> list[MemoryEntry] | None:
-        """`exact` from the trigram index, or None when it cannot say (a needle under three
-        characters, one with NUL or unencodable characters, or more than
-        `SUBSTRING_CANDIDATES` matches).
-
-        The index keeps no positions, so the rows holding all of (at most
-        `SUBSTRING_GRAMS` of) the needle's trigrams are a superset of those holding
-        the needle; each is scored by `seed_score` (0 drops it) and ordered by
-        `best_first`.
-        """
-        accepts = filter_predicate(filters)
-        if len(q) < 3 or "\x00" in q or not _encodable(q):
-            return None
-        grams = list(dict.fromkeys(q[i : i + 3] for i in range(len(q) - 2)))
-        if len(grams) > SUBSTRING_GRAMS:  # spread over the needle: still a superset
-            step = len(grams) / SUBSTRING_GRAMS
-            grams = [grams[int(i * step)] for i in range(SUBSTRING_GRAMS)]
-        matches = conn.execute(
-            f"SELECT rowid FROM {SUBSTRING_TABLE} WHERE {SUBSTRING_TABLE} MATCH ? LIMIT ?",
-            (" AND ".join(quoted_terms(grams)), SUBSTRING_CANDIDATES + 1),
-        ).fetchall()
-        if len(matches) > SUBSTRING_CANDIDATES:
-            return None
-        where, params = scope_sql
-        ranked: list[tuple[tuple[float, float, int], MemoryEntry]] = []
-        for start in range(0, len(matches), 500):
-            ids = [row[0] for row in matches[start : start + 500]]
-            marks = ",".join("?" * len(ids))
-            for row in conn.execute(
-                f"{_SELECT} WHERE id IN ({marks}) AND {LIVE}{where}", (*ids, now, *params)
-            ):
-                entry = self._entry(row)
-                score = seed_score(q, entry.key, entry.value)
-                if score > 0 and accepts(entry.metadata):
-                    ranked.append((best_first(score, entry.timestamp, row[0]), entry))
-        ranked.sort(key=lambda item: item[0])
-        return [entry.with_score(-order[0]) for order, entry in ranked[:top_k]]
-
-    # ------------------------------------------------------------------ keyword
+        """The seed's tiers, from the trigram index or recency scans
+        (`sqlite_text_search.retrieve_exact`)."""
+        return await retrieve_exact(self, query, top_k, scope, filters, now)
 
     async def _retrieve_keyword(
         self,
@@ -655,117 +523,9 @@ class SQLiteBackend(MemoryBackend):
         now: float,
         linked: bool = False,
     ) -> list[MemoryEntry]:
-        """Per-scope BM25 over key and text (and the context when `linked`), in [0, 1].
-
-        FTS5 chooses the candidates: the best `want` matches of the whole file by its
-        own rank, joined to their rows; if scope, expiry or filters leave fewer than
-        `top_k`, `want` grows until the matches run out. Every candidate is then
-        scored by `scores.keyword_score` with the statistics of its scope
-        (`scope_stats`, and each query term's document count in that scope), so the
-        score and the final order are those of every other backend. Unless `linked`,
-        the index searched (`entries_fts`) holds only key and text.
-        """
-        accepts = filter_predicate(filters)
-        self._maybe_purge(now)
-        match = fts_match_expression(query)
-        if match is None:
-            return []
-        words = search_words(query)
-        terms = [stem(word) for word in words]
-        fts = "entries_fts_linked" if linked else "entries_fts"
-        context_column = "e.context" if linked else "NULL"
-        where, params = self._scope_sql(scope, "e.scope")
-
-        def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
-            want = candidate_count(top_k)
-            while True:
-                rows = conn.execute(
-                    f"SELECT {_COLUMNS}, e.text, {context_column} FROM (SELECT rowid, rank "
-                    f"FROM {fts} WHERE {fts} MATCH ? ORDER BY rank LIMIT ?) AS m "
-                    f"JOIN entries AS e ON e.id = m.rowid WHERE {LIVE_E}{where} ORDER BY m.rank",
-                    (match, want, now, *params),
-                ).fetchall()
-                kept = (
-                    [row for row in rows if accepts(json.loads(row[4]))]
-                    if filters
-                    else rows
-                )
-                if len(kept) >= top_k or want < 0 or not self._more_matches(conn, fts, match, want):
-                    break
-                want = want * 16 if want < 100_000 else -1  # -1: no limit
-            stats = {
-                name: self._scope_stats(conn, name, fts, words, linked)
-                for name in {row[1] for row in kept}
-            }
-            scored = []
-            for row in kept:
-                context = row[8] if linked else None
-                score = keyword_score(
-                    terms,
-                    entry_counts(row[2], row[7], context),
-                    entry_length(row[2], row[7], context),
-                    stats[row[1]],
-                )
-                if score > 0.0:  # FTS5 only proposes: the shared terms decide
-                    scored.append((*best_first(score, row[5], row[0]), row, score))
-            scored.sort(key=lambda item: item[:3])
-            return [self._entry(item[3], item[4]) for item in scored[:top_k]]
-
-        return self._read(body)
-
-    @staticmethod
-    def _scope_stats(
-        conn: sqlite3.Connection, scope: str | None, fts: str, words: Sequence[str], linked: bool
-    ) -> ScopeStats:
-        """BM25 statistics of `scope` for the query `words` (unstemmed, as FTS5 wants them).
-
-        Entries and lengths come from `scope_stats`. A term's document count is the
-        whole file's (the fts5vocab table, one lookup) when the scope holds every
-        entry of the file, else the count of the term's matches within the scope.
-        """
-        ident = scope if scope is not None else b"\x00"
-        row = conn.execute(
-            "SELECT docs, length, context_length FROM scope_stats WHERE ifnull(scope, X'00') = ?",
-            (ident,),
-        ).fetchone()
-        if row is None:
-            return ScopeStats(0, 0.0)
-        docs, length, context_length = int(row[0]), float(row[1]), float(row[2])
-        if linked:
-            length += CONTEXT_WEIGHT * context_length
-        by_stem: dict[str, str] = {}
-        for word in words:
-            by_stem.setdefault(stem(word), word)
-        total = int(conn.execute("SELECT ifnull(sum(docs), 0) FROM scope_stats").fetchone()[0])
-        df: dict[str, int] = {}
-        if total == docs:
-            # A row holds a term in one spelling (`sqlite_fts`): the word's porter stem
-            # (the shared `stem`) in an ASCII row, its `stem_token` in the others.
-            for term in by_stem:  # one equality lookup each (fts5vocab scans for IN)
-                df[term] = 0
-                for spelling in (term, stem_token(term)):
-                    found = conn.execute(
-                        f"SELECT doc FROM {fts}_terms WHERE term = ?", (spelling,)
-                    ).fetchone()
-                    df[term] += int(found[0]) if found else 0
-        else:
-            for term, word in by_stem.items():
-                count = conn.execute(
-                    f"SELECT count(*) FROM {fts} AS f CROSS JOIN entries AS e ON e.id = f.rowid "
-                    f"WHERE {fts} MATCH ? AND e.scope IS ?",
-                    (match_expression([word]), scope),
-                ).fetchone()[0]
-                df[term] = int(count)
-        return ScopeStats(docs, length, df)
-
-    @staticmethod
-    def _more_matches(conn: sqlite3.Connection, fts: str, match: str, seen: int) -> bool:
-        """Whether the full-text index `fts` holds more than `seen` matches of `match`."""
-        row = conn.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT ?)",
-            (match, seen + 1),
-        ).fetchone()
-        return int(row[0]) > seen
+        """Per-scope BM25 over FTS5's candidates, in [0, 1]
+        (`sqlite_text_search.retrieve_keyword`)."""
+        return await retrieve_keyword(self, query, top_k, scope, filters, now, linked)
 
     # ------------------------------------------------------------------ semantic
 

@@ -76,6 +76,9 @@ LIVE = "(expires_at IS NULL OR expires_at > ?)"
 LIVE_E = "(e.expires_at IS NULL OR e.expires_at > ?)"
 """`LIVE` for a query where the entries table is aliased `e`."""
 
+_SELECT = "SELECT id, scope, key, value_json, metadata_json, timestamp, expires_at FROM entries"
+_COLUMNS = "e.id, e.scope, e.key, e.value_json, e.metadata_json, e.timestamp, e.expires_at"
+
 
 MAX_LIKE_PATTERN = 40_000
 """Longest LIKE pattern used (bytes); SQLite refuses patterns over 50,000 bytes."""
