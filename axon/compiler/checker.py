@@ -4,42 +4,37 @@
 holding all problems sorted by position. `env` carries what earlier inputs of the
 same session declared and bound, so a REPL line is checked against everything
 before it. Backend names and capabilities come from the memory registry.
+Remember, recall and forget are checked by `check_memory_statements`, a run by
+`check_runs`; memory declarations by `check_memory`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from typing import TypeAlias, assert_never
 
 import attrs
 
 from axon.compiler import ast, ir
-from axon.compiler.check_memory import DEFAULT_TOP_K, Reporter, check_memory
-from axon.compiler.check_options import (
-    forget_options,
-    key_problem,
-    recall_options,
-    remember_options,
-    tier_membership_problem,
+from axon.compiler.check_memory import Reporter, check_memory
+from axon.compiler.check_memory_statements import (
+    CONSTANT_OPTIONS as CONSTANT_OPTIONS,
 )
-from axon.compiler.lowering import condition_text, expr, names_in, plain, text_of, value_span
-from axon.compiler.names import Suggester, did_you_mean, key_for_literal, key_for_name
+from axon.compiler.check_memory_statements import check_forget, check_recall, check_remember
+from axon.compiler.check_runs import DEFAULT_RETRY_ATTEMPTS as DEFAULT_RETRY_ATTEMPTS
+from axon.compiler.check_runs import EFFORTS as EFFORTS
+from axon.compiler.check_runs import ON_FAILURE as ON_FAILURE
+from axon.compiler.check_runs import check_run
+from axon.compiler.check_runs import run_bindings as run_bindings
+from axon.compiler.lowering import condition_text, expr, names_in, plain, text_of
+from axon.compiler.names import Suggester, _a, did_you_mean
 from axon.errors import AxonCheckError
 from axon.memory.embeddings.availability import keyword_fallback_warning
 from axon.memory.registry import BackendRegistry
 from axon.memory.registry import registry as default_registry
 from axon.source import NO_SPAN, Source, Span
 
-CONSTANT_OPTIONS = frozenset({"key", "tags", "metadata", "where", "related"})
-"""`with` options whose values are data (a key, tags, metadata, a filter, keys), where
-a name bound in the program would otherwise be read as its own text."""
-
 STEP_FIELDS = ("ask", "confidence_floor", "given", "output", "probe", "reason", "use", "weave")
-EFFORTS = ("high", "low", "max", "medium")
-ON_FAILURE = ir.ON_FAILURE_KINDS
-DEFAULT_RETRY_ATTEMPTS = 3
-"""Runs of a flow in all under `on_failure: retry(...)` without `max_attempts`."""
 
 
 SymbolNode: TypeAlias = (
@@ -167,7 +162,7 @@ class Checker:
                 case ast.Flow():
                     flows.append(self.flows[item.name])
                 case ast.Run():
-                    statements.append(self._run(item))
+                    statements.append(check_run(self, item))
                 case ast.Let() | ast.Remember() | ast.Recall() | ast.Forget():
                     statements.extend(self._statements([item], self.env.bound, top=True))
                 case _:
@@ -301,11 +296,11 @@ class Checker:
                     name=name, value=expr(value), line=stmt.span.line, column=stmt.span.column
                 )
             case ast.Remember():
-                return self._remember(stmt, bound, top=top)
+                return check_remember(self, stmt, bound, top=top)
             case ast.Recall():
-                return self._recall(stmt, bound)
+                return check_recall(self, stmt, bound)
             case ast.Forget():
-                return self._forget(stmt, bound, top=top)
+                return check_forget(self, stmt, bound, top=top)
             case ast.Step():
                 return self._step(stmt, bound, top=top)
             case (
@@ -470,193 +465,6 @@ class Checker:
         if symbol is not None and symbol.kind not in ("tool", IMPORTED):
             self.error(f"'use' expects a tool, but '{tool.text}' is {_a(symbol.kind)}", span)
 
-    def _memory_ref(
-        self, op: str, role: str, name: str, span: Span, bound: set[str]
-    ) -> ir.IRMemory | None:
-        symbol = self.env.symbols.get(name)
-        if symbol is None and name in bound:  # a let, a flow parameter or a step
-            self.error(
-                f"'{op}' {role} '{name}' is a bound name (a value), not a memory store"
-                f"{self._suggest(name, 'memory')}",
-                span,
-            )
-            return None
-        if symbol is None:
-            self.error(f"Undefined memory '{name}'{self._suggest(name, 'memory')}", span)
-            return None
-        if symbol.kind != "memory":
-            self.error(
-                f"'{op}' {role} '{name}' is {_a(symbol.kind)}, not a memory store",
-                span,
-            )
-            return None
-        memory = self.memories.get(name)
-        if memory is None and isinstance(symbol.node, ir.IRMemory):
-            memory = symbol.node
-        return memory
-
-    def _check_constant_options(self, options: ast.MapValue | None, bound: set[str]) -> None:
-        """A bound name where a `with` option takes a constant is an error, never its text.
-
-        `with { key: k }`, `metadata: { who: t }`, `where: { speaker: t }`, `tags: [t]`
-        and `related: [k]` take their values as written: a bare word is the text of
-        the word (`retrieval: semantic`, `tier: session`), so a flow parameter or a
-        `let` name there would silently store or match the name itself. Names bound
-        where the statement runs are refused instead, at the name.
-        """
-        if options is None:
-            return
-        for f in options.fields:
-            if f.name not in CONSTANT_OPTIONS:
-                continue
-            values = (
-                [g.value for g in f.value.fields]
-                if isinstance(f.value, ast.MapValue)
-                else [f.value]
-            )
-            for value in values:
-                for name in names_in(value):
-                    if name.parts[0] not in bound:
-                        continue
-                    self.error(
-                        f"'{name.text}' is a bound name, but the values of `with {{ {f.name}: "
-                        f"... }}` are constants written in the program: a bare word there is "
-                        f"its own text, not the value of '{name.text}'; write \"{name.text}\" "
-                        f"for the text",
-                        name.span if name.span != NO_SPAN else f.span,
-                    )
-
-    def _remember(self, stmt: ast.Remember, bound: set[str], *, top: bool) -> ir.IRRemember:
-        memory = self._memory_ref("remember", "target", stmt.target, stmt.target_span, bound)
-        self._check_refs(stmt.value, bound, "remember", stmt.span, top=top)
-        self._check_constant_options(stmt.options, bound)
-        checked = remember_options(stmt.options, self.report)
-        if memory is not None and checked.tier is not None and checked.tier_field is not None:
-            self._check_tiers(memory, checked.tier, checked.tier_field)
-        key = checked.key
-        if key is None:
-            if isinstance(stmt.value, ast.Name):
-                key = key_for_name(stmt.value.parts)
-            else:
-                key = key_for_literal(plain(stmt.value))
-        return ir.IRRemember(
-            expression=text_of(stmt.value),
-            memory_target=stmt.target,
-            key=key,
-            options=_written(stmt.options),
-            line=stmt.span.line,
-            column=stmt.span.column,
-            value=expr(stmt.value),
-            tags=checked.tags,
-            importance=checked.importance,
-            metadata=checked.metadata,
-            type=checked.type,
-            expires_in=checked.expires_in,
-            related=checked.related,
-            tier=checked.tier,
-        )
-
-    def _check_tiers(self, memory: ir.IRMemory, asked: str | tuple[str, ...], f: ast.Field) -> None:
-        """`with { tier: ... }` / `with { tiers: [...] }` name tiers the memory has."""
-        if not memory.tiers and memory.name in self._declares_tiers:
-            return  # its `tiers:` is wrong, and that error is already reported
-        problem = tier_membership_problem(
-            memory.name, memory.tiers, asked if isinstance(asked, str) else list(asked)
-        )
-        if problem is not None:
-            self.error(problem, value_span(f))
-
-    def _recall(self, stmt: ast.Recall, bound: set[str]) -> ir.IRRecall:
-        memory = self._memory_ref("recall", "source", stmt.source, stmt.source_span, bound)
-        self._check_constant_options(stmt.options, bound)
-        checked = recall_options(stmt.options, self.report)
-        top_k = checked.top_k or (memory.top_k if memory else DEFAULT_TOP_K)
-        retrieval = memory.retrieval if memory else "exact"
-        if checked.retrieval is not None and checked.retrieval_field is not None:
-            retrieval = checked.retrieval
-            self._check_mode(memory, retrieval, value_span(checked.retrieval_field))
-        if memory is not None and checked.tiers is not None and checked.tiers_field is not None:
-            self._check_tiers(memory, checked.tiers, checked.tiers_field)
-        bound.add(stmt.alias or stmt.source)
-        return ir.IRRecall(
-            query=text_of(stmt.query),
-            memory_source=stmt.source,
-            top_k=top_k,
-            alias=stmt.alias,
-            options=_written(stmt.options),
-            line=stmt.span.line,
-            column=stmt.span.column,
-            query_value=expr(stmt.query),
-            retrieval=retrieval,
-            filters=checked.filters,
-            tiers=checked.tiers,
-        )
-
-    def _forget(self, stmt: ast.Forget, bound: set[str], *, top: bool) -> ir.IRForget:
-        """A key (a non-empty string literal, or a name bound to one) or a filter, never both.
-
-        Neither is an error: there is no statement that deletes every entry.
-        """
-        self._memory_ref("forget", "source", stmt.source, stmt.source_span, bound)
-        filters: dict[str, ir.JSON] = {}
-        key = stmt.key
-        if key is not None:
-            self._forget_key(key, stmt, bound, top=top)
-            if stmt.options is not None:
-                self.error(
-                    f"forget takes a key or a filter, not both: forget(KEY) from {stmt.source} "
-                    f"deletes one entry, forget from {stmt.source} with {{ ... }} every entry "
-                    "the filter matches",
-                    stmt.options.span,
-                )
-        elif stmt.options is None or not stmt.options.fields:
-            self.error(
-                f'forget from {stmt.source} needs a key or a filter: forget("key") from '
-                f"{stmt.source}, or forget from {stmt.source} with {{ tags: [...] }} "
-                f"(or where: {{ field: value }}); there is no statement that deletes every entry",
-                stmt.options.span if stmt.options is not None else stmt.span,
-            )
-        else:
-            self._check_constant_options(stmt.options, bound)
-            filters = forget_options(stmt.options, self.report).filters
-        return ir.IRForget(
-            memory_source=stmt.source,
-            key=expr(key) if key is not None else None,
-            key_text=text_of(key) if key is not None else None,
-            filters=filters,
-            options=_written(stmt.options),
-            line=stmt.span.line,
-            column=stmt.span.column,
-        )
-
-    def _forget_key(self, key: ast.Value, stmt: ast.Forget, bound: set[str], *, top: bool) -> None:
-        span = key.span if key.span.line else stmt.span
-        if isinstance(key, ast.Name):
-            self._check_refs(key, bound, "forget", stmt.span, top=top)
-        elif isinstance(key, ast.Literal) and isinstance(key.value, str):
-            if problem := key_problem(key.value, " of forget"):
-                self.error(problem, span)
-        else:
-            self.error(
-                f"The key of forget must be a string or a name bound to one, got "
-                f"{json.dumps(plain(key))}; to forget by metadata write forget from "
-                f"{stmt.source} with {{ where: {{ field: value }} }}",
-                span,
-            )
-
-    def _check_mode(self, memory: ir.IRMemory | None, mode: str, span: Span) -> None:
-        if memory is None:
-            return
-        info = self.backends.lookup(memory.backend)
-        if info is None:
-            return
-        caps = info.resolved_capabilities()
-        if mode not in caps.retrieval:
-            self.error(
-                f"Backend '{memory.backend}' of memory '{memory.name}' cannot do {mode} retrieval",
-                span,
-            )
-
     def _check_refs(
         self, value: ast.Value, bound: set[str], op: str, span: Span, *, top: bool
     ) -> None:
@@ -693,149 +501,6 @@ class Checker:
         self._bound_names.update(bound)
         return self._bound_names.did_you_mean(name, bound)
 
-    def _run(self, run: ast.Run) -> ir.IRRun:
-        flow_name = run.flow.text
-        flow_node = self._run_target(run)
-        self._expect_kind(run.persona, "persona", "as", run.persona_span)
-        self._expect_kind(run.context, "context", "within", run.context_span)
-        for anchor, span in zip(run.anchors, run.anchor_spans, strict=False):
-            self._expect_kind(anchor, "anchor", "constrained_by", span)
-        if flow_node is not None:
-            self._check_args(run, flow_node)
-        on_failure: ir.IROnFailure | None = None
-        output_to = effort = None
-        for f in run.options:
-            if f.name == "on_failure":
-                on_failure = self._on_failure(f)
-            elif f.name == "output_to":
-                output_to = self._output_to(f)
-            elif f.name == "effort":
-                effort = self._effort(f)
-        # A run binds the flow's result (and its steps' outputs) for later statements.
-        self.env.bound.add(flow_name)
-        if flow_node is not None:
-            self.env.bound |= run_bindings(flow_node)
-        return ir.IRRun(
-            flow=flow_name,
-            args=tuple(ir.IRArg(name=a.name, value=expr(a.value)) for a in run.args),
-            persona=run.persona,
-            context=run.context,
-            anchors=run.anchors,
-            on_failure=on_failure,
-            output_to=output_to,
-            effort=effort,
-            line=run.span.line,
-            column=run.span.column,
-        )
-
-    def _run_target(self, run: ast.Run) -> ir.IRFlow | None:
-        """The flow a run names (checked here or by an earlier input), or None with an error."""
-        flow_name = run.flow.text
-        symbol = self.env.symbols.get(flow_name)
-        if symbol is None:
-            self.error(
-                f"Undefined flow '{flow_name}'{self._suggest(flow_name, 'flow')}", run.flow.span
-            )
-            return None
-        if symbol.kind != "flow":
-            self.error(
-                f"'run' expects a flow, but '{flow_name}' is {_a(symbol.kind)}", run.flow.span
-            )
-            return None
-        flow_node = self.flows.get(flow_name)
-        if flow_node is None and isinstance(symbol.node, ir.IRFlow):
-            flow_node = symbol.node
-        return flow_node
-
-    def _check_args(self, run: ast.Run, flow: ir.IRFlow) -> None:
-        """A run passes one argument per parameter of the flow (positional ones in order,
-        named ones by their names): too many, an unknown name, or a parameter left
-        without a value (it would be unbound when the flow reads it) is an error."""
-        params = flow.params
-        given = len(run.args)
-        takes = f"Flow '{flow.name}' takes {len(params)} argument{'' if len(params) == 1 else 's'}"
-        if given > len(params):
-            self.error(f"{takes} but {given} were given", run.flow.span)
-            return
-        names = {p.name for p in params}
-        filled = {p.name for p, arg in zip(params, run.args, strict=False) if arg.name is None}
-        unknown = False  # an unknown name is its own error: no "missing" beside it
-        for arg in run.args:
-            if arg.name is None:
-                continue
-            if arg.name not in names:
-                unknown = True
-                self.error(
-                    f"Flow '{flow.name}' has no parameter '{arg.name}'"
-                    f"{did_you_mean(arg.name, names)}",
-                    arg.span,
-                )
-            filled.add(arg.name)
-        missing = [p.name for p in params if p.name not in filled]
-        if missing and not unknown:
-            self.error(
-                f"{takes} but {given} {'was' if given == 1 else 'were'} given "
-                f"(missing {', '.join(repr(name) for name in missing)})",
-                run.flow.span,
-            )
-
-    def _on_failure(self, f: ast.Field) -> ir.IROnFailure | None:
-        """`on_failure: log | escalate | retry(...) | raise Name`, or None with an error."""
-        value = plain(f.value)
-        match f.value:
-            case ast.Call(callee=callee, args=args) if callee.text in ON_FAILURE:
-                kind = callee.text
-            case ast.Raise(error=error):
-                return ir.IROnFailure(kind="raise", error=error)
-            case _ if isinstance(value, str) and value in ON_FAILURE:
-                kind, args = value, ()
-            case _:
-                self.error(
-                    f"Invalid on_failure {json.dumps(value)}. "
-                    "Valid: log, escalate, retry(...), raise ErrorName",
-                    value_span(f),
-                )
-                return None
-        arguments: dict[str, ir.JSON] = {a.name: plain(a.value) for a in args if a.name is not None}
-        if positional := [plain(a.value) for a in args if a.name is None]:
-            arguments["args"] = positional
-        if kind != "retry":
-            return ir.IROnFailure(kind=kind, arguments=arguments)
-        attempts = DEFAULT_RETRY_ATTEMPTS
-        for arg in args:
-            if arg.name == "max_attempts":
-                given = arg.value
-                if (
-                    isinstance(given, ast.Literal)
-                    and isinstance(given.value, int)
-                    and not isinstance(given.value, bool)
-                    and given.value >= 1
-                ):
-                    attempts = given.value
-                else:
-                    self.error(
-                        "max_attempts of on_failure retry must be a positive integer, "
-                        f"got {json.dumps(plain(given))}",
-                        arg.span if arg.span.line else value_span(f),
-                    )
-        return ir.IROnFailure(kind="retry", max_attempts=attempts, arguments=arguments)
-
-    def _output_to(self, f: ast.Field) -> str | None:
-        value = plain(f.value)
-        if isinstance(value, str):
-            return value
-        self.error("output_to must be a string (a file name)", value_span(f))
-        return None
-
-    def _effort(self, f: ast.Field) -> str | None:
-        value = plain(f.value)
-        if isinstance(value, str) and value in EFFORTS:
-            return value
-        self.error(
-            f"Invalid effort {json.dumps(value)}. Valid: {', '.join(EFFORTS)}", value_span(f)
-        )
-        return None
-
     def _expect_kind(self, name: str | None, kind: str, keyword: str, span: Span) -> None:
         if name is None:
             return
@@ -844,14 +509,6 @@ class Checker:
             self.error(f"Undefined {kind} '{name}'{self._suggest(name, kind)}", span)
         elif symbol.kind != kind and symbol.kind != IMPORTED:
             self.error(f"'{keyword}' expects {_a(kind)}, but '{name}' is {_a(symbol.kind)}", span)
-
-
-def _written(options: ast.MapValue | None) -> dict[str, ir.JSON]:
-    """A `with { ... }` as written, as plain data (the first of a duplicated name wins)."""
-    out: dict[str, ir.JSON] = {}
-    for f in options.fields if options else ():
-        out.setdefault(f.name, plain(f.value))
-    return out
 
 
 def _plain_fields(fields: Iterable[ast.Field]) -> dict[str, ir.JSON]:
@@ -873,21 +530,6 @@ def check(
     `extend_env` after a successful check.
     """
     return Checker(source, env, backends or default_registry).check(program)
-
-
-def run_bindings(flow: ir.IRFlow) -> set[str]:
-    """Names a `run` of `flow` binds for later statements: its return type, steps, outputs."""
-    names = {flow.name}
-    if flow.result_name:
-        names.add(flow.result_name)
-    for step in flow.steps:
-        if isinstance(step, ir.IRStep):
-            names.add(step.name)
-            if step.output:
-                names.add(step.output)
-        elif isinstance(step, ir.IRCognitive) and step.into:
-            names.add(step.into)
-    return names
 
 
 def extend_env(env: CheckEnv, program: ir.IRProgram) -> None:
@@ -936,7 +578,3 @@ def _durations_in(value: ast.Value) -> Iterator[ast.Duration]:
         case _:
             return
 
-
-def _a(kind: str) -> str:
-    """`kind` with its indefinite article: "a flow", "an imported name", "an intent"."""
-    return f"{'an' if kind[:1] in ('a', 'e', 'i', 'o', 'u') else 'a'} {kind}"

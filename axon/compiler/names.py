@@ -136,3 +136,8 @@ class Suggester:
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     """` (did you mean 'x'?)` for the closest candidate, or `""` (see `Suggester`)."""
     return Suggester(candidates).did_you_mean(name)
+
+
+def _a(kind: str) -> str:
+    """`kind` with its indefinite article: "a flow", "an imported name", "an intent"."""
+    return f"{'an' if kind[:1] in ('a', 'e', 'i', 'o', 'u') else 'a'} {kind}"
