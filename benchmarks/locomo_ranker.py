@@ -137,6 +137,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "neighbour_lists": ("neighbour_keyword", "neighbour_semantic"),
     "text": ("length", "short", "asks", "relative_time"),
     "signals": ("own", "keyword", "semantic", "mention", "neighbour", "episode", "when"),
+    "names": ("names",),
+    "numbers": ("number", "number_asked"),
 }
 """Families of features `--drop` can leave out (ablation)."""
 

@@ -289,6 +289,35 @@ def test_the_ranker_reads_each_candidates_places_text_and_neighbours() -> None:
     assert wow["semantic"] == 0.3 and wow["keyword"] == 0.2
 
 
+def test_the_ranker_reads_names_and_numbers_said() -> None:
+    """`names` counts proper names said, not a speaker's and not a sentence's first word;
+    `number_asked` is a number said when the question asks "how many"."""
+
+    def turn(key: str, speaker: str, text: str, ts: float) -> MemoryEntry:
+        return MemoryEntry(
+            key=key, value=f"[8 May, 2023] {speaker}: {text}", score=0.5, timestamp=ts,
+            metadata={"speaker": speaker},
+        )
+
+    keyword = [
+        turn("cities", "John", "I was in Chicago, then Seattle with Kyle! I'm tired.", NOW),
+        turn("speakers", "Tim", "Thanks, John. Chicago is great. Really.", NOW + 3600),
+        turn("plain", "John", "Sounds fun, see you there next week.", NOW + 7200),
+        turn("kids", "Tim", "We have two kids now.", NOW + 10800),
+    ]
+    for query, counts in (("How many cities did John visit?", 1.0), ("Where did John go?", 0.0)):
+        rows = ranker_features(keyword, [], now=NOW, weights=HybridWeights(), query=query)
+        values = {e.key: dict(zip(ranker.FEATURES, row, strict=True)) for e, row in rows}
+        assert values["cities"]["names"] == 1.0  # Chicago, Seattle, Kyle
+        assert values["speakers"]["names"] == 0.0  # "John" speaks; "Chicago" begins a sentence
+        assert values["plain"]["names"] == 0.0 and values["plain"]["number"] == 0.0
+        assert values["kids"]["number"] == 1.0 and values["kids"]["number_asked"] == counts
+        assert values["cities"]["number"] == 0.0
+    assert ranker.said_names("[1 May] Ana: We met José in Zürich. Zürich was cold.") == (
+        "josé", "zürich")
+    assert ranker.asks_count("how long did it take") and not ranker.asks_count("how did it go")
+
+
 def test_learned_blends_the_ranker_with_the_hand_weighted_score() -> None:
     keyword, semantic = _question_and_answer()
     both = fuse(keyword, semantic, top_k=3, now=NOW, weights=HybridWeights(learned=0.5),

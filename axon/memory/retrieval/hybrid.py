@@ -358,7 +358,9 @@ def _signals_of(
         return entries, parts_of, None
     when = asks_when(words)
     own, near, episode = _linked_signals(parts_of, entries, weights, when)
-    return entries, parts_of, _Pool(keyword, semantic, kw, sem, own, near, episode, when)
+    counts = ranker.asks_count(query) if query else False
+    pool = _Pool(keyword, semantic, kw, sem, own, near, episode, when, counts)
+    return entries, parts_of, pool
 
 
 def _linked_signals(
@@ -407,6 +409,8 @@ class _Pool:
     near: Mapping[_Ident, float]
     episode: Mapping[_Ident, float]
     when: bool
+    counts: bool
+    """The question asks "how many / much / long / often" (`ranker.asks_count`)."""
 
 
 PLACE_TOLERANCE = 1e-5
@@ -442,6 +446,7 @@ def _ranker_features(
     window = weights.neighbour_seconds
     near_kw = _nearest_neighbours({i: pool.kw.get(i, 0.0) for i in entries}, times, window)
     near_sem = _nearest_neighbours({i: pool.sem.get(i, 0.0) for i in entries}, times, window)
+    known = _known_names(entries.values())
     found = {}
     for ident, parts in parts_of.items():
         text = value_text(entries[ident].value)
@@ -461,8 +466,22 @@ def _ranker_features(
             neighbour_semantic=near_sem[ident],
             text=text,
             relative_time=relative,
+            known_names=known,
+            asks_how_many=pool.counts,
         )
     return found
+
+
+def _known_names(entries: Iterable[MemoryEntry]) -> frozenset[str]:
+    """The words of the candidates' short metadata values (in a conversation, its
+    speakers): names every turn may say, which the ranker's `names` leaves out."""
+    known: set[str] = set()
+    for entry in entries:
+        for value in _metadata_names(entry.metadata):
+            words = _name_words(value)
+            if words is not None:
+                known |= words
+    return frozenset(known)
 
 
 def _learned_best(

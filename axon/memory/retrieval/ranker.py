@@ -22,7 +22,14 @@ The features (each in [0, 1]):
 - `neighbour_keyword`, `neighbour_semantic`: the best keyword and semantic score of
   the nearest candidates remembered before and after the entry;
 - `length` (words of what was said, up to 40), `short` (under 6 words), `asks`
-  (holds a "?"), `relative_time` (holds a relative time, whatever the question).
+  (holds a "?"), `relative_time` (holds a relative time, whatever the question);
+- `names`: proper names said (`said_names`: capitalised words that do not begin a
+  sentence, other than "I" and the short metadata values of the pool's candidates,
+  which in a conversation are its speakers), over 3, at most 1. A turn naming a
+  city, a person or a title is what "which cities ...", "what are the names of ..."
+  questions are answered from, and such answers are spread over many turns;
+- `number` (says a number, `holds_number`) and `number_asked` (says one, and the
+  question asks "how many / much / long / often", `asks_count`).
 
 The score is the model's linear score rescaled to [0, 1] by its own bounds:
 with `z = sum(w * x)`, `low = sum(min(w, 0))` and `high = sum(max(w, 0))` (what `z`
@@ -38,6 +45,7 @@ the hand-weighted signals, see `hybrid`).
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 from collections.abc import Sequence
@@ -70,6 +78,9 @@ FEATURES: tuple[str, ...] = (
     "short",
     "asks",
     "relative_time",
+    "names",
+    "number",
+    "number_asked",
 )
 """The ranker's inputs, in the order of its weights (see the module docstring)."""
 
@@ -78,6 +89,19 @@ LONG_WORDS = 40
 
 SHORT_WORDS = 6
 """Fewer words said than this is `short` ("Wow!", "Thanks!"): rarely what a question asks."""
+
+NAMES_FULL = 3
+"""`names` is the proper names said over this, at most 1."""
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_NUMBER = re.compile(
+    r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|once|twice|first|second|third)\b",
+    re.IGNORECASE,
+)
+"""A number said in digits or words (what "how many" and "how long" are answered with)."""
+
+_COUNT_WORDS = frozenset({"many", "much", "long", "often"})
 
 _PREFIX = re.compile(r"^(?:\[[^\]\n]{0,80}\]\s*)?(?:[^\s:][^:\n]{0,40}?:\s+)?")
 """A leading "[date]" and "Speaker:" of a conversation turn: not what was said."""
@@ -95,6 +119,37 @@ def said_features(text: str) -> tuple[int, bool]:
     entries come back query after query."""
     spoken = said(text)
     return len(tokenize(spoken)), "?" in spoken
+
+
+@functools.lru_cache(maxsize=65536)
+def said_names(text: str) -> tuple[str, ...]:
+    """The capitalised words of `said(text)` that do not begin a sentence, lower-cased,
+    without "I" ("I", "I'm"): the proper names said. Cached like `said_features`."""
+    names = []
+    for sentence in _SENTENCE_END.split(said(text)):
+        for word in _WORD.findall(sentence)[1:]:
+            if word[0].isupper() and not (word == "I" or word.startswith(("I'", "I’"))):
+                names.append(word.lower())
+    return tuple(names)
+
+
+@functools.lru_cache(maxsize=65536)
+def holds_number(text: str) -> bool:
+    """Whether `said(text)` says a number, in digits or words (`_NUMBER`)."""
+    return _NUMBER.search(said(text)) is not None
+
+
+def asks_count(query: str) -> bool:
+    """Whether a question asks "how many", "how much", "how long" or "how often"."""
+    words = tokenize(query)
+    return any(a == "how" and b in _COUNT_WORDS for a, b in itertools.pairwise(words))
+
+
+def names_feature(text: str, known: frozenset[str]) -> float:
+    """`names`: the proper names said that are not in `known` (the pool's metadata
+    words), over `NAMES_FULL`, at most 1."""
+    count = sum(1 for name in said_names(text) if name not in known)
+    return min(1.0, count / NAMES_FULL)
 
 
 @attrs.frozen
@@ -174,9 +229,13 @@ def feature_values(
     neighbour_semantic: float,
     text: str,
     relative_time: bool,
+    known_names: frozenset[str],
+    asks_how_many: bool,
 ) -> list[float]:
-    """One candidate's features, in `FEATURES` order (places are 0-based; None: not found)."""
+    """One candidate's features, in `FEATURES` order (places are 0-based; None: not found;
+    `known_names`: the pool's metadata words, which `names` leaves out)."""
     length, asks = said_features(text)
+    number = holds_number(text)
     # In `FEATURES` order.
     return [
         fused,
@@ -198,4 +257,7 @@ def feature_values(
         1.0 if length < SHORT_WORDS else 0.0,
         1.0 if asks else 0.0,
         1.0 if relative_time else 0.0,
+        names_feature(text, known_names),
+        1.0 if number else 0.0,
+        1.0 if number and asks_how_many else 0.0,
     ]
