@@ -14,12 +14,13 @@ here, once for every backend) and keeps the seed's optional tracer events.
 from __future__ import annotations
 
 import abc
+import heapq
 import math
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import attrs
 
@@ -683,6 +684,34 @@ class EntryPage:
 
 
 _CURSOR_PREFIX = {False: "n", True: "o"}
+
+
+_Row = TypeVar("_Row")
+
+
+def keyset_page(
+    rows: Iterable[tuple[float, int, _Row]],
+    limit: int,
+    after: tuple[float, Any] | None,
+    oldest_first: bool,
+) -> list[tuple[_Row, int]]:
+    """At most `limit` of `(timestamp, seq, row)` after `after`, in `list_page`'s order.
+
+    For a backend that reads every live entry and ranks them itself (in-memory,
+    Chroma): newest first (oldest first if asked), ties first stored first (`seq`,
+    the entry's first-store position, which is the page's tie). One pass keeping
+    the `limit` smallest, O(n log limit), no full sort. A cursor whose tie is not a
+    `seq` (one from another backend) is past every entry: an empty page.
+    """
+    if after is not None and not isinstance(after[1], int):
+        return []
+    sign = 1.0 if oldest_first else -1.0
+    keyed = (((sign * ts, seq), row) for ts, seq, row in rows)
+    if after is not None:
+        mark = (sign * after[0], after[1])
+        keyed = (item for item in keyed if item[0] > mark)
+    best = heapq.nsmallest(limit, keyed, key=lambda item: item[0])
+    return [(row, order[1]) for order, row in best]
 
 
 def encode_cursor(position: tuple[float, Any], oldest_first: bool) -> str:

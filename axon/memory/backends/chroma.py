@@ -50,7 +50,6 @@ written again. Chroma has no conditional update to close that window.
 from __future__ import annotations
 
 import hashlib
-import heapq
 import json
 import secrets
 import time
@@ -59,7 +58,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from axon.errors import AxonMemoryError
-from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend
+from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend, keyset_page
 from axon.memory.backends.chroma_client import (
     ChromaConnection,
     import_chromadb,
@@ -523,17 +522,13 @@ class ChromaBackend(MemoryBackend):
     ) -> list[tuple[MemoryEntry, Any]]:
         """A keyset page in `_list`'s order, tie = the entry's `seq` (first stored
         first at one `created_at`, as on every other backend)."""
-        sign = 1.0 if oldest_first else -1.0
         if after is not None and not isinstance(after[1], int):
             return []
-        mark = None if after is None else (sign * after[0], after[1])
         where = _and({"kind": "e"}, self._where_scope(scope, scope is None), self._live(now))
         _, metas = self._fetch(where)
-        rows = [((sign * _exact(meta, "ts"), int(meta["seq"])), meta) for meta in metas]
-        if mark is not None:
-            rows = [row for row in rows if row[0] > mark]
-        best = heapq.nsmallest(limit, rows, key=lambda row: row[0])
-        return [(_decode(meta), order[1]) for order, meta in best]
+        rows = ((_exact(meta, "ts"), int(meta["seq"]), meta) for meta in metas)
+        page = keyset_page(rows, limit, after, oldest_first)
+        return [(_decode(meta), seq) for meta, seq in page]
 
     async def _count(self, scope: str | None, now: float) -> int:
         where = _and({"kind": "e"}, self._where_scope(scope, scope is None), self._live(now))

@@ -43,7 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend, best_first
+from axon.memory.backend import (
+    RETRIEVAL_MODES,
+    Capabilities,
+    MemoryBackend,
+    best_first,
+    keyset_page,
+)
 from axon.memory.entry import Clock, MemoryEntry, filter_predicate, value_text
 from axon.memory.retrieval.bm25 import BM25Index
 from axon.memory.retrieval.exact import SubstringIndex
@@ -460,21 +466,12 @@ class InMemoryBackend(MemoryBackend):
         One pass over the live entries keeping the `limit` smallest (no full sort):
         O(n log limit) per page.
         """
-        sign = 1.0 if oldest_first else -1.0
-        mark = None if after is None or not isinstance(after[1], int) else (
-            sign * after[0], after[1]
-        )
-        if after is not None and mark is None:
-            return []
         rows = (
-            ((sign * entry.timestamp, state.seq[entry.key]), entry)
+            (entry.timestamp, state.seq[entry.key], entry)
             for state in self._named(scope)
             for entry in state.live_entries(now)
         )
-        if mark is not None:
-            rows = (row for row in rows if row[0] > mark)
-        best = heapq.nsmallest(limit, rows, key=lambda row: row[0])
-        return [(entry, order[1]) for order, entry in best]
+        return keyset_page(rows, limit, after, oldest_first)
 
     async def _read_vectors(
         self, scope: str | None, keys: list[str], model_id: str
