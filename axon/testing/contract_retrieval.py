@@ -350,4 +350,34 @@ async def test_words_python_and_fts5_split_differently_are_found_as_on_the_refer
     await _agree_with_reference(backend, clock, entries, queries)
 
 
+async def test_semantic_recall_leaves_out_entries_without_a_word(backend: MemoryBackend) -> None:
+    """An entry with no letter or digit ("", spaces, "!!!") has no meaning to be recalled
+    by: semantic and hybrid recall never return it, and still fill `top_k` with the
+    entries that have one; exact recall finds it by what it holds."""
+    _needs(backend, "semantic")
+    embedder = backend.embedder
+    assert isinstance(embedder, HashingEmbedder)
+    wordless = embedder.embed_passages(["!!!"])[0]
+    # A query the wordless entries are near (the hashing model gives them all one
+    # vector), so that without the rule they would be found, here above the words.
+    query = max(
+        ("the cat sat", "a quiet evening", "blue sky", "old boats", "fresh bread"),
+        key=lambda q: float(embedder.embed_query(q) @ wordless),
+    )
+    assert float(embedder.embed_query(query) @ wordless) > 0.0
+    for i, text in enumerate(["", "   ", "!!!", "?!", "...", "--", "***", "!!", "#"] * 3):
+        await backend.store(f"none{i}", text, {"scope": "S"})
+    await backend.store("same", query, {"scope": "S"})
+    await backend.store("near", f"{query} today", {"scope": "S"})
+    for mode in ("semantic", "hybrid"):
+        if mode not in backend.capabilities.retrieval:
+            continue
+        found = await backend.retrieve(query, 2, "S", mode=mode)
+        assert sorted(keys(found)) == ["near", "same"], mode
+        many = await backend.retrieve(query, 30, "S", mode=mode)
+        assert not [k for k in keys(many) if k.startswith("none")], mode
+    if "exact" in backend.capabilities.retrieval:
+        assert "none2" in keys(await backend.retrieve("!!!", 30, "S", mode="exact"))
+
+
 __all__ = sorted(name for name in dict(globals()) if name.startswith("test_"))
