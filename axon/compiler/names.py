@@ -34,8 +34,10 @@ def key_for_literal(value: Any) -> str:
     `"The client prefers short answers"` -> `the_client_prefers_short_answers_1c5d...`.
     """
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    # surrogatepass: a value with an unpaired surrogate (only Python can pass one) still
+    # gets its key, so the store's check refuses it naming the memory and that key.
     digest = hashlib.sha256(
-        json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
     ).hexdigest()[:8]
     slug = "_".join(_WORD.findall(text.lower())[:6])[:48].strip("_")
     return f"{slug}_{digest}" if slug else f"value_{digest}"

@@ -426,6 +426,12 @@ def test_values_a_memory_cannot_hold_are_refused_naming_memory_and_key(session: 
         notes.remember("x" * 1_100_000, key="big")
     with pytest.raises(AxonMemoryError, match="limit must be 0 or more"):
         notes.list(limit=-1)
+    # Without a key, an unpaired surrogate in the value was a raw UnicodeEncodeError
+    # from deriving the key; it is refused like the same value under a given key.
+    for bad in ["a\ud800", ["x", {"y": "\udc00"}]]:
+        with pytest.raises(AxonMemoryError, match="unpaired surrogate") as caught:
+            notes.remember(bad)
+        assert "memory 'Notes'" in str(caught.value) and caught.value.key
     assert notes.count() == 0
 
 
