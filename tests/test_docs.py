@@ -54,3 +54,11 @@ def test_the_derived_key_shown_in_language_md_is_the_one_the_runtime_derives() -
         'remember("The client prefers short answers") -> Prefs\n'
     )
     assert shown and set(shown) == {records[0]["key"]}
+
+
+def test_no_page_of_docs_holds_a_merge_conflict() -> None:
+    """language.md's limits table once shipped `<<<<<<< HEAD` ... `>>>>>>> fix5`."""
+    markers = ("<<<<<<< ", "=======\n", ">>>>>>> ")
+    for page in [DOCS.parent / "README.md", *sorted(DOCS.rglob("*.md"))]:
+        for number, line in enumerate(page.read_text().splitlines(keepends=True), 1):
+            assert not line.startswith(markers), f"{page.name}:{number} is a merge conflict marker"
