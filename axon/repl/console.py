@@ -27,6 +27,7 @@ from axon.compiler import ast
 from axon.compiler.parser import parse
 from axon.errors import AxonCheckError, AxonError, AxonMemoryError, AxonSyntaxError, Diagnostic
 from axon.files import replacing
+from axon.memory.backend import MAX_TOP_K
 from axon.redaction import redact_secrets
 from axon.runtime.session import Session
 from axon.runtime.tracer import TraceEvent
@@ -52,6 +53,15 @@ COMMANDS: dict[str, str] = {
 
 _STATEMENTS = (ast.Run, ast.Let, ast.Remember, ast.Recall, ast.Forget)
 _DEFAULT_SHOW = 10
+
+
+def _show_count(text: str) -> int | None:
+    """N of `.show NAME N`: ASCII digits from 1 to `MAX_TOP_K` (a larger count overflows
+    the SQL LIMIT; `str.isdigit` also takes '²', which `int` refuses)."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    count = int(text)
+    return count if 1 <= count <= MAX_TOP_K else None
 
 
 def needs_more(text: str) -> bool:
@@ -332,8 +342,13 @@ class Console:
                 return self.show_memories()
             case ".show", [name]:
                 return self.show(name, _DEFAULT_SHOW)
-            case ".show", [name, count] if count.isdigit() and int(count) > 0:
+            case ".show", [name, count] if _show_count(count) is not None:
                 return self.show(name, int(count))
+            case ".show", [_, count] if _show_count(count) is None and count.isdecimal():
+                return self._fail(
+                    f"error: usage: .show NAME [N]  (N a positive number, "
+                    f"at most {MAX_TOP_K:,})"
+                )
             case ".show", _:
                 return self._fail("error: usage: .show NAME [N]  (N a positive number)")
             case ".stats", names:

@@ -168,3 +168,19 @@ def test_a_file_that_is_not_utf8_names_the_line_and_shows_it(tmp_path: Path) -> 
     assert preload.returncode == 1 and preload.stderr.splitlines() == shown
     load = run_axon_repl(["--memory-dir", str(tmp_path)], f".load {program}\n", cwd=tmp_path)
     assert load.stderr.splitlines() == shown
+
+
+def test_show_counts_past_the_limit_or_not_ascii_are_usage_errors(repl: Repl) -> None:
+    """`.show M 99999999999999999999` was an internal OverflowError from SQLite's LIMIT
+    and `.show M ²` an internal ValueError ('²'.isdigit() is true, int('²') fails)."""
+    assert repl.run("memory P { store: persistent backend: sqlite }")
+    assert repl.run('remember("x") -> P')
+    repl.take()
+    for count in ["99999999999999999999", "1000001", "²", "١"]:
+        assert not repl.run(f".show P {count}"), count
+        _out, err = repl.take()
+        assert "usage: .show NAME [N]" in err and "internal error" not in err, count
+    assert not repl.run(".show P 1000001")
+    assert "at most 1,000,000" in repl.take()[1]
+    assert repl.run(".show P 1000000")
+    assert "P: 1 of 1 entry" in repl.take()[0]
