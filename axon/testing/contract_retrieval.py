@@ -36,6 +36,22 @@ async def test_filters_apply_in_every_mode(backend: MemoryBackend) -> None:
         assert sorted(keys(found)) == ["a", "c"], mode
 
 
+async def test_a_filter_value_no_metadata_can_hold_matches_nothing(
+    backend: MemoryBackend,
+) -> None:
+    """NaN or an infinity as a filter value (only Python can pass one; stored metadata
+    never holds one) matches nothing on every backend, in every mode and in listings:
+    PostgreSQL raised a raw ValueError encoding NaN as JSON for its query."""
+    await backend.store("a", "quarterly report", {"scope": "S", "n": 1, "tags": ["x"]})
+    for wanted in [float("nan"), float("inf"), float("-inf"), [float("nan")], [1e999, "x"]]:
+        filters = {"n": wanted}
+        assert await backend.list_matching("S", filters) == [], wanted
+        for mode in sorted(backend.capabilities.retrieval):
+            found = await backend.retrieve("quarterly", 10, "S", mode=mode, filters=filters)
+            assert found == [], (mode, wanted)
+    assert keys(await backend.list_matching("S", {"n": [float("nan"), 1]})) == ["a"]
+
+
 async def test_importance_ranks_before_the_top_k_cut(backend: MemoryBackend) -> None:
     """A critical entry that outscores others once weighed is found by `top_k: 1` too:
     every `top_k` cuts one ranking (`scores.IMPORTANCE_POOL`), in every weighed mode."""

@@ -93,7 +93,7 @@ def _equals(item: Any) -> list[Any]:
         return [item]
     if not (is_number(item) or isinstance(item, bool)):
         raise _Unexpressed
-    if abs(item) >= EXACT_LIMIT:
+    if not abs(item) < EXACT_LIMIT:  # NaN too: JSON cannot hold it, and it equals nothing
         raise _Unexpressed
     if item == 1:
         return [1, True]
