@@ -14,6 +14,7 @@ Memory records (seed 002; docs/language.md, Memory records): `type`,
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import attrs
@@ -265,6 +266,9 @@ def filter_problem(name: str, value: Any, filters: dict[str, Any]) -> str | None
             f"where: '{name}' must be a string, number, boolean or a list of them, "
             f"got {_shown(value)}"
         )
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, float) and not math.isfinite(item):  # only Python passes one
+            return f"where: '{name}' must be a finite number, got {item!r} (no entry holds it)"
     return None
 
 

@@ -382,6 +382,13 @@ def test_the_handle_refuses_what_the_checker_refuses_with_its_words(session: Ses
         notes.page(limit=2**64)
     with pytest.raises(AxonMemoryError, match="where: 'n' must be a string, number"):
         notes.recall("x", where={"n": {"nested": 1}})
+    # NaN and infinities: silently no results (and a raw ValueError on pgvector) before.
+    for bad in [float("nan"), float("inf"), [1, float("-inf")]]:
+        for call in (notes.recall, notes.list, notes.page):
+            args = ("x",) if call == notes.recall else ()
+            with pytest.raises(AxonMemoryError, match="where: 'n' must be a finite number") as nan:
+                call(*args, where={"n": bad})
+            assert nan.value.memory == "Notes"
     assert notes.count() == 0  # nothing refused was written
 
 
