@@ -410,7 +410,7 @@ def _recall_args(
             )
         _check(retrieval_problem(retrieval), op, memory)
     filters = _filters(tags, where, op, memory, record_type, min_importance)
-    wait = None if embed_wait is None else embed_wait_seconds(embed_wait, op)
+    wait = None if embed_wait is None else embed_wait_seconds(embed_wait, op, memory)
     return _Recall(query, top_k, retrieval, filters, wait, chosen_tiers)
 
 

@@ -79,8 +79,9 @@ WAIT_ALL = "all"
 """`embed_wait="all"`: wait until every pending vector of the memory is computed."""
 
 
-def embed_wait_seconds(value: Any, where: str) -> float:
-    """`embed_wait` as seconds (`math.inf` for "all"); TypeError/ValueError naming `where`."""
+def embed_wait_seconds(value: Any, where: str, memory: str | None = None) -> float:
+    """`embed_wait` as seconds (`math.inf` for "all"); a TypeError, or an `AxonMemoryError`
+    for a wrong number (a `ValueError`, one `except AxonError` away), naming `where`."""
     if value == WAIT_ALL and isinstance(value, str):
         return math.inf
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -89,7 +90,10 @@ def embed_wait_seconds(value: Any, where: str) -> float:
             f"not {type(value).__name__}"
         )
     if math.isnan(value) or value < 0:
-        raise ValueError(f"{where}: embed_wait must be 0 or more seconds (or 'all'), got {value!r}")
+        raise AxonMemoryError(
+            f"{where}: embed_wait must be 0 or more seconds (or 'all'), got {value!r}",
+            memory=memory,
+        )
     return float(value)
 
 

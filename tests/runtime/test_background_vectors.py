@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import axon
+from axon.errors import AxonMemoryError
 from axon.memory.backends.sqlite import SQLiteBackend
 from axon.memory.embeddings.hashing import HashingEmbedder
 
@@ -187,8 +188,9 @@ def test_embed_warms_up_with_progress_and_then_has_nothing_to_do(tmp_path: Path)
 @pytest.mark.parametrize(
     ("value", "error", "message"),
     [
-        (-1, ValueError, "embed_wait must be 0 or more seconds"),
-        (float("nan"), ValueError, "embed_wait must be 0 or more seconds"),
+        # An AxonMemoryError (a ValueError): a plain ValueError escaped `except AxonError`.
+        (-1, AxonMemoryError, "embed_wait must be 0 or more seconds"),
+        (float("nan"), AxonMemoryError, "embed_wait must be 0 or more seconds"),
         ("soon", TypeError, "embed_wait must be a number of seconds or 'all', not str"),
         (True, TypeError, "embed_wait must be a number of seconds or 'all', not bool"),
     ],
@@ -200,8 +202,10 @@ def test_a_wrong_budget_is_refused_clearly(
         axon.Session(memory_dir=tmp_path, embed_wait=value)
     with axon.Session(memory_dir=tmp_path, embedder=HashingEmbedder()) as session:
         session.execute(DECL.format(backend="in_memory", store="session"))
-        with pytest.raises(error, match=f"Notes.recall: {message}"):
+        with pytest.raises(error, match=f"Notes.recall: {message}") as caught:
             session.memory("Notes").recall("x", embed_wait=value)
+        if error is AxonMemoryError:
+            assert getattr(caught.value, "memory", None) == "Notes"
 
 
 def test_batches_shrink_when_the_model_is_slow(tmp_path: Path) -> None:
