@@ -39,12 +39,13 @@ import asyncio
 import atexit
 import collections
 import concurrent.futures
+import contextlib
 import functools
 import os
 import sys
 import threading
 import weakref
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import attrs
@@ -74,6 +75,10 @@ T = TypeVar("T")
 _OPEN_SESSIONS: weakref.WeakSet[Session] = weakref.WeakSet()
 EXIT_CLOSE_WAIT = 5.0
 """Seconds the exit hook waits for a call in flight before leaving a session open."""
+_REENTRANT = (
+    "a Session cannot be called from inside its own operations (a model client's "
+    "complete() calling back into the session that is running it)"
+)
 
 
 @atexit.register
@@ -244,7 +249,7 @@ class Session:
         """
         if not isinstance(text, str):
             raise TypeError(f"Session.execute: text must be a str, not {type(text).__name__}")
-        with self._lock:
+        with self._locked():
             self._check_open()
             source = Source(text, filename)
             program = check(parse(text, filename), source, env=self.env)
@@ -260,7 +265,7 @@ class Session:
         any of its statements (`axon mcp --program`); raises as `execute` does."""
         if not isinstance(text, str):
             raise TypeError(f"Session.declare: text must be a str, not {type(text).__name__}")
-        with self._lock:
+        with self._locked():
             self._check_open()
             source = Source(text, filename)
             program = check(parse(text, filename), source, env=self.env)
@@ -331,7 +336,7 @@ class Session:
         The memory must (still) be declared. Like one `execute`, the call is one
         lifetime: its ephemeral writes are dropped when it returns.
         """
-        with self._lock:
+        with self._locked():
             self._check_open()
             self._require_memory(name)
             return self._call(self._memory_work(work))
@@ -349,7 +354,7 @@ class Session:
 
     def describe_memories(self) -> list[dict[str, Any]]:
         """Each memory's settings and current entry count."""
-        with self._lock:
+        with self._locked():
             self._check_open()
             counts = self._call(self._counts())
         out = []
@@ -374,13 +379,13 @@ class Session:
 
     def recent_entries(self, name: str, limit: int = 10) -> list[MemoryEntry]:
         """The newest `limit` unexpired entries of memory `name`."""
-        with self._lock:
+        with self._locked():
             self._check_open()
             return self._call(self.memories.entries(name, limit))
 
     def clear_memory(self, name: str) -> int:
         """Delete every entry of memory `name`; returns how many."""
-        with self._lock:
+        with self._locked():
             self._check_open()
             return self._call(self.memories.clear(name))
 
@@ -392,6 +397,19 @@ class Session:
         if self.closed:
             raise RuntimeError("this session is closed")
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The session's lock, held for one public call.
+
+        A call from the session's own thread (a model client's `complete` calling back
+        into the session) would wait forever for the lock its caller holds: it is
+        refused before taking the lock.
+        """
+        if threading.current_thread() is self._thread:
+            raise RuntimeError(_REENTRANT)
+        with self._lock:
+            yield
+
     def _call(self, work: Coroutine[Any, Any, T]) -> T:
         """Run `work` on the session's loop and wait for it (the caller holds the lock).
 
@@ -400,7 +418,7 @@ class Session:
         """
         if threading.current_thread() is self._thread:
             work.close()
-            raise RuntimeError("a Session cannot be called from inside its own operations")
+            raise RuntimeError(_REENTRANT)
         finished = threading.Event()
 
         async def guarded() -> T:
@@ -424,7 +442,7 @@ class Session:
         Every backend is closed even when one fails; the failure is then raised
         as an `AxonMemoryError` after the session's thread has stopped.
         """
-        with self._lock:
+        with self._locked():
             self._close_holding_lock()
 
     def _close_holding_lock(self) -> None:

@@ -82,3 +82,50 @@ def test_execute_works_inside_a_running_event_loop_and_close_closes_every_backen
     with axon.Session(memory_dir=tmp_path) as again:
         again.execute("memory P { store: persistent backend: sqlite retrieval: keyword }")
         assert [r["key"] for r in again.execute('recall("loop") from P')[0]["results"]] == ["a"]
+
+
+def test_a_model_client_calling_back_into_its_session_is_refused_not_a_hang(
+    tmp_path: Path,
+) -> None:
+    """`complete` runs on the session's thread while the caller holds the session's lock:
+    a callback into the session (a handle call, `execute`, `close`) waited for that lock
+    forever. It is refused with a RuntimeError that says why; the flow goes on."""
+    answers: list[str] = []
+    holder: dict[str, Session] = {}
+
+    class CallingBack:
+        name = "calling-back"
+
+        def complete(self, request: Any) -> str:
+            session = holder["session"]
+            for call in (
+                lambda: session.memory("N").count(),
+                lambda: session.execute('recall("x") from N'),
+                session.describe_memories,
+                session.close,
+            ):
+                try:
+                    call()
+                except RuntimeError as exc:
+                    answers.append(str(exc))
+            return "done"
+
+    session = axon.Session(memory_dir=tmp_path, model=CallingBack())
+    holder["session"] = session
+    session.execute("memory N { store: session }")
+    result: list[Any] = []
+    runner = threading.Thread(
+        target=lambda: result.append(
+            session.execute('flow F() { step A { ask: "hi" output: Out } remember(Out) -> N }\n'
+                            "run F()")
+        ),
+        daemon=True,
+    )
+    runner.start()
+    runner.join(timeout=30)
+    assert not runner.is_alive(), "a model client's call back into its session hung"
+    assert len(answers) == 4
+    assert all("cannot be called from inside its own operations" in a for a in answers)
+    assert result and result[0][0]["value"] == "done"
+    assert session.memory("N").count() == 1
+    session.close()
