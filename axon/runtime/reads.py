@@ -229,7 +229,11 @@ async def page_matching(
     those matching `filters` kept, and the cursor of the next page (None: the last).
 
     With a filter a page may hold fewer than `limit` entries (even none) before
-    the listing ends. A `memory_read` event (`op: page`)."""
+    the listing ends. A `memory_read` event (`op: page`). A tiered memory pages
+    through every tier (`tiered_ops.page`)."""
+    tiered = manager.tiered.get(name)
+    if tiered is not None:
+        return await tiered_ops.page(manager, tiered, limit, after, filters)
     bound = manager.get(name)
     await manager.maybe_sweep(bound)
     started = time.perf_counter()

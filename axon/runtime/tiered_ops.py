@@ -1,5 +1,6 @@
 """The operations of a memory that spans tiers (LANGUAGE.md §8): remember, associate,
-recall, delete and a filtered forget over its tiers, and the merge of their listings.
+recall, delete and a filtered forget over its tiers, the merge of their listings and
+paging through them.
 
 `MemoryManager` calls these for a tiered memory (`tiers: [...]`) and keeps everything
 else (binding, lifetimes, the one-tier operations each tier runs); the tier policy
@@ -10,12 +11,15 @@ expiry sweeps, one-tier recalls and write events are its.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from axon.errors import AxonMemoryError
-from axon.memory.entry import MemoryEntry, NewEntry
+from axon.memory.entry import MemoryEntry, NewEntry, matches_filters
 from axon.runtime import tiers as tiering
 from axon.runtime.associations import related_keys, with_related
 from axon.runtime.records import expiry_of
@@ -261,3 +265,112 @@ async def delete_matching(
         duration_ms=elapsed_ms(started),
     )
     return deleted
+
+
+_PAGE_PREFIX = "tiers"
+"""The first element of a tiered listing's cursor (an untiered cursor is refused)."""
+
+
+def _page_places(text: str | None, tiered: Tiered) -> dict[str, str | None]:
+    """Each tier still to read and its own keyset cursor (None: from its newest entry),
+    from a cursor `page` made; every tier for the first page."""
+    if text is None:
+        return dict.fromkeys(tiered.tiers)
+    refused = AxonMemoryError(
+        f"{str(text)[:40]!r} is not a cursor of this listing (pass the cursor of the "
+        "previous page, or none for the first)",
+        memory=tiered.name,
+    )
+    try:
+        data = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        raise refused from None
+    if not (isinstance(data, list) and len(data) == 2 and data[0] == _PAGE_PREFIX):
+        raise refused
+    places = data[1]
+    if not isinstance(places, dict) or not places:
+        raise refused
+    for tier, place in places.items():
+        if tier not in tiered.tiers or not (place is None or isinstance(place, str)):
+            raise refused
+    return places
+
+
+def _page_cursor(places: dict[str, str | None]) -> str | None:
+    if not places:
+        return None
+    raw = json.dumps([_PAGE_PREFIX, places], separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+async def page(
+    manager: MemoryManager,
+    tiered: Tiered,
+    limit: int,
+    after: str | None,
+    filters: Mapping[str, Any] | None,
+) -> tuple[list[MemoryEntry], str | None]:
+    """One page of a tiered memory's listing: every tier, newest first (the order of
+    `merged`: ties faster tier first), those matching `filters` kept, and the cursor of
+    the next page (None: the last).
+
+    The cursor holds each tier's own keyset cursor (`MemoryBackend.list_page`): each
+    tier is read from its place, the reads merged, and each tier's place moved past
+    exactly the entries the page took from it (a second read of that many when it took
+    only some), so a walk repeats and skips nothing that stayed, as on one store. One
+    `memory_read` event (`op: page`) with `tiers` and `backends`."""
+    name = tiered.name
+    places = _page_places(after, tiered)
+    with errors_named(name):
+        await maintain(manager, tiered, flush=True)
+    started = time.perf_counter()
+    read: dict[str, list[MemoryEntry]] = {}
+    ends: dict[str, str | None] = {}
+    candidates: list[tuple[float, int, int, str, MemoryEntry]] = []
+    for rank, (tier, one) in enumerate(tiered.tiers.items()):
+        if tier not in places:
+            continue  # read to its end on an earlier page
+        with errors_named(name):
+            got = await one.backend.list_page(one.scope, limit=limit, after=places[tier])
+        read[tier], ends[tier] = got.entries, got.cursor
+        candidates += [(-e.timestamp, rank, i, tier, e) for i, e in enumerate(got.entries)]
+    candidates.sort(key=lambda c: c[:3])
+    chosen = candidates[:limit]
+    taken = {tier: sum(1 for c in chosen if c[3] == tier) for tier in read}
+    following: dict[str, str | None] = {}  # a tier left out is read through
+    for tier, entries in read.items():
+        if taken[tier] == len(entries):  # all it read was taken (or it had none)
+            if ends[tier] is not None:
+                following[tier] = ends[tier]
+        elif taken[tier] == 0:
+            following[tier] = places[tier]  # none taken: from the same place (None: start)
+        else:
+            one = tiered.tiers[tier]
+            with errors_named(name):
+                again = await one.backend.list_page(
+                    one.scope, limit=taken[tier], after=places[tier]
+                )
+            if again.cursor is not None:
+                following[tier] = again.cursor
+    entries = [tiering.located(e, name, tier) for _, _, _, tier, e in chosen]
+    if filters:
+        entries = [e for e in entries if matches_filters(e.metadata, filters)]
+    cursor = _page_cursor(following)
+    backends = {tier: one.backend_key[0] for tier, one in tiered.tiers.items()}
+    data: dict[str, Any] = {
+        "op": "page",
+        "query": None,  # the seed's memory_read keys: a listing has no query
+        "results_count": len(entries),
+        "top_k": limit,
+        "limit": limit,
+        "memory": name,
+        "backend": backends[tiering.most_durable(list(tiered.tiers))],
+        "backends": backends,
+        "tiers": list(tiered.tiers),
+        "more": cursor is not None,
+        "duration_ms": elapsed_ms(started),
+    }
+    if filters:
+        data["filters"] = dict(filters)
+    manager.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=elapsed_ms(started))
+    return entries, cursor

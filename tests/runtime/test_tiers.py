@@ -18,6 +18,7 @@ import pytest
 import axon
 from axon.errors import AxonMemoryError
 from axon.memory.entry import NewEntry
+from axon.runtime.handle import MemoryHandle
 from axon.runtime.session import Session
 from axon.runtime.tiers import KILL_HOOK_ENV, STATS_SCOPE_PREFIX
 from axon.testing import FakeClock
@@ -202,6 +203,62 @@ def test_get_list_delete_and_forget_cross_tiers(session: Session, clock: FakeClo
     notes.associate("c", "d")
     d = notes.get("d")
     assert d is not None and [e.key for e in d.associated] == ["c"]
+
+
+def walk(notes: MemoryHandle, limit: int, tags: list[str] | None = None) -> list[str]:
+    page = notes.page(limit=limit, tags=tags)
+    keys = [e.key for e in page.entries]
+    while page.next is not None:
+        page = notes.page(limit=limit, after=page.next, tags=tags)
+        keys += [e.key for e in page.entries]
+    return keys
+
+
+def test_page_walks_every_tier_in_the_order_of_list(session: Session, clock: FakeClock) -> None:
+    """`page` read only the memory's `store:` tier: a walk of a [session, persistent]
+    memory skipped every persistent entry (13 of 27 here)."""
+    session.execute(MEMORY)
+    notes = session.memory("A")
+    for i in range(25):
+        clock.advance(1)
+        tier = ("session", "persistent")[i % 2]
+        notes.remember(f"v{i}", key=f"k{i:02d}", tier=tier, tags=[("even", "odd")[i % 2]])
+    clock.advance(1)
+    notes.remember("tie", key="tie_p", tier="persistent")  # the same time in two tiers:
+    notes.remember("tie", key="tie_s", tier="session")  # the faster tier first, as list
+    listed = [e.key for e in notes.list()]
+    assert len(listed) == 27 and listed[:2] == ["tie_s", "tie_p"]
+    for limit in (1, 2, 4, 26, 27, 100):
+        assert walk(notes, limit) == listed, limit
+    assert walk(notes, 3, tags=["odd"]) == [e.key for e in notes.list(tags=["odd"])]
+    first = notes.page(limit=5)
+    assert [e.tier for e in first.entries][:2] == ["session", "persistent"]
+    assert first.next is not None
+    notes.remember("new", key="new", tier="persistent")  # newer than the walk: not reached
+    notes.delete("k22")  # deleted ahead of the walk: not met
+    rest = walk_from(notes, first.next, 5)
+    assert rest == [k for k in listed[5:] if k != "k22"]
+    session.execute("memory Plain { store: persistent backend: sqlite }")
+    plain = session.memory("Plain")
+    for i in range(3):
+        plain.remember(f"p{i}", key=f"p{i}")
+    untiered = plain.page(limit=1).next
+    assert untiered is not None
+    for bad in (untiered, "junk", ""):
+        with pytest.raises(AxonMemoryError, match="is not a cursor of this listing"):
+            notes.page(after=bad)
+    with pytest.raises(AxonMemoryError, match="is not a cursor of this listing"):
+        plain.page(after=first.next)
+
+
+def walk_from(notes: MemoryHandle, cursor: str, limit: int) -> list[str]:
+    keys: list[str] = []
+    next_cursor: str | None = cursor
+    while next_cursor is not None:
+        page = notes.page(limit=limit, after=next_cursor)
+        keys += [e.key for e in page.entries]
+        next_cursor = page.next
+    return keys
 
 
 def test_a_reader_that_meets_both_copies_keeps_the_slower_tier(session: Session) -> None:
