@@ -312,8 +312,16 @@ class MemoryManager:
         """Compute every pending vector of memory `name` now; returns how many.
 
         0 for a memory whose recall uses no vectors, or when no model is available.
-        `progress(done, total)` is told after each batch.
+        `progress(done, total)` is told after each batch. A tiered memory embeds every
+        tier, one after the other (`progress` counts on across them).
         """
+        tiered = self.tiered.get(name)
+        if tiered is not None:
+            total = 0
+            for one in tiered.tiers.values():
+                with self._as_tier(name, one):
+                    total += await self.embed(name, _counting_on(progress, total))
+            return total
         bound = self.get(name)
         if bound.decl.retrieval not in ("semantic", "hybrid"):
             return 0
@@ -773,3 +781,11 @@ class MemoryManager:
         (`sweeps.close`); the failures are raised as one `AxonMemoryError`."""
         await sweeps.close(self)
 
+
+def _counting_on(
+    progress: Callable[[int, int], None] | None, before: int
+) -> Callable[[int, int], None] | None:
+    """`progress` told `(before + done, before + total)`: one count over several tiers."""
+    if progress is None or before == 0:
+        return progress
+    return lambda done, total: progress(before + done, before + total)

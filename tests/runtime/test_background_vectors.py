@@ -305,3 +305,24 @@ def test_a_recall_during_a_long_backlog_waits_for_one_batch_not_the_backlog(
         # the recall reached the session's loop; never the backlog in one call.
         assert after - before <= 2 * MAX_BATCH, (before, after)
         assert session.records[-1]["pending_vectors"] > 0
+
+
+def test_embed_of_a_tiered_memory_computes_the_vectors_of_every_tier(tmp_path: Path) -> None:
+    """`embed()` embedded only the memory's `store:` tier: right after it, a recall
+    still found the persistent tier's entries without their vectors."""
+    embedder = SlowEmbedder(0.2, per_texts=32)  # 600 texts: 4 s of model time, so the
+    # background worker is far from done when embed() is called
+    with axon.Session(memory_dir=tmp_path, embedder=embedder, embed_wait=0) as session:
+        session.execute(
+            "memory T { tiers: [session, persistent] store: session retrieval: hybrid }"
+        )
+        notes = session.memory("T")
+        for i in range(600):
+            notes.remember(f"fact number {i}", key=f"p{i}", tier="persistent")
+        notes.remember("a note", key="s0", tier="session")
+        seen: list[tuple[int, int]] = []
+        assert notes.embed(lambda done, total: seen.append((done, total))) > 0
+        notes.recall("fact", embed_wait=0)
+        assert "pending_vectors" not in session.records[-1]
+        assert seen and seen[-1][0] == seen[-1][1]
+        assert [done for done, _ in seen] == sorted(done for done, _ in seen)
