@@ -364,6 +364,8 @@ class Console:
                 self._say(f"trace {state}")
             case ".trace", _:
                 return self._fail("error: usage: .trace on|off")
+            case (".load" | ".export" | ".import"), _ if "\x00" in line:
+                return self._fail(f"error: {word}: a file name cannot contain a NUL character")
             case ".load", [_, *_]:
                 return self.load(Path(os.path.expanduser(line.split(None, 1)[1].strip())))
             case ".load", []:

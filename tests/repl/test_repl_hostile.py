@@ -184,3 +184,15 @@ def test_show_counts_past_the_limit_or_not_ascii_are_usage_errors(repl: Repl) ->
     assert "at most 1,000,000" in repl.take()[1]
     assert repl.run(".show P 1000000")
     assert "P: 1 of 1 entry" in repl.take()[0]
+
+
+def test_a_nul_in_a_file_name_is_an_error_not_an_internal_one(repl: Repl) -> None:
+    """`.load`, `.export` and `.import` of a name with a NUL (a garbled script) were an
+    internal `ValueError: embedded null byte` from the operating system call."""
+    assert repl.run("memory M {}")
+    repl.take()
+    for line in [".load a\x00b.axon", ".export M a\x00b", ".export a\x00b", ".import a\x00b"]:
+        assert not repl.run(line), line
+        _out, err = repl.take()
+        assert "a file name cannot contain a NUL character" in err, line
+        assert "internal error" not in err, line
