@@ -217,6 +217,12 @@ def _location(m: _Memory, f: ast.Field | None) -> None:
     if f is None:
         return
     raw = plain(f.value)
+    if isinstance(raw, str) and "\x00" in raw:  # no file, DSN or variable can hold one
+        m.report.error(
+            f"location of memory '{m.name}' must not contain a NUL character (\\u0000)",
+            value_span(f),
+        )
+        return
     if isinstance(raw, str) and raw:
         m.location = raw
         return

@@ -119,6 +119,8 @@ def test_all_diagnostics_collected_and_sorted() -> None:
         ("top_k: 2.5", "must be a positive integer, got 2.5"),
         ("top_k: true", "must be a positive integer, got true"),
         ("location: 3", "location of memory 'M' must be a non-empty string"),
+        # A NUL passed the checker and failed opening the file as a raw ValueError.
+        ('location: "a\\u0000b.db"', "location of memory 'M' must not contain a NUL"),
         ("store: [a]", "store of memory 'M' must be a name"),
         ("store: session\n store: ephemeral", "Duplicate field 'store' in memory 'M'"),
     ],
