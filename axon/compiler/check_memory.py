@@ -223,7 +223,7 @@ def _location(m: _Memory, f: ast.Field | None) -> None:
             value_span(f),
         )
         return
-    if isinstance(raw, str) and raw:
+    if isinstance(raw, str) and raw.strip():  # "   " names no file, DSN or variable
         m.location = raw
         return
     m.report.error(

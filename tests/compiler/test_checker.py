@@ -121,6 +121,8 @@ def test_all_diagnostics_collected_and_sorted() -> None:
         ("location: 3", "location of memory 'M' must be a non-empty string"),
         # A NUL passed the checker and failed opening the file as a raw ValueError.
         ('location: "a\\u0000b.db"', "location of memory 'M' must not contain a NUL"),
+        # Blank: a file named "   " was created in the memory directory.
+        ('location: "   "', "location of memory 'M' must be a non-empty string"),
         ("store: [a]", "store of memory 'M' must be a name"),
         ("store: session\n store: ephemeral", "Duplicate field 'store' in memory 'M'"),
     ],
