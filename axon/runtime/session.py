@@ -187,6 +187,10 @@ class Session:
                 "Session: memory_dir must be a str or a path (os.PathLike), "
                 f"not {type(memory_dir).__name__}"
             )
+        if memory_dir is not None and "\x00" in os.fspath(memory_dir):
+            raise AxonMemoryError(  # else a raw ValueError when the first store opens
+                f"Session: memory_dir {str(memory_dir)!r} contains a NUL character"
+            )
         clock = None if clock is None else checked_clock(clock)
         if pg_schema is not None:
             if not isinstance(pg_schema, str):

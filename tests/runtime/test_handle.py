@@ -760,6 +760,12 @@ def test_session_arguments_of_the_wrong_type_fail_at_construction(tmp_path: Path
         axon.Session(memory_dir=123)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="clock must be a zero-argument callable"):
         axon.AsyncSession(memory_dir=tmp_path, clock=5)  # type: ignore[arg-type]
+    # A NUL in memory_dir was a raw ValueError (embedded null byte) at the first store.
+    for bad in (f"{tmp_path}/a\x00b", tmp_path / "a\x00b"):
+        with pytest.raises(AxonMemoryError, match=r"memory_dir .* contains a NUL character"):
+            axon.Session(memory_dir=bad)
+        with pytest.raises(AxonMemoryError, match=r"memory_dir .* contains a NUL character"):
+            axon.AsyncSession(memory_dir=bad)
     with axon.Session(memory_dir=tmp_path, clock=lambda: 1_700_000_000) as session:  # an int
         session.execute("memory N { store: persistent backend: sqlite }")
         session.memory("N").remember("x", key="k")
