@@ -77,7 +77,8 @@ EXIT_CLOSE_WAIT = 5.0
 """Seconds the exit hook waits for a call in flight before leaving a session open."""
 _REENTRANT = (
     "a Session cannot be called from inside its own operations (a model client's "
-    "complete() calling back into the session that is running it)"
+    "complete() or an embed() progress callback calling back into the session that "
+    "is running it)"
 )
 
 

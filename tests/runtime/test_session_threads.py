@@ -129,3 +129,34 @@ def test_a_model_client_calling_back_into_its_session_is_refused_not_a_hang(
     assert result and result[0][0]["value"] == "done"
     assert session.memory("N").count() == 1
     session.close()
+
+
+def test_an_embed_progress_callback_calling_back_into_its_session_is_refused(
+    tmp_path: Path,
+) -> None:
+    """`embed(progress)` calls `progress` on the session's thread: a callback that read
+    the memory (`notes.count()`) waited for the session's lock forever."""
+    from tests.runtime.test_background_vectors import SlowEmbedder
+
+    embedder = SlowEmbedder(0.2, per_texts=32)  # 300 texts: 2 s, left for embed() to do
+    s = axon.Session(memory_dir=tmp_path, embedder=embedder, embed_wait=0)
+    s.execute("memory N { store: persistent backend: sqlite retrieval: hybrid }")
+    notes = s.memory("N")
+    for i in range(300):
+        notes.remember(f"entry {i}", key=f"k{i}")
+    failures: list[BaseException] = []
+
+    def embed() -> None:
+        try:
+            notes.embed(lambda done, total: notes.count())
+        except BaseException as exc:
+            failures.append(exc)
+
+    runner = threading.Thread(target=embed, daemon=True)
+    runner.start()
+    runner.join(timeout=30)
+    assert not runner.is_alive(), "a progress callback's call back into its session hung"
+    assert len(failures) == 1 and isinstance(failures[0], RuntimeError)
+    assert "an embed() progress callback" in str(failures[0])
+    assert notes.count() == 300
+    s.close()
