@@ -14,7 +14,8 @@ The public API (docs/language.md, Python API):
 - `axon.agent`: seed 001's agent-loop protocol (`AxonMemory` over a session or
   handle, `InMemoryMemory`, `MemoryRecord`, `format_recalled`; docs/agents.md)
 - errors: `AxonError` (base: `line`, `column`, `message`), `AxonSyntaxError`,
-  `AxonCheckError` (`diagnostics`), `AxonRuntimeError`.
+  `AxonCheckError` (`diagnostics`), `AxonRuntimeError`, `AxonMemoryError`,
+  `AxonSessionError` (a closed session, a call from inside its own operation).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from axon.errors import (
     AxonError,
     AxonMemoryError,
     AxonRuntimeError,
+    AxonSessionError,
     AxonSyntaxError,
     Diagnostic,
 )
@@ -45,6 +47,7 @@ __all__ = [
     "AxonError",
     "AxonMemoryError",
     "AxonRuntimeError",
+    "AxonSessionError",
     "AxonSyntaxError",
     "Diagnostic",
     "Embedder",

@@ -118,6 +118,16 @@ class AxonRuntimeError(AxonError):
     records: Sequence[Mapping[str, Any]] = ()
 
 
+class AxonSessionError(AxonError, RuntimeError):
+    """A session cannot take the call: it is closed, or the call comes from inside one of
+    its own operations (a model client's `complete()` or an `embed()` progress callback
+    calling back into it, which would wait forever for itself).
+
+    An `AxonError` (one `except AxonError` catches every refusal) and a `RuntimeError`,
+    as using a closed resource is in Python.
+    """
+
+
 class AxonMemoryError(AxonError, ValueError):
     """A memory operation was refused: names the memory (scope) and key involved.
 

@@ -54,7 +54,7 @@ from axon.compiler import ir
 from axon.compiler.checker import CheckEnv, check, extend_env
 from axon.compiler.names import did_you_mean
 from axon.compiler.parser import parse
-from axon.errors import AxonMemoryError, AxonRuntimeError
+from axon.errors import AxonMemoryError, AxonRuntimeError, AxonSessionError
 from axon.memory.embeddings.base import Embedder
 from axon.memory.entry import Clock, MemoryEntry
 from axon.memory.registry import BackendRegistry
@@ -400,7 +400,7 @@ class Session:
     # ------------------------------------------------------------ lifetime
     def _check_open(self) -> None:
         if self.closed:
-            raise RuntimeError("this session is closed")
+            raise AxonSessionError("this session is closed")
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -411,7 +411,7 @@ class Session:
         refused before taking the lock.
         """
         if threading.current_thread() is self._thread:
-            raise RuntimeError(_REENTRANT)
+            raise AxonSessionError(_REENTRANT)
         with self._lock:
             yield
 
@@ -423,7 +423,7 @@ class Session:
         """
         if threading.current_thread() is self._thread:
             work.close()
-            raise RuntimeError(_REENTRANT)
+            raise AxonSessionError(_REENTRANT)
         finished = threading.Event()
 
         async def guarded() -> T:
@@ -555,7 +555,7 @@ class AsyncSession:
 
     async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         if self._shut_down:
-            raise RuntimeError("this session is closed")
+            raise AxonSessionError("this session is closed")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
         with self._queue_lock:
@@ -585,7 +585,7 @@ class AsyncSession:
                 continue
             outcome: _Finished
             if refuse:
-                outcome = (future, False, RuntimeError("this session is closed"))
+                outcome = (future, False, AxonSessionError("this session is closed"))
             else:
                 try:
                     outcome = (future, True, call())

@@ -458,6 +458,9 @@ def test_a_closed_session_refuses_handle_calls(kit: SessionKit) -> None:
     session.close()
     with pytest.raises(RuntimeError, match="this session is closed"):
         notes.count()
+    with pytest.raises(axon.AxonError, match="this session is closed") as caught:
+        session.execute('recall("x") from Notes')  # one `except AxonError` catches it
+    assert isinstance(caught.value, axon.AxonSessionError)
 
 
 # ---------------------------------------------------------------- Session arguments
