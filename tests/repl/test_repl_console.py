@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -390,14 +391,32 @@ def test_main_in_piped_mode_fails_when_the_file_does_not_check(
 
 
 # A closed session refuses every command: the internal error this test provokes.
-def test_an_internal_error_in_a_command_is_reported_and_the_repl_goes_on(repl: Repl) -> None:
+def test_an_internal_error_in_a_command_is_reported_and_the_repl_goes_on(
+    repl: Repl, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repl.run(NOTES)
     repl.take()
-    repl.session.close()  # every backend gone: the next command fails inside AXON
+
+    def broken(*args: object, **kwargs: object) -> NoReturn:
+        raise KeyError("a fault inside AXON")  # not an AxonError: a bug, not a user mistake
+
+    monkeypatch.setattr(repl.session, "recent_entries", broken)
+    monkeypatch.setattr(repl.session, "execute", broken)
     assert not repl.run(".show Notes")
     _, err = repl.take()
-    assert err.startswith("internal error: RuntimeError:")
+    assert err.startswith("internal error: KeyError:")
     assert "Set AXON_DEBUG=1" in err and "Traceback" not in err
     assert not repl.run('recall("x") from Notes')
     assert "internal error" in repl.take()[1]
     assert repl.run(".help")
+    monkeypatch.undo()
+    assert repl.run(".show Notes")  # the session itself was never harmed
+
+
+def test_a_closed_session_is_an_error_not_an_internal_one(repl: Repl) -> None:
+    repl.run(NOTES)
+    repl.take()
+    repl.session.close()
+    assert not repl.run(".show Notes")
+    _, err = repl.take()
+    assert err.startswith("error: this session is closed") and "internal" not in err
