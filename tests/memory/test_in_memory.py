@@ -261,13 +261,15 @@ def test_a_batch_indexes_exactly_as_documents_one_by_one(
     """`add_many`'s numpy path (every batch takes it here) builds the very posting lists,
     short-gram map and rows that `add` builds one document at a time."""
     batched, single = SubstringIndex(), SubstringIndex()
-    saved = exact._BATCH_MIN
+    first_stored: dict[str, int] = {}  # seq is an identity's first-store position, as in
+    saved = exact._BATCH_MIN  # the backend: unique, so no two hits tie on everything
     exact._BATCH_MIN = 1
     try:
         for round_, batch in enumerate(batches):
             items = [
-                (ident, key.lower(), text.lower(), float(round_ // 2), i)
-                for i, (ident, key, text) in enumerate(batch)
+                (ident, key.lower(), text.lower(), float(round_ // 2),
+                 first_stored.setdefault(ident, len(first_stored)))
+                for ident, key, text in batch
             ]
             batched.add_many(items)
             seen: set[str] = set()
