@@ -329,7 +329,9 @@ async def require_memory(backend: MemoryBackend, store: Store, name: str) -> Non
     if await backend.count(name):
         return
     names = await memory_names_of(backend)
-    hint = difflib.get_close_matches(name, names, n=1)
+    lower = {n.lower(): n for n in names}
+    hint = difflib.get_close_matches(name, names, n=1) or (
+        [lower[name.lower()]] if name.lower() in lower else [])
     if hint:
         suggestion = f"; did you mean '{hint[0]}'?"
     elif names:

@@ -150,6 +150,8 @@ def test_errors_are_one_line_with_the_right_exit_code(store: Store, tmp_path: Pa
     assert unknown.returncode == 1
     assert "no memory 'Note'" in unknown.stderr and "did you mean 'Notes'?" in unknown.stderr
     assert len(unknown.stderr.splitlines()) == 1
+    shouted = store("show", "NOTES")  # a case-only slip is suggested, as the checker does
+    assert shouted.returncode == 1 and "did you mean 'Notes'?" in shouted.stderr, shouted.stderr
     missing = store("get", "Notes", "nope")
     assert missing.returncode == 1 and missing.stderr == "error: no key 'nope' in memory 'Notes'\n"
     assert store("forget", "Notes", "nope").returncode == 1
