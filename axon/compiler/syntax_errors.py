@@ -18,7 +18,7 @@ from lark import Token
 
 from axon.compiler import lexer
 from axon.errors import AxonSyntaxError
-from axon.source import Source, Span
+from axon.source import Source, Span, position_of
 
 _DESCRIBE = {
     "NAME": "a name",
@@ -66,6 +66,9 @@ def _keyword_words(expected: set[str], parser: lark.Lark) -> list[str]:
     keywords = lexer.grammar_words(parser).terminals
     return [keywords[name] for name in expected if name in keywords]
 
+
+_NESTED_IF = re.compile(r"->\s*(if)\s+\Z")
+"""`-> if ` just before an error: an `if` written as the branch of another."""
 
 _OPEN = frozenset("{([")
 _CLOSE = {"}": "{", ")": "(", "]": "["}
@@ -124,6 +127,17 @@ def _message_for_token(
                 False,
                 Span(line, column, line, column + 1),
             )
+    nested_if = _NESTED_IF.search(source.text, 0, token.start_pos or 0)
+    if previous == "if" and nested_if is not None:
+        # `-> if ...`: a branch is one statement that is not an `if`, so the lexer read
+        # `if` as a name and the parser stopped at the condition after it.
+        line, column = position_of(source.text, nested_if.start(1))
+        return (
+            "an 'if' cannot be the branch of an 'if' directly: "
+            "write it in a block, -> { if ... }",
+            False,
+            Span(line, column, line, column + 2),
+        )
     if "COLON" in expected and previous is not None and previous.isidentifier():
         return f"expected ':' after field name '{previous}'", False, None
     keywords = _keyword_words(expected, parser)

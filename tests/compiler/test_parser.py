@@ -179,6 +179,10 @@ def test_whole_surface_parses() -> None:
         ("memory M {\n  store: session\n", "unexpected end of input", 2, 17),
         ("flow F() {\n  step S { ask: 1 }\n  @\n}", "unexpected character '@'", 3, 3),
         ("remember(x) M", "unexpected 'M': expected one of '->', 'in'", 1, 13),
+        # an `if` as the branch of an `if`: at the inner `if`, not at its condition
+        ("flow F() {\n  if a -> if b -> use T(a)\n}", "an 'if' cannot be the branch", 2, 11),
+        ("flow F() {\n  if a -> use T(a) else -> if b -> use T(b)\n}",
+         "write it in a block, -> { if ... }", 2, 28),
     ],
 )
 def test_syntax_errors_say_what_was_expected(
