@@ -214,8 +214,10 @@ def retrieval_problem(value: Any) -> str | None:
     """A retrieval override names one of the strategies."""
     if isinstance(value, str) and value in RETRIEVAL_MODES:
         return None
+    # quoted as the memory-level message quotes it: 'fuzzy' (other values as JSON)
+    shown = f"'{value}'" if isinstance(value, str) and len(value) <= 40 else _shown(value)
     return (
-        f"Unknown retrieval strategy {_shown(value)} in recall"
+        f"Unknown retrieval strategy {shown} in recall"
         f"{did_you_mean(str(value), RETRIEVAL_MODES)}. "
         f"Valid: {', '.join(sorted(RETRIEVAL_MODES))}"
     )

@@ -88,6 +88,14 @@ def test_spec_messages_exactly() -> None:
     assert [(line, col) for line, col, _ in found] == [(1, 19), (2, 23), (4, 1), (5, 29), (6, 19)]
 
 
+def test_recall_retrieval_override_is_quoted_like_the_memory_field() -> None:
+    found = errors('memory N { }\nrecall("q") from N with { retrieval: fuzzy }\n')
+    assert found == [(
+        2, 38,
+        "Unknown retrieval strategy 'fuzzy' in recall. Valid: exact, hybrid, keyword, semantic",
+    )]
+
+
 def test_all_diagnostics_collected_and_sorted() -> None:
     found = errors(
         "memory A { retreival: keyword }\n"
