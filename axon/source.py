@@ -9,6 +9,7 @@ the REPL's `.load`): bounded in size, UTF-8, a byte-order mark dropped.
 from __future__ import annotations
 
 import os
+import re
 from typing import NamedTuple
 
 import attrs
@@ -23,6 +24,8 @@ _LONGEST_MESSAGE = 400
 """Characters of a message shown at most (a message may quote a name thousands long)."""
 
 _BOM = b"\xef\xbb\xbf"
+
+_LONE_CR = re.compile(r"\r(?!\n)")
 
 
 class Span(NamedTuple):
@@ -119,7 +122,7 @@ def read_source(path: str | os.PathLike[str], filename: str | None = None) -> st
             column,
         )
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         before = data[: exc.start].decode("utf-8")
         line, column = position_of(before, len(before))
@@ -135,6 +138,17 @@ def read_source(path: str | os.PathLike[str], filename: str | None = None) -> st
             column,
             text="\n" * (line - 1) + shown,
         ) from None
+    return lone_cr_as_newline(text)
+
+
+def lone_cr_as_newline(text: str) -> str:
+    """`text` with each CR not followed by LF (old Mac line endings) made an LF.
+
+    A file's lone CR ends a line as the user's editor shows it (else a leading `//`
+    comment would run to the end of the file). One character for one, so every
+    offset stays; `\r\n` is left as it is.
+    """
+    return _LONE_CR.sub("\n", text) if "\r" in text else text
 
 
 def _printable(text: str) -> str:

@@ -8,7 +8,7 @@ import pytest
 
 import axon
 from axon.compiler.lexer import MAX_NESTING, MAX_NUMBER_DIGITS
-from axon.errors import AxonSyntaxError
+from axon.errors import AxonCheckError, AxonSyntaxError
 from axon.source import MAX_SOURCE_BYTES, Source, SourceError, Span, read_source
 
 
@@ -145,3 +145,17 @@ def test_lines_are_counted_as_the_lexer_counts_them() -> None:
     assert source.line_text(1) == "a\u2028b\x0cc"
     assert source.line_text(2) == "second"
     assert source.line_text(3) == "third"
+
+
+def test_old_mac_line_endings_end_lines(tmp_path: Path) -> None:
+    """A file with CR-only line endings: a `//` comment ends at its CR (it swallowed the
+    whole file, so an error on the next line passed), and positions count CR lines."""
+    path = tmp_path / "cr.axon"
+    path.write_bytes(b"// old Mac file\rmemory M { store: bogus }\r")
+    text = read_source(path)
+    assert text == "// old Mac file\nmemory M { store: bogus }\n"
+    with pytest.raises(AxonCheckError) as caught:
+        axon.compile(text, filename=str(path))
+    assert caught.value.line == 2
+    path.write_bytes(b"memory M { store: session }\r\n")  # CRLF is left as it is
+    assert read_source(path) == "memory M { store: session }\r\n"

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import axon
 from axon.compiler.lexer import MAX_NESTING, MAX_NUMBER_DIGITS
 from axon.errors import AxonError
-from axon.source import MAX_SOURCE_BYTES, SourceError, read_source
+from axon.source import MAX_SOURCE_BYTES, SourceError, lone_cr_as_newline, read_source
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -156,7 +156,7 @@ def read_source_bytes(data: bytes, path: Path) -> str:
     if len(data) > MAX_SOURCE_BYTES - 3:
         raise SourceError("too large", str(path), 1, 1)
     try:
-        return data.decode("utf-8")
+        return lone_cr_as_newline(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise SourceError("not UTF-8", str(path), 1, 1) from None
 
