@@ -21,7 +21,7 @@ from axon.memory.embeddings.availability import keyword_fallback_warning
 from axon.memory.entry import MemoryEntry, matches_filters
 from axon.runtime import tiered_ops
 from axon.runtime import tiers as tiering
-from axon.runtime.reporting import elapsed_ms, errors_named
+from axon.runtime.reporting import elapsed_ms, emit_listing, errors_named
 from axon.runtime.tracer import TraceEventType
 
 if TYPE_CHECKING:
@@ -202,19 +202,10 @@ async def list_matching(
         else:
             found = await bound.backend.list_matching(bound.scope, stored, limit=limit)
         entries = [_named(entry, name) for entry in found]
-    data: dict[str, Any] = {
-        "op": "list",
-        "query": None,  # the seed's memory_read keys: a listing has no query
-        "results_count": len(entries),
-        "top_k": limit,
-        "limit": limit,
-        "memory": name,
-        "backend": bound.backend_key[0],
-        "duration_ms": elapsed_ms(started),
-    }
-    if filters:
-        data["filters"] = dict(filters)
-    manager.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=elapsed_ms(started))
+    emit_listing(
+        manager.tracer, "list", name, count=len(entries), limit=limit,
+        backend=bound.backend_key[0], filters=filters, started=started,
+    )
     return entries
 
 
@@ -242,20 +233,11 @@ async def page_matching(
     entries = [_named(entry, name) for entry in page.entries]
     if filters:
         entries = [entry for entry in entries if matches_filters(entry.metadata, filters)]
-    data: dict[str, Any] = {
-        "op": "page",
-        "query": None,  # the seed's memory_read keys: a listing has no query
-        "results_count": len(entries),
-        "top_k": limit,
-        "limit": limit,
-        "memory": name,
-        "backend": bound.backend_key[0],
-        "more": page.cursor is not None,
-        "duration_ms": elapsed_ms(started),
-    }
-    if filters:
-        data["filters"] = dict(filters)
-    manager.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=elapsed_ms(started))
+    emit_listing(
+        manager.tracer, "page", name, count=len(entries), limit=limit,
+        backend=bound.backend_key[0], filters=filters, started=started,
+        more=page.cursor is not None,
+    )
     return entries, page.cursor
 
 

@@ -23,7 +23,7 @@ from axon.memory.entry import MemoryEntry, NewEntry, matches_filters
 from axon.runtime import tiers as tiering
 from axon.runtime.associations import related_keys, with_related
 from axon.runtime.records import expiry_of
-from axon.runtime.reporting import elapsed_ms, errors_named
+from axon.runtime.reporting import elapsed_ms, emit_listing, errors_named
 from axon.runtime.tiers import Tiered
 from axon.runtime.tracer import TraceEventType
 
@@ -357,20 +357,9 @@ async def page(
         entries = [e for e in entries if matches_filters(e.metadata, filters)]
     cursor = _page_cursor(following)
     backends = {tier: one.backend_key[0] for tier, one in tiered.tiers.items()}
-    data: dict[str, Any] = {
-        "op": "page",
-        "query": None,  # the seed's memory_read keys: a listing has no query
-        "results_count": len(entries),
-        "top_k": limit,
-        "limit": limit,
-        "memory": name,
-        "backend": backends[tiering.most_durable(list(tiered.tiers))],
-        "backends": backends,
-        "tiers": list(tiered.tiers),
-        "more": cursor is not None,
-        "duration_ms": elapsed_ms(started),
-    }
-    if filters:
-        data["filters"] = dict(filters)
-    manager.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=elapsed_ms(started))
+    emit_listing(
+        manager.tracer, "page", name, count=len(entries), limit=limit,
+        backend=backends[tiering.most_durable(list(tiered.tiers))], filters=filters,
+        started=started, backends=backends, tiers=list(tiered.tiers), more=cursor is not None,
+    )
     return entries, cursor

@@ -283,6 +283,18 @@ def test_neither_import_axon_nor_axon_help_imports_the_sdk(
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
+def _end(process: subprocess.Popen[str]) -> None:
+    """Close a stdio server's input (its end of session) and wait for it to exit, killing
+    it after 60 s."""
+    assert process.stdin is not None
+    process.stdin.close()
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def test_a_lone_surrogate_escape_in_a_request_is_answered(
     sqlite_store: Store, tmp_path: Path
 ) -> None:
@@ -314,12 +326,7 @@ def test_a_lone_surrogate_escape_in_a_request_is_answered(
                 assert ready, f"no reply to request {line['id']} in 60 s"
                 replies[line["id"]] = json.loads(process.stdout.readline())
     finally:
-        process.stdin.close()
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        _end(process)
     assert all("result" in replies[i] for i in (1, 2, 3)), replies
     written = json.loads(replies[2]["result"]["content"][0]["text"])
     assert written["success"] is True
@@ -363,12 +370,7 @@ def test_a_request_nested_too_deeply_is_answered_with_an_error(
                 reply = json.loads(process.stdout.readline())
                 replies[reply["id"]] = reply
     finally:
-        process.stdin.close()
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        _end(process)
     for request_id, depth in ((2, 303), ("late", 5003)):
         result = replies[request_id]["result"]
         assert result["isError"] is True
@@ -423,9 +425,4 @@ def test_a_line_that_is_no_json_rpc_message_gets_an_error_reply(
             "jsonrpc": "2.0", "id": 2, "result": {}
         }
     finally:
-        process.stdin.close()
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        _end(process)

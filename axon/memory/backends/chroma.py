@@ -522,8 +522,6 @@ class ChromaBackend(MemoryBackend):
     ) -> list[tuple[MemoryEntry, Any]]:
         """A keyset page in `_list`'s order, tie = the entry's `seq` (first stored
         first at one `created_at`, as on every other backend)."""
-        if after is not None and not isinstance(after[1], int):
-            return []
         where = _and({"kind": "e"}, self._where_scope(scope, scope is None), self._live(now))
         _, metas = self._fetch(where)
         rows = ((_exact(meta, "ts"), int(meta["seq"]), meta) for meta in metas)
