@@ -14,7 +14,6 @@ import).
 from __future__ import annotations
 
 import contextlib
-import difflib
 import json
 import os
 import shutil
@@ -26,6 +25,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from axon import cli_output as out
+from axon.compiler.names import Suggester
 from axon.errors import AxonError, AxonMemoryError
 from axon.memory.backend import (
     MAX_TOP_K,
@@ -329,11 +329,9 @@ async def require_memory(backend: MemoryBackend, store: Store, name: str) -> Non
     if await backend.count(name):
         return
     names = await memory_names_of(backend)
-    lower = {n.lower(): n for n in names}
-    hint = difflib.get_close_matches(name, names, n=1) or (
-        [lower[name.lower()]] if name.lower() in lower else [])
+    hint = Suggester(names).closest(name)  # the checker's rule: close, or the same but case
     if hint:
-        suggestion = f"; did you mean '{hint[0]}'?"
+        suggestion = f"; did you mean '{hint}'?"
     elif names:
         suggestion = f" (memories: {', '.join(names[:10])})"
     else:
