@@ -17,6 +17,7 @@ import lark
 from lark import Token
 
 from axon.compiler import ast, lexer
+from axon.compiler.grammar_cache import parser_cache_file
 from axon.compiler.syntax_errors import translate
 from axon.errors import AxonSyntaxError
 from axon.source import MAX_SOURCE_BYTES, Source, Span, position_of, utf8_length
@@ -313,13 +314,17 @@ def grammar_text() -> str:
 
 @cache
 def _parser() -> lark.Lark:
+    grammar = grammar_text()
+    # Never `cache=True`: Lark would unpickle a predictable file in the shared temporary
+    # directory (grammar_cache explains); a private per-user file, or no cache.
+    cache_file = parser_cache_file(grammar)
     return lark.Lark(
-        grammar_text(),
+        grammar,
         parser="lalr",
         lexer="contextual",  # for Lark's own analysis; `lexer.run` scans the text
         transformer=_Builder(),
         maybe_placeholders=True,
-        cache=True,
+        cache=cache_file if cache_file is not None else False,
     )
 
 
