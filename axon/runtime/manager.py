@@ -196,7 +196,8 @@ class MemoryManager:
     async def _bind_tiered(self, decl: IRMemory) -> BoundMemory:
         """Bind each tier: `in_memory` for ephemeral and session (owned scopes), the
         memory's backend and location for persistent; then read the persistent tier's
-        counters and demote what has been idle too long."""
+        counters. Binding changes no entry (no demotion: `tiers.demote_idle` runs
+        before the memory's operations)."""
         previous = self.bound.get(decl.name)
         bound_tiers: dict[str, BoundMemory] = {}
         try:
@@ -228,9 +229,6 @@ class MemoryManager:
         self.bound[decl.name] = bound
         self.tiered[decl.name] = tiered
         self._counters.pop(decl.name, None)
-        with errors_named(decl.name):
-            await tiering.demote_idle(self, tiered, force=True)
-            await tiering.flush_stats(tiered)
         return bound
 
     async def _bind_one(self, decl: IRMemory) -> BoundMemory:

@@ -21,10 +21,15 @@ A key lives in exactly one tier. What each operation does:
   as for any memory). Each result's metadata carries `tier`.
 - get, delete, list, count, forget (by filter), clear: across every tier.
 - promotion: an entry returned by `promote_after` recalls in this session moves
-  one tier toward persistent. Demotion: an entry idle for `demote_after` (since
-  the later of its write time and its last recall or get in this session) moves
-  one tier back; idle entries are looked for by the memory's sweep (at bind, then
-  at most every `SWEEP_INTERVAL` seconds of the session clock, and on `sweep`).
+  one tier toward persistent. Demotion: an entry of a tier that lives in this
+  session (session -> ephemeral) idle for `demote_after` (since the later of its
+  write time and its last recall or get in this session) moves one tier back.
+  Demotion never takes an entry out of the persistent tier: the tiers below it
+  end with the session, whose close would delete what it had moved there, and
+  this session's count of use says nothing of the other sessions sharing the
+  store (`DEMOTABLE`). Idle entries are looked for before the memory's
+  operations (at most every `DEMOTE_INTERVAL` seconds of the session clock) and
+  on `sweep`, never at bind: declaring a memory changes none of its entries.
   A move keeps key, value, metadata and both timestamps, and is crash-safe: the
   target copy is written first, then the source copy deleted (`move`). A reader
   that meets a key in two tiers keeps the copy in the slower tier (which is the
@@ -317,8 +322,15 @@ DEMOTE_PAGE = 500
 """Entries read per page while looking for idle entries."""
 
 
+DEMOTABLE = frozenset({"session"})
+"""The tiers demotion moves entries out of: those living in this session and having a
+tier below them. Never `persistent`: its entries may be in use by other sessions this
+one cannot see, and a demoted one would be deleted when this session closes."""
+
+
 async def demote_idle(manager: MemoryManager, tiered: Tiered, *, force: bool = False) -> int:
-    """Move every entry idle for `demote_after` one tier back; returns how many moved.
+    """Move every entry of a `DEMOTABLE` tier idle for `demote_after` one tier back;
+    returns how many moved.
 
     Runs at most every `DEMOTE_INTERVAL` seconds of the session clock unless `force`.
     Each tier above the fastest is read by keyset pages of `DEMOTE_PAGE`; the moves come
@@ -332,6 +344,8 @@ async def demote_idle(manager: MemoryManager, tiered: Tiered, *, force: bool = F
     moves: list[tuple[str, str, str]] = []
     names = tiered.decl.tiers
     for index in range(1, len(names)):
+        if names[index] not in DEMOTABLE:
+            continue
         bound = tiered.tiers[names[index]]
         cursor: str | None = None
         while True:

@@ -5,7 +5,7 @@ backends themselves): here a `Session` drives a memory `tiers: [session,
 persistent]` on a real persistent backend (SQLite; PostgreSQL too when the test
 server is there) through the Python handle, and after every step it must agree
 with the model on what tier each key is in (write order, `persist_if` policy,
-promotion after `promote_after` recalls, demotion after `demote_after` idle time),
+promotion after `promote_after` recalls, no demotion out of the persistent tier),
 on expiry per record type (seed 002's defaults, or `expires_in`), on associations
 (both ways, one level deep from `get`, removed with either side) and on the
 counters of `stats()`.
@@ -32,14 +32,12 @@ from hypothesis.stateful import (
 import axon
 from axon.memory.entry import RECORD_TYPES
 from axon.memory.retrieval.exact import seed_score
-from axon.runtime.manager import SWEEP_INTERVAL
 from axon.runtime.tiers import COUNTERS
 from axon.testing import FakeClock
 from tests.memory.conftest import pg_dsn_or_skip, pg_test_schema
 
 DAY = 86400.0
 PROMOTE_AFTER = 2
-DEMOTE_AFTER = 20 * DAY
 TIERS = ("session", "persistent")
 KEYS = ["a", "ab", "b", "ba", "c"]
 START = 1_700_000_000.0
@@ -74,7 +72,6 @@ class Model:
         self.recs: dict[str, Rec] = {}
         self.recalls: dict[str, int] = {}
         self.used: dict[str, float] = {}
-        self.last_check = now  # binding ran the idle check
         self.stats = {tier: dict.fromkeys(COUNTERS, 0) for tier in TIERS}
 
     def live(self, key: str, now: float) -> Rec | None:
@@ -87,17 +84,10 @@ class Model:
         return {k: r for k in self.recs if (r := self.live(k, now)) is not None}
 
     def maintain(self, now: float) -> None:
-        """The idle check before an operation: at most once per sweep interval."""
-        if now - self.last_check < SWEEP_INTERVAL:
-            return
-        self.last_check = now
-        for key, rec in self.alive(now).items():
-            last = max(rec.written, self.used.get(key, float("-inf")))
-            if rec.tier == "persistent" and now - last >= DEMOTE_AFTER:
-                rec.tier = "session"
-                self.stats["persistent"]["demotions"] += 1
-                self.recalls.pop(key, None)
-                self.used[key] = now
+        """The idle check before an operation: `demote_after` never moves a persistent
+        entry (the session tier below it ends with the session), and a [session,
+        persistent] memory has no other tier to demote from, so nothing moves."""
+        del now
 
 
 class TieredMachine(RuleBasedStateMachine):
