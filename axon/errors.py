@@ -16,6 +16,16 @@ from axon.redaction import redact_secrets
 from axon.source import NO_SPAN, Source, Span
 
 
+def extra_hint(extra: str) -> str:
+    """How to install the optional extra `extra`, in words that work: the distribution
+    (`axon-memory`) is installed from a checkout or a built wheel, not the package index.
+    """
+    return (
+        f"install the '{extra}' extra: pip install '.[{extra}]' in an AXON checkout "
+        f"(or the wheel, 'axon_memory-*.whl[{extra}]')"
+    )
+
+
 @attrs.frozen(slots=True)
 class Diagnostic:
     """One problem found in a program: where, what, and how bad."""

@@ -14,14 +14,12 @@ import ipaddress
 from pathlib import Path
 
 from axon.cli_output import EXIT_CHECK, EXIT_USAGE, err
+from axon.errors import extra_hint
 
 DEFAULT_PORT = 8765
 """`axon mcp --http`'s port unless `--port` says otherwise."""
 
-MISSING_SDK = (
-    "error: axon mcp needs the MCP SDK, which is not installed: "
-    "pip install 'axon-memory[mcp]'"
-)
+MISSING_SDK = "error: axon mcp needs the MCP SDK, which is not installed: " + extra_hint("mcp")
 
 
 def _loopback(host: str) -> bool:

@@ -257,7 +257,8 @@ def test_a_missing_sdk_names_the_extra(sqlite_store: Store, tmp_path: Path) -> N
     assert done.returncode == 2
     assert done.stderr.strip() == (
         "error: axon mcp needs the MCP SDK, which is not installed: "
-        "pip install 'axon-memory[mcp]'"
+        "install the 'mcp' extra: pip install '.[mcp]' in an AXON checkout "
+        "(or the wheel, 'axon_memory-*.whl[mcp]')"
     )
 
 

@@ -125,7 +125,7 @@ def test_a_missing_chromadb_names_the_extra(tmp_path: Path) -> None:
         timeout=60,
     )
     assert ran.stdout.startswith("AxonMemoryError"), ran.stderr
-    assert "pip install 'axon-memory[chroma]'" in ran.stdout
+    assert "pip install '.[chroma]'" in ran.stdout
 
 
 # ---------------------------------------------------------------------- embedded directory

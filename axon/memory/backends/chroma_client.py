@@ -26,14 +26,14 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from axon.errors import AxonMemoryError
+from axon.errors import AxonMemoryError, extra_hint
 from axon.memory.backend import expand_location, resolve_memory_dir
 
 URL_ENV = "AXON_CHROMA_URL"
 """The server (and collection) a chroma memory without `location:` uses, when set."""
 
 DEFAULT_COLLECTION = "axon"
-EXTRA_HINT = "pip install 'axon-memory[chroma]'"
+EXTRA_HINT = extra_hint("chroma")
 
 _NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,40}[a-zA-Z0-9]$")
 _T = TypeVar("_T")

@@ -57,7 +57,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from axon.errors import AxonMemoryError
+from axon.errors import AxonMemoryError, extra_hint
 from axon.memory.backend import expand_location
 from axon.memory.retrieval.text import stem, tokenize
 
@@ -93,7 +93,7 @@ _LOCK_NAMESPACE = 0x41584F4E
 
 
 def install_hint() -> str:
-    return "install the 'postgres' extra: pip install 'axon-memory[postgres]'"
+    return extra_hint("postgres")
 
 
 # ------------------------------------------------------------------ connection settings

