@@ -6,6 +6,12 @@ import re
 import tomllib
 from pathlib import Path
 
+import click
+import typer
+from typer.testing import CliRunner
+
+from axon import cli
+
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
@@ -51,3 +57,24 @@ def test_setup_replaces_an_old_axon_install() -> None:
     setup = (ROOT / "scripts" / "setup").read_text()
     uninstall = setup.index("pip uninstall -q -y axon\n")
     assert uninstall < setup.index('pip install -q -e ".[$extras]"')
+
+
+def _commands(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = [path]
+    if isinstance(command, click.Group):
+        for name, sub in command.commands.items():
+            found += _commands(sub, (*path, name))
+    return found
+
+
+def test_no_help_text_speaks_of_seeds() -> None:
+    """Users never heard of the documents the project grew from: `--help` of every
+    command says what it does in their words."""
+    root = typer.main.get_command(cli.app)
+    commands = _commands(root)
+    assert ("memory", "show") in commands and ("mcp",) in commands
+    runner = CliRunner()
+    for path in commands:
+        done = runner.invoke(cli.app, [*path, "--help"], terminal_width=200)
+        assert done.exit_code == 0, path
+        assert "seed" not in done.output.lower(), (path, done.output)
