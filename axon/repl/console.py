@@ -17,7 +17,7 @@ import time
 import traceback
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import IO, Any, TextIO, TypeVar
 
 from rich.console import Console as RichConsole
 from rich.markup import escape
@@ -476,7 +476,8 @@ class Console:
     def export(self, names: list[str], path: Path, *, with_vectors: bool = False) -> bool:
         """`.export [--with-vectors] [NAME...] FILE`: the memories (default: every declared
         one) to FILE, with their stored vectors when asked."""
-        from axon.memory.transfer import export_entries
+        from axon.memory.transfer import TransferReport, export_entries
+        from axon.runtime.tiers import reconcile
 
         for name in names:
             if not self._known_memory(name):
@@ -485,18 +486,24 @@ class Console:
         if not chosen:
             return self._fail("error: no memories declared yet: nothing to export")
         sources = []
+        tiers = []
         for name in chosen:
             tiered = self.session.memories.tiered.get(name)
             if tiered is not None:  # every tier of a tiered memory
                 sources += [(name, one.backend, one.scope) for one in tiered.tiers.values()]
+                tiers.append(tiered)
                 continue
             bound = self.session.memories.get(name)
             sources.append((name, bound.backend, bound.scope))
+
+        async def export(handle: IO[Any]) -> TransferReport:
+            for tiered in tiers:  # a key held by two tiers: once, the slower tier's copy
+                await reconcile(tiered)
+            return await export_entries(handle, sources, with_vectors=with_vectors)
+
         try:
             with replacing(path) as handle:
-                report = self._in_session(
-                    export_entries(handle, sources, with_vectors=with_vectors)
-                )
+                report = self._in_session(export(handle))
         except OSError as exc:
             return self._fail(f"{path}: error: cannot write the export ({exc.strerror or exc})")
         except AxonError as exc:

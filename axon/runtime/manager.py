@@ -590,6 +590,8 @@ class MemoryManager:
     async def clear(self, name: str) -> int:
         tiered = self.tiered.get(name)
         if tiered is not None:
+            with errors_named(name):
+                await tiering.reconcile(tiered)  # a key held by two tiers: one forget
             total = 0
             for tier, bound in tiered.tiers.items():
                 with self._as_tier(name, bound):

@@ -184,11 +184,16 @@ async def list_matching(
     tiered = manager.tiered.get(name)
     if tiered is not None:
         await tiered_ops.maintain(manager, tiered, flush=True)
-        per_tier: list[tuple[str, MemoryEntry]] = []
-        for tier, one in tiered.tiers.items():
-            with manager._as_tier(name, one):
-                listed = await manager.list_matching(name, limit, filters)
-            per_tier += [(tier, e) for e in listed]
+
+        async def read() -> list[tuple[str, MemoryEntry]]:
+            listed: list[tuple[str, MemoryEntry]] = []
+            for tier, one in tiered.tiers.items():
+                with manager._as_tier(name, one):
+                    listed += [(tier, e) for e in await manager.list_matching(name, limit, filters)]
+            return listed
+
+        with errors_named(name):
+            per_tier = await tiering.read_once(tiered, read, tiering.copies)
         return tiered_ops.merged(per_tier, limit)
     bound = manager.get(name)
     await manager.maybe_sweep(bound)
@@ -245,6 +250,8 @@ async def count(manager: MemoryManager, name: str) -> int:
     tiered = manager.tiered.get(name)
     if tiered is not None:
         await tiered_ops.maintain(manager, tiered, flush=True)
+        with errors_named(name):
+            await tiering.reconcile(tiered)  # a key held by two tiers counts once
         total = 0
         for one in tiered.tiers.values():
             with manager._as_tier(name, one):
@@ -258,11 +265,16 @@ async def count(manager: MemoryManager, name: str) -> int:
 async def entries(manager: MemoryManager, name: str, limit: int | None = None) -> list[MemoryEntry]:
     tiered = manager.tiered.get(name)
     if tiered is not None:
-        found: list[tuple[str, MemoryEntry]] = []
-        for tier, one in tiered.tiers.items():
-            with manager._as_tier(name, one):
-                found += [(tier, e) for e in await manager.entries(name, limit)]
-        return tiered_ops.merged(found, limit)
+
+        async def read() -> list[tuple[str, MemoryEntry]]:
+            found: list[tuple[str, MemoryEntry]] = []
+            for tier, one in tiered.tiers.items():
+                with manager._as_tier(name, one):
+                    found += [(tier, e) for e in await manager.entries(name, limit)]
+            return found
+
+        with errors_named(name):
+            return tiered_ops.merged(await tiering.read_once(tiered, read, tiering.copies), limit)
     bound = manager.get(name)
     with errors_named(name):
         entries = await bound.backend.list_entries(scope=bound.scope, limit=limit)

@@ -1,6 +1,6 @@
-"""The operations of a memory that spans tiers (LANGUAGE.md §8): remember, associate,
-recall, delete and a filtered forget over its tiers, the merge of their listings and
-paging through them.
+"""A memory that spans tiers and an operation -> that operation over its tiers: remember,
+associate, recall, delete and a filtered forget, the merge of their listings and paging
+through them (docs/language.md, Tiered memories).
 
 `MemoryManager` calls these for a tiered memory (`tiers: [...]`) and keeps everything
 else (binding, lifetimes, the one-tier operations each tier runs); the tier policy
@@ -170,17 +170,28 @@ async def recall(
     chosen = tiered.selected(asked)
     with errors_named(name):
         await maintain(manager, tiered)
-    found: list[tuple[str, MemoryEntry]] = []
     effective = mode
     data: dict[str, Any] = {}
     pending = 0
+
+    async def search() -> list[tuple[str, MemoryEntry]]:
+        nonlocal effective, data, pending
+        found: list[tuple[str, MemoryEntry]] = []
+        pending = 0
+        for tier in chosen:
+            one = tiered.tiers[tier]
+            results, effective, data, waiting = await manager.recall_one(
+                one, query, top_k, mode, filters, embed_wait=embed_wait
+            )
+            pending += waiting
+            found += [(tier, tiering.located(e, name, tier)) for e in results]
+        return found
+
+    # A fast tier's copy of a key a slower tier holds must not stand in for that copy,
+    # even when only the faster one matches: such copies are deleted and searched again.
+    with errors_named(name):
+        found = await tiering.read_once(tiered, search, tiering.copies)
     for tier in chosen:
-        one = tiered.tiers[tier]
-        results, effective, data, waiting = await manager.recall_one(
-            one, query, top_k, mode, filters, embed_wait=embed_wait
-        )
-        pending += waiting
-        found += [(tier, tiering.located(e, name, tier)) for e in results]
         tiered.stats.add(tier, "recalls")
     ranked = tiering.rank(found, tiered.decl.tiers, top_k)
     with errors_named(name):
@@ -324,16 +335,29 @@ async def page(
     with errors_named(name):
         await maintain(manager, tiered, flush=True)
     started = time.perf_counter()
-    read: dict[str, list[MemoryEntry]] = {}
     ends: dict[str, str | None] = {}
-    candidates: list[tuple[float, int, int, str, MemoryEntry]] = []
-    for rank, (tier, one) in enumerate(tiered.tiers.items()):
-        if tier not in places:
-            continue  # read to its end on an earlier page
-        with errors_named(name):
+
+    async def read_places() -> dict[str, list[MemoryEntry]]:
+        read: dict[str, list[MemoryEntry]] = {}
+        for tier, one in tiered.tiers.items():
+            if tier not in places:
+                continue  # read to its end on an earlier page
             got = await one.backend.list_page(one.scope, limit=limit, after=places[tier])
-        read[tier], ends[tier] = got.entries, got.cursor
-        candidates += [(-e.timestamp, rank, i, tier, e) for i, e in enumerate(got.entries)]
+            read[tier], ends[tier] = got.entries, got.cursor
+        return read
+
+    def met(read: dict[str, list[MemoryEntry]]) -> list[tuple[str, str]]:
+        return [(tier, e.key) for tier, entries in read.items() for e in entries]
+
+    # A key held by two tiers is paged once, as the slower tier's copy: the faster
+    # copies this page met are deleted and the places read again (keyset places
+    # stay valid when entries go).
+    with errors_named(name):
+        read = await tiering.read_once(tiered, read_places, met)
+    candidates: list[tuple[float, int, int, str, MemoryEntry]] = []
+    for tier, entries in read.items():
+        rank = tiered.order(tier)
+        candidates += [(-e.timestamp, rank, i, tier, e) for i, e in enumerate(entries)]
     candidates.sort(key=lambda c: c[:3])
     chosen = candidates[:limit]
     taken = {tier: sum(1 for c in chosen if c[3] == tier) for tier in read}

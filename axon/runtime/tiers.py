@@ -31,11 +31,14 @@ A key lives in exactly one tier. What each operation does:
   operations (at most every `DEMOTE_INTERVAL` seconds of the session clock) and
   on `sweep`, never at bind: declaring a memory changes none of its entries.
   A move keeps key, value, metadata and both timestamps, and is crash-safe: the
-  target copy is written first, then the source copy deleted (`move`). A reader
-  that meets a key in two tiers keeps the copy in the slower tier (which is the
-  moved copy of a promotion, and the untouched original of a demotion) and
-  deletes the other (`_dedupe`); since the fast tiers live in the process, a
-  process killed between the two writes leaves one copy behind in any case.
+  target copy is written first, then the source copy deleted (`move`).
+- one key in two tiers (a move cut short, or another session writing the key to
+  the persistent tier while this one holds it in a fast tier): every read keeps
+  the copy in the slower tier and deletes the other, so a key is got, listed,
+  paged, recalled, counted, cleared and exported once, as the slower tier's copy
+  (`find` for one key, `drop_shadowed` for the fast-tier entries a read met,
+  `reconcile` for a whole memory); since the fast tiers live in the process, a
+  process killed between the two writes of a move leaves one copy in any case.
 - counters (`TierStats`): per tier `stores`, `recalls` (recalls that searched
   it), `forgets` (entries deleted), `promotions` and `demotions` (moves out of
   it). Those of the persistent tier are kept in its backend under the reserved
@@ -50,8 +53,8 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -67,6 +70,8 @@ if TYPE_CHECKING:
 
 COUNTERS = ("stores", "recalls", "forgets", "promotions", "demotions")
 """What `stats()` counts per tier (seed 004's `get_stats`)."""
+
+T = TypeVar("T")
 
 STATS_SCOPE_PREFIX = OWNED_MARKER + "stats|"
 """The reserved scope (per memory) of the persistent tier's counters."""
@@ -266,6 +271,51 @@ async def _dedupe(
         bound = tiered.tiers[tier]
         await bound.backend.delete(key, scope=bound.scope)
     return keep
+
+
+async def drop_shadowed(tiered: Tiered, met: Iterable[tuple[str, str]]) -> int:
+    """Of the `(tier, key)` copies a read met, delete each one a slower tier also holds
+    (unexpired): the rule of `_dedupe` for reads of many keys. Returns how many were
+    deleted; a read that meets any must read again (`read_once`)."""
+    names = tiered.decl.tiers
+    deleted = 0
+    for tier, key in dict.fromkeys(met):
+        for slower in names[names.index(tier) + 1 :]:
+            holder = tiered.tiers[slower]
+            if await holder.backend.get(key, scope=holder.scope) is not None:
+                fast = tiered.tiers[tier]
+                deleted += int(await fast.backend.delete(key, scope=fast.scope))
+                break
+    return deleted
+
+
+async def read_once(
+    tiered: Tiered, read: Callable[[], Awaitable[T]], met: Callable[[T], Iterable[tuple[str, str]]]
+) -> T:
+    """`read()` of several tiers, done again while what it met (`met(result)`: the
+    `(tier, key)` of each entry it read from a tier) had copies shadowed by a slower
+    tier, which `drop_shadowed` deletes: the result holds each key once, the slower
+    tier's copy. Each round deletes one copy or more of the (finite) fast tiers."""
+    while True:
+        result = await read()
+        if not await drop_shadowed(tiered, met(result)):
+            return result
+
+
+def copies(found: Iterable[tuple[str, MemoryEntry]]) -> list[tuple[str, str]]:
+    """The `(tier, key)` of each `(tier, entry)` a read met: `read_once`'s `met`."""
+    return [(tier, entry.key) for tier, entry in found]
+
+
+async def reconcile(tiered: Tiered) -> int:
+    """Delete every copy in a fast tier of a key a slower tier holds (`drop_shadowed`
+    over every entry of every tier but the slowest: those live in the process); before
+    reads that take the whole memory (count, clear, export). Returns how many."""
+    met: list[tuple[str, str]] = []
+    for tier in tiered.decl.tiers[:-1]:
+        bound = tiered.tiers[tier]
+        met += [(tier, e.key) for e in await bound.backend.list_entries(scope=bound.scope)]
+    return await drop_shadowed(tiered, met)
 
 
 async def move(manager: MemoryManager, tiered: Tiered, key: str, source: str, target: str) -> bool:

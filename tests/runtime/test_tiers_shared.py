@@ -1,13 +1,18 @@
 """A tiered memory whose persistent tier several sessions share (docs/language.md, Tiered
-memories): opening it changes nothing, and demotion never hands a persistent entry to a
-tier that ends with the session."""
+memories): opening it changes nothing, demotion never hands a persistent entry to a tier
+that ends with the session, and a key one session holds in a fast tier while another
+wrote it to the persistent tier is read once, as the slower tier's copy, by every read."""
 
 from __future__ import annotations
 
 import asyncio
+import io
+import json
 from pathlib import Path
 
 import axon
+from axon.memory.entry import MemoryEntry
+from axon.repl.console import Console
 from axon.runtime.session import Session
 from axon.testing import FakeClock
 from tests.repl.conftest import run_axon_repl
@@ -20,6 +25,9 @@ memory T {
 }
 """
 """No `store:`: a write goes to the persistent tier, which the sessions share."""
+
+PAIR = SHARED.replace("  demote_after: 1s\n", "")
+"""The same memory without demotion: the two-copies tests are about reads only."""
 
 THREE = """
 memory A {
@@ -50,6 +58,9 @@ def write_five(memory_dir: Path, clock: FakeClock) -> None:
         first.execute(SHARED)
         for i in range(5):
             first.memory("T").remember(f"fact number {i}", key=f"k{i}")
+
+
+# ---------------------------------------------------------------- item 4: demotion
 
 
 def test_declaring_a_tiered_memory_in_a_new_session_loses_nothing(tmp_path: Path) -> None:
@@ -116,3 +127,106 @@ def test_demotion_still_moves_an_idle_session_entry_to_the_ephemeral_tier(
     assert [(m["key"], m["from"], m["to"]) for m in moves] == [("cold", "session", "ephemeral")]
     assert notes.stats()["session"]["demotions"] == 1
     assert notes.stats()["persistent"]["demotions"] == 0
+
+
+# ---------------------------------------------------------------- item 7: one key, two tiers
+
+
+def two_copies(tmp_path: Path, clock: FakeClock) -> tuple[Session, Session]:
+    """`mine` holds "dup" in its session tier; `other` (whose clock is behind) then
+    writes "dup" to the persistent tier, which it cannot see is held in `mine`'s session
+    tier: `mine` meets both copies, the slower one older than every other entry."""
+    mine = axon.Session(memory_dir=tmp_path, clock=clock)
+    other = axon.Session(memory_dir=tmp_path, clock=FakeClock(clock.now - 100))
+    for s in (mine, other):
+        s.execute(PAIR)
+    mine.memory("T").remember("alpha note", key="a")
+    clock.advance(1)
+    mine.memory("T").remember("zebra stripes", key="dup", tier="session")
+    other.memory("T").remember("yak wool", key="dup")
+    clock.advance(1)
+    mine.memory("T").remember("beta note", key="b", tier="session")
+    assert stored_in(mine, "session") == ["b", "dup"]  # the state this section is about
+    return mine, other
+
+
+def the_copy(entries: list[MemoryEntry]) -> list[tuple[str, str | None, object]]:
+    return [(e.key, e.tier, e.value) for e in entries if e.key == "dup"]
+
+
+KEPT = [("dup", "persistent", "yak wool")]
+
+
+def test_count_counts_a_key_in_two_tiers_once(tmp_path: Path) -> None:
+    mine, other = two_copies(tmp_path, FakeClock())
+    with mine, other:
+        assert mine.memory("T").count() == 3  # was 4
+        assert stored_in(mine, "session") == ["b"]  # the reader deleted the faster copy
+
+
+def test_page_returns_a_key_in_two_tiers_once(tmp_path: Path) -> None:
+    mine, other = two_copies(tmp_path, FakeClock())
+    with mine, other:
+        notes = mine.memory("T")
+        for limit in (1, 2, 10):
+            page = notes.page(limit=limit)
+            keys = [e.key for e in page.entries]
+            seen = list(page.entries)
+            while page.next is not None:
+                page = notes.page(limit=limit, after=page.next)
+                keys += [e.key for e in page.entries]
+                seen += page.entries
+            assert keys == ["b", "a", "dup"], limit  # was b, dup, a, dup
+            assert the_copy(seen) == KEPT
+
+
+def test_list_and_get_return_the_slower_tiers_copy(tmp_path: Path) -> None:
+    mine, other = two_copies(tmp_path, FakeClock())
+    with mine, other:
+        notes = mine.memory("T")
+        assert [e.key for e in notes.list()] == ["b", "a", "dup"]
+        assert the_copy(notes.list()) == KEPT
+        assert notes.delete("b")
+        # Each tier's newest: the session copy (newer than "a") stood in for the other.
+        assert [(e.key, e.tier) for e in notes.list(limit=1)] == [("a", "persistent")]
+        got = notes.get("dup")
+        assert got is not None and the_copy([got]) == KEPT
+
+
+def test_the_repls_show_returns_the_slower_tiers_copy(tmp_path: Path) -> None:
+    mine, other = two_copies(tmp_path, FakeClock())
+    with mine, other:
+        assert mine.memory("T").delete("b")
+        shown = mine.recent_entries("T", 1)
+        assert [(e.key, e.metadata["tier"]) for e in shown] == [("a", "persistent")]
+
+
+def test_recall_returns_the_slower_tiers_copy_even_when_only_the_faster_matches(
+    tmp_path: Path,
+) -> None:
+    """The persistent tier's own top_k may miss its copy while the session copy matches:
+    the faster copy must not stand in for it."""
+    mine, other = two_copies(tmp_path, FakeClock())
+    with mine, other:
+        notes = mine.memory("T")
+        assert [r.key for r in notes.recall("zebra")] == []  # was the session copy
+        assert the_copy(notes.recall("yak")) == KEPT
+        assert stored_in(mine, "session") == ["b"]
+
+
+def test_clear_and_its_counters_count_a_key_in_two_tiers_once(tmp_path: Path) -> None:
+    mine, other = two_copies(tmp_path, FakeClock())
+    with mine, other:
+        assert mine.clear_memory("T") == 3  # was 4
+        stats = mine.memory("T").stats()
+        assert (stats["session"]["forgets"], stats["persistent"]["forgets"]) == (1, 2)
+
+
+def test_the_repl_export_writes_a_key_in_two_tiers_once(tmp_path: Path) -> None:
+    mine, other = two_copies(tmp_path / "mem", FakeClock())
+    with mine, other:
+        out = tmp_path / "t.jsonl"
+        assert Console(mine, io.StringIO(), io.StringIO()).export(["T"], out)
+        lines = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+        dups = [line for line in lines if line.get("key") == "dup"]
+        assert [d["value"] for d in dups] == ["yak wool"]
