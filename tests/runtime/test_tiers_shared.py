@@ -10,11 +10,14 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 import axon
 from axon.memory.entry import MemoryEntry
 from axon.repl.console import Console
 from axon.runtime.session import Session
 from axon.testing import FakeClock
+from tests.memory.conftest import pg_dsn_or_skip, pg_test_schema
 from tests.repl.conftest import run_axon_repl
 
 SHARED = """
@@ -26,8 +29,9 @@ memory T {
 """
 """No `store:`: a write goes to the persistent tier, which the sessions share."""
 
-PAIR = SHARED.replace("  demote_after: 1s\n", "")
-"""The same memory without demotion: the two-copies tests are about reads only."""
+PAIR = SHARED.replace("  demote_after: 1s\n", "  backend: BACKEND\n")
+"""The same memory without demotion (the two-copies tests are about reads only), its
+persistent tier on SQLite or PostgreSQL."""
 
 THREE = """
 memory A {
@@ -132,14 +136,25 @@ def test_demotion_still_moves_an_idle_session_entry_to_the_ephemeral_tier(
 # ---------------------------------------------------------------- item 7: one key, two tiers
 
 
-def two_copies(tmp_path: Path, clock: FakeClock) -> tuple[Session, Session]:
+@pytest.fixture(params=["sqlite", "pgvector"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The persistent tier's backend of the two-copies tests."""
+    if request.param == "pgvector":
+        pg_dsn_or_skip()
+        monkeypatch.setenv("AXON_PG_SCHEMA", pg_test_schema(tmp_path))
+    return str(request.param)
+
+
+def two_copies(
+    tmp_path: Path, clock: FakeClock, backend: str
+) -> tuple[Session, Session]:
     """`mine` holds "dup" in its session tier; `other` (whose clock is behind) then
     writes "dup" to the persistent tier, which it cannot see is held in `mine`'s session
     tier: `mine` meets both copies, the slower one older than every other entry."""
     mine = axon.Session(memory_dir=tmp_path, clock=clock)
     other = axon.Session(memory_dir=tmp_path, clock=FakeClock(clock.now - 100))
     for s in (mine, other):
-        s.execute(PAIR)
+        s.execute(PAIR.replace("BACKEND", backend))
     mine.memory("T").remember("alpha note", key="a")
     clock.advance(1)
     mine.memory("T").remember("zebra stripes", key="dup", tier="session")
@@ -157,15 +172,15 @@ def the_copy(entries: list[MemoryEntry]) -> list[tuple[str, str | None, object]]
 KEPT = [("dup", "persistent", "yak wool")]
 
 
-def test_count_counts_a_key_in_two_tiers_once(tmp_path: Path) -> None:
-    mine, other = two_copies(tmp_path, FakeClock())
+def test_count_counts_a_key_in_two_tiers_once(tmp_path: Path, backend: str) -> None:
+    mine, other = two_copies(tmp_path, FakeClock(), backend)
     with mine, other:
         assert mine.memory("T").count() == 3  # was 4
         assert stored_in(mine, "session") == ["b"]  # the reader deleted the faster copy
 
 
-def test_page_returns_a_key_in_two_tiers_once(tmp_path: Path) -> None:
-    mine, other = two_copies(tmp_path, FakeClock())
+def test_page_returns_a_key_in_two_tiers_once(tmp_path: Path, backend: str) -> None:
+    mine, other = two_copies(tmp_path, FakeClock(), backend)
     with mine, other:
         notes = mine.memory("T")
         for limit in (1, 2, 10):
@@ -180,8 +195,8 @@ def test_page_returns_a_key_in_two_tiers_once(tmp_path: Path) -> None:
             assert the_copy(seen) == KEPT
 
 
-def test_list_and_get_return_the_slower_tiers_copy(tmp_path: Path) -> None:
-    mine, other = two_copies(tmp_path, FakeClock())
+def test_list_and_get_return_the_slower_tiers_copy(tmp_path: Path, backend: str) -> None:
+    mine, other = two_copies(tmp_path, FakeClock(), backend)
     with mine, other:
         notes = mine.memory("T")
         assert [e.key for e in notes.list()] == ["b", "a", "dup"]
@@ -193,8 +208,8 @@ def test_list_and_get_return_the_slower_tiers_copy(tmp_path: Path) -> None:
         assert got is not None and the_copy([got]) == KEPT
 
 
-def test_the_repls_show_returns_the_slower_tiers_copy(tmp_path: Path) -> None:
-    mine, other = two_copies(tmp_path, FakeClock())
+def test_the_repls_show_returns_the_slower_tiers_copy(tmp_path: Path, backend: str) -> None:
+    mine, other = two_copies(tmp_path, FakeClock(), backend)
     with mine, other:
         assert mine.memory("T").delete("b")
         shown = mine.recent_entries("T", 1)
@@ -202,11 +217,11 @@ def test_the_repls_show_returns_the_slower_tiers_copy(tmp_path: Path) -> None:
 
 
 def test_recall_returns_the_slower_tiers_copy_even_when_only_the_faster_matches(
-    tmp_path: Path,
+    tmp_path: Path, backend: str
 ) -> None:
     """The persistent tier's own top_k may miss its copy while the session copy matches:
     the faster copy must not stand in for it."""
-    mine, other = two_copies(tmp_path, FakeClock())
+    mine, other = two_copies(tmp_path, FakeClock(), backend)
     with mine, other:
         notes = mine.memory("T")
         assert [r.key for r in notes.recall("zebra")] == []  # was the session copy
@@ -214,16 +229,16 @@ def test_recall_returns_the_slower_tiers_copy_even_when_only_the_faster_matches(
         assert stored_in(mine, "session") == ["b"]
 
 
-def test_clear_and_its_counters_count_a_key_in_two_tiers_once(tmp_path: Path) -> None:
-    mine, other = two_copies(tmp_path, FakeClock())
+def test_clear_and_its_counters_count_a_key_in_two_tiers_once(tmp_path: Path, backend: str) -> None:
+    mine, other = two_copies(tmp_path, FakeClock(), backend)
     with mine, other:
         assert mine.clear_memory("T") == 3  # was 4
         stats = mine.memory("T").stats()
         assert (stats["session"]["forgets"], stats["persistent"]["forgets"]) == (1, 2)
 
 
-def test_the_repl_export_writes_a_key_in_two_tiers_once(tmp_path: Path) -> None:
-    mine, other = two_copies(tmp_path / "mem", FakeClock())
+def test_the_repl_export_writes_a_key_in_two_tiers_once(tmp_path: Path, backend: str) -> None:
+    mine, other = two_copies(tmp_path / "mem", FakeClock(), backend)
     with mine, other:
         out = tmp_path / "t.jsonl"
         assert Console(mine, io.StringIO(), io.StringIO()).export(["T"], out)
