@@ -1,9 +1,11 @@
-"""The tier fields of a memory declaration (LANGUAGE.md §8; docs/language.md, Tiered memories).
+"""A memory declaration's tier fields -> their checked values, or errors at their
+positions (docs/language.md, Tiered memories).
 
     memory Assistant {
       tiers: [session, persistent]      // any ordered subset, fastest first
       promote_after: 3                  // recalls that move an entry one tier up
       demote_after: 30d                 // idle time that moves an entry one tier down
+                                        // (at run time never out of persistent)
       persist_if: { importance: high }  // the write policy (importance and/or type)
     }
 
