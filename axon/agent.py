@@ -1,4 +1,4 @@
-"""Seed 001's agent-loop protocol over AXON memories (LANGUAGE.md §9).
+"""Seed 001's agent-loop protocol over AXON memories (docs/agents.md).
 
 An agent loop outside AXON needs two calls: `recall` before a run (the records
 relevant to the user's request, most relevant first) and `write` after it.
@@ -140,7 +140,7 @@ def _check_write(content: Any, metadata: Any, op: str) -> dict[str, Any]:
     try:  # a plain copy (`plain_json`), or a clear error, never a RecursionError
         copied: dict[str, Any] = plain_json(dict(metadata), "metadata", strict=True, finite=False)
     except UnstorableError as exc:
-        raise (ValueError if exc.too_deep else TypeError)(f"{op}: {exc.problem}") from None
+        raise (ValueError if exc.wrong_value else TypeError)(f"{op}: {exc.problem}") from None
     return copied
 
 

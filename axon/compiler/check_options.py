@@ -32,6 +32,7 @@ from axon.memory.entry import (
     RECORD_TYPES,
     comparison_filter,
     is_number,
+    number_text,
 )
 
 REMEMBER_OPTIONS = (
@@ -304,6 +305,8 @@ def _shown(value: Any) -> str:
     try:
         text = json.dumps(value)
     except (TypeError, ValueError, RecursionError):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return number_text(value)  # an int too long for text
         return f"a value of type {type(value).__name__}"
     return text if len(text) <= 40 else text[:37] + "..."
 

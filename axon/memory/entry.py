@@ -22,6 +22,25 @@ MAX_VALUE_BYTES = 1_000_000
 
 MAX_KEY_CHARS = 1024
 
+MAX_INT_DIGITS = 4300
+"""Most decimal digits of an int in a value or metadata: Python's own default limit on
+converting an int to and from text (`sys.get_int_max_str_digits`), past which JSON can
+neither write nor read it back. A longer int is refused by name (memory and key), never
+a raw ValueError from the encoder."""
+
+_INT_BOUND = 10**MAX_INT_DIGITS
+
+
+def number_text(value: int | float) -> str:
+    """`repr(value)` for a message, or `an int of about 5,000 digits` for an int of more
+    than 40 digits (`str` of one past `MAX_INT_DIGITS` digits even raises ValueError)."""
+    if isinstance(value, int) and not -_SHOWN_BOUND < value < _SHOWN_BOUND:
+        return f"an int of about {int(value.bit_length() * 0.30103) + 1:,} digits"
+    return repr(value)
+
+
+_SHOWN_BOUND = 10**40
+
 
 @dataclass(frozen=True)
 class MemoryEntry:
@@ -106,11 +125,12 @@ it matches the language's limit of 100 brackets open at once."""
 class _Unstorable(Exception):
     """Raised inside `plain_json`: `problem` is said of the path built from `parts`."""
 
-    def __init__(self, problem: str, *, whole: bool = False) -> None:
+    def __init__(self, problem: str, *, whole: bool = False, too_long: bool = False) -> None:
         super().__init__(problem)
         self.problem = problem
         self.parts: list[str] = []
         self.whole = whole  # nesting: name only the outermost part, not 100 brackets
+        self.too_long = too_long  # an int past MAX_INT_DIGITS
 
     def text(self, path: str) -> str:
         inside = self.parts[-1:] if self.whole else reversed(self.parts)
@@ -119,8 +139,12 @@ class _Unstorable(Exception):
 
 def _plain(value: Any, strict: bool, finite: bool, depth: int) -> Any:
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
+    if kind is str or kind is bool or value is None:
         return value
+    if kind is int:
+        if -_INT_BOUND < value < _INT_BOUND:
+            return value
+        raise _Unstorable(_TOO_LONG, too_long=True)
     if kind is float:
         if finite and not math.isfinite(value):
             raise _Unstorable(f"is {value!r} (not a finite number)")
@@ -128,7 +152,7 @@ def _plain(value: Any, strict: bool, finite: bool, depth: int) -> Any:
     if isinstance(value, str):  # a str Enum, a str subclass: the text itself
         return str.__str__(value)
     if isinstance(value, int):  # an IntEnum, an int subclass (bool is caught above)
-        return int.__int__(value)
+        return _plain(int.__int__(value), strict, finite, depth)
     if isinstance(value, float):  # numpy.float64, a float subclass
         number = float.__float__(value)
         if finite and not math.isfinite(number):
@@ -171,6 +195,11 @@ def _plain(value: Any, strict: bool, finite: bool, depth: int) -> Any:
     )
 
 
+_TOO_LONG = (
+    f"is an int of more than {MAX_INT_DIGITS:,} digits, which JSON cannot store "
+    "(the limit is axon.memory.entry.MAX_INT_DIGITS)"
+)
+
 _TOO_DEEP = (
     f"is nested too deeply: more than {MAX_NESTING_DEPTH} lists or dicts one inside "
     "the other (the limit is axon.memory.entry.MAX_NESTING_DEPTH)"
@@ -179,13 +208,20 @@ _TOO_DEEP = (
 
 class UnstorableError(ValueError):
     """What `plain_json` raises: `problem` says which part cannot be stored, and why;
-    `too_deep` is True when the data is nested past `MAX_NESTING_DEPTH` (a value
-    problem, where the others are problems of type)."""
+    `too_deep` is True when the data is nested past `MAX_NESTING_DEPTH`, `too_long`
+    when an int has more than `MAX_INT_DIGITS` digits. Those two are problems of
+    value (`wrong_value`); the others are problems of type."""
 
-    def __init__(self, problem: str, *, too_deep: bool = False) -> None:
+    def __init__(self, problem: str, *, too_deep: bool = False, too_long: bool = False) -> None:
         super().__init__(problem)
         self.problem = problem
         self.too_deep = too_deep
+        self.too_long = too_long
+
+    @property
+    def wrong_value(self) -> bool:
+        """Data of storable types that is too big (too deep, too long an int)."""
+        return self.too_deep or self.too_long
 
 
 def plain_json(
@@ -203,14 +239,15 @@ def plain_json(
     refuses them, and sets, for the Python APIs, where what `get` returns must be what
     was given. `finite=False` lets NaN and infinities pass (a caller that leaves them
     to `validate_entry`, which names the memory and key). Deeper nesting than
-    `MAX_NESTING_DEPTH` is refused.
+    `MAX_NESTING_DEPTH` is refused, and so is an int of more than `MAX_INT_DIGITS`
+    digits.
     """
     if type(value) is str:
         return value
     try:
         return _plain(value, strict, finite, 0)
     except _Unstorable as exc:
-        raise UnstorableError(exc.text(path), too_deep=exc.whole) from None
+        raise UnstorableError(exc.text(path), too_deep=exc.whole, too_long=exc.too_long) from None
 
 
 def find_unstorable(

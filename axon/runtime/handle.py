@@ -1,4 +1,4 @@
-"""`session.memory("Notes")`: one declared memory, driven from Python (LANGUAGE.md §7).
+"""`session.memory("Notes")`: one declared memory, driven from Python (docs/language.md).
 
 A `MemoryHandle` takes and returns Python values (str, int, float, bool, None,
 lists and dicts with string keys), never source text the caller must quote. It
@@ -57,7 +57,7 @@ from axon.compiler.check_options import (
 from axon.compiler.names import key_for_literal
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MAX_TOP_K
-from axon.memory.entry import MemoryEntry, UnstorableError, plain_json
+from axon.memory.entry import MemoryEntry, UnstorableError, number_text, plain_json
 from axon.runtime.manager import MemoryManager, embed_wait_seconds
 from axon.runtime.records import (
     entry_metadata,
@@ -147,7 +147,7 @@ class Page:
     """One page of `handle.page(...)`: entries newest first, and `next`, the cursor to
     pass as `after=` for the following page (None on the last page). The cursor is
     opaque text (keep it between calls, processes or requests); paging while others
-    write or delete repeats nothing and skips nothing that stayed (LANGUAGE.md §7)."""
+    write or delete repeats nothing and skips nothing that stayed (docs/language.md, "Paging")."""
 
     entries: tuple[Entry, ...]
     next: str | None
@@ -238,10 +238,13 @@ def _limit(limit: Any, op: str, memory: str) -> int | None:
     if isinstance(limit, bool) or not isinstance(limit, int):
         raise TypeError(f"{op}: limit must be an int, not {type(limit).__name__}")
     if limit < 0:
-        raise AxonMemoryError(f"{op}: limit must be 0 or more, got {limit}", memory=memory)
+        raise AxonMemoryError(
+            f"{op}: limit must be 0 or more, got {number_text(limit)}", memory=memory
+        )
     if limit > MAX_TOP_K:  # it becomes a SQL LIMIT, which a bigger int overflows
         raise AxonMemoryError(
-            f"{op}: limit must be at most {MAX_TOP_K:,}, got {limit}", memory=memory
+            f"{op}: limit must be at most {MAX_TOP_K:,}, got {number_text(limit)}",
+            memory=memory,
         )
     return limit
 
@@ -290,12 +293,20 @@ def _expires_in(value: Any, op: str, memory: str, key: str) -> float:
             f"{op}: expires_in must be seconds, a timedelta or a duration such as '3d', "
             f"not {type(value).__name__} (memory '{memory}', key '{key}')"
         )
-    if not (value > 0 and math.isfinite(value)):
+    try:
+        seconds = float(value)
+    except OverflowError:  # an int past what a float holds (1.8e308)
+        raise AxonMemoryError(
+            f"{op}: expires_in must be seconds a float can hold (at most about 1.8e308), "
+            f"got {number_text(value)}; for no expiry leave it out or pass 'never'",
+            memory=memory, key=key,
+        ) from None
+    if not (seconds > 0 and math.isfinite(seconds)):
         raise AxonMemoryError(
             f"{op}: expires_in must be more than 0 seconds, got {value!r}",
             memory=memory, key=key,
         )
-    return float(value)
+    return seconds
 
 
 def _related(value: Any, op: str, memory: str, key: str) -> list[str]:
@@ -327,7 +338,7 @@ def _remember_args(
     try:
         value = plain_json(value, "value", strict=True, finite=False)
     except UnstorableError as exc:
-        if exc.too_deep:
+        if exc.wrong_value:
             raise AxonMemoryError(f"{op}: {exc.problem}", memory=memory, key=given) from None
         where = f"memory '{memory}'" + (f", key '{given}'" if given else "")
         raise TypeError(f"{op}: {exc.problem} ({where})") from None
@@ -357,7 +368,7 @@ def _remember_args(
             try:
                 free[name] = plain_json(field, f"metadata[{name!r}]", strict=True, finite=False)
             except UnstorableError as exc:
-                if exc.too_deep:
+                if exc.wrong_value:
                     raise AxonMemoryError(
                         f"{op}: {exc.problem}", memory=memory, key=chosen
                     ) from None

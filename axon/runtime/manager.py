@@ -40,7 +40,7 @@ from axon.errors import AxonMemoryError
 from axon.memory.backend import LIST_PAGE as LIST_PAGE
 from axon.memory.backend import MemoryBackend, resolve_memory_dir
 from axon.memory.embeddings.base import Embedder
-from axon.memory.entry import Clock, MemoryEntry, NewEntry
+from axon.memory.entry import Clock, MemoryEntry, NewEntry, number_text
 from axon.memory.lifetimes import OWNED_MARKER, Owner, is_reserved
 from axon.memory.registry import BackendRegistry
 from axon.runtime import reads, sweeps, tiered_ops
@@ -89,12 +89,20 @@ def embed_wait_seconds(value: Any, where: str, memory: str | None = None) -> flo
             f"{where}: embed_wait must be a number of seconds or 'all', "
             f"not {type(value).__name__}"
         )
-    if math.isnan(value) or value < 0:
+    try:
+        seconds = float(value)
+    except OverflowError:  # an int past what a float holds
+        raise AxonMemoryError(
+            f"{where}: embed_wait must be seconds a float can hold, got "
+            f"{number_text(value)}; to wait for every vector, pass 'all'",
+            memory=memory,
+        ) from None
+    if math.isnan(seconds) or seconds < 0:
         raise AxonMemoryError(
             f"{where}: embed_wait must be 0 or more seconds (or 'all'), got {value!r}",
             memory=memory,
         )
-    return float(value)
+    return seconds
 
 
 def _default_embedder() -> Embedder | None:

@@ -16,7 +16,7 @@ import pytest
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.hashing import HashingEmbedder
-from axon.memory.entry import MAX_NESTING_DEPTH, MAX_VALUE_BYTES, NewEntry
+from axon.memory.entry import MAX_INT_DIGITS, MAX_NESTING_DEPTH, MAX_VALUE_BYTES, NewEntry
 from axon.memory.lifetimes import OWNED_MARKER, OwnedScope, Owner, parse_owned
 from axon.memory.registry import registry
 from axon.memory.retrieval.exact import seed_score
@@ -331,6 +331,23 @@ async def test_nesting_past_the_limit_is_refused_naming_memory_and_key(
     await backend.store("edge", _nested(MAX_NESTING_DEPTH - 1), {"scope": "Notes"})
     entry = await backend.get("edge", "Notes")
     assert entry is not None and entry.value == _nested(MAX_NESTING_DEPTH - 1)
+    assert await backend.count() == 1
+
+
+async def test_an_int_of_more_than_4300_digits_is_refused_naming_memory_and_key(
+    backend: MemoryBackend,
+) -> None:
+    """An int JSON cannot write (more than `MAX_INT_DIGITS` digits: Python's limit on int
+    to text) is a clear error, not a raw ValueError; the limit itself round-trips."""
+    huge = 10**MAX_INT_DIGITS
+    with pytest.raises(AxonMemoryError, match="int of more than 4,300 digits") as info:
+        await backend.store("big", [huge], {"scope": "Notes"})
+    assert info.value.memory == "Notes" and info.value.key == "big"
+    with pytest.raises(AxonMemoryError, match=r"metadata\['n'\] is an int of more"):
+        await backend.store("big", "v", {"scope": "Notes", "n": -huge})
+    await backend.store("edge", huge - 1, {"scope": "Notes", "n": 1 - huge})
+    entry = await backend.get("edge", "Notes")
+    assert entry is not None and entry.value == huge - 1 and entry.metadata["n"] == 1 - huge
     assert await backend.count() == 1
 
 

@@ -774,3 +774,58 @@ def test_session_arguments_of_the_wrong_type_fail_at_construction(tmp_path: Path
         session.memory("N").remember("x", key="k")
         entry = session.memory("N").get("k")
         assert entry is not None and entry.created_at == 1_700_000_000
+
+
+HUGE = 10**5000
+"""An int of 5,001 digits: past Python's 4,300-digit limit on converting ints to text."""
+
+
+def huge_int_calls(notes: Any) -> list[tuple[str, Any, str | None]]:
+    """(what, call, key the error names) for every argument a huge int can reach."""
+    return [
+        ("value", lambda: notes.remember(HUGE, key="k"), "k"),
+        ("nested value", lambda: notes.remember({"a": [HUGE]}, key="k"), "k"),
+        ("metadata", lambda: notes.remember("x", key="k", metadata={"m": HUGE}), "k"),
+        ("expires_in", lambda: notes.remember("x", key="k", expires_in=HUGE), "k"),
+        ("expires_in past a float", lambda: notes.remember("x", key="k", expires_in=2**1030), "k"),
+        ("importance", lambda: notes.remember("x", key="k", importance=HUGE), "k"),
+        ("list limit", lambda: notes.list(limit=HUGE), None),
+        ("page limit", lambda: notes.page(limit=HUGE), None),
+        ("top_k", lambda: notes.recall("x", top_k=HUGE), None),
+        ("embed_wait", lambda: notes.recall("x", embed_wait=HUGE), None),
+    ]
+
+
+def _check_huge_int_error(what: str, error: AxonMemoryError, key: str | None) -> None:
+    text = str(error)
+    assert error.memory == "Notes" and "memory 'Notes'" in text, what
+    if key is not None:
+        assert error.key == key and f"key '{key}'" in text, what
+    assert "sys.set_int_max_str_digits" not in text and len(text) < 400, (what, text)
+
+
+def test_huge_ints_are_axon_memory_errors_naming_memory_and_key(session: Session) -> None:
+    """An int of 5,001 digits in a value, metadata, expires_in, limit, top_k or embed_wait
+    is an AxonMemoryError naming the memory (and key), never the raw ValueError of int
+    to text ("Exceeds the limit (4300 digits)") or OverflowError (int to float)."""
+    notes = session.memory("Notes")
+    for what, call, key in huge_int_calls(notes):
+        with pytest.raises(AxonMemoryError) as caught:
+            call()
+        _check_huge_int_error(what, caught.value, key)
+    assert notes.count() == 0
+    big = 10**4299  # 4,300 digits: the limit itself is storable
+    notes.remember(big, key="big", metadata={"n": -big})
+    entry = notes.get("big")
+    assert entry is not None and entry.value == big and entry.metadata["n"] == -big
+
+
+async def test_huge_ints_through_the_async_handle(tmp_path: Path) -> None:
+    async with axon.AsyncSession(memory_dir=tmp_path / "mem") as session:
+        await session.execute("memory Notes { store: persistent backend: sqlite }")
+        notes = session.memory("Notes")
+        for what, call, key in huge_int_calls(notes):
+            with pytest.raises(AxonMemoryError) as caught:
+                await call()
+            _check_huge_int_error(what, caught.value, key)
+        assert await notes.count() == 0
