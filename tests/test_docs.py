@@ -62,3 +62,22 @@ def test_no_page_of_docs_holds_a_merge_conflict() -> None:
     for page in [DOCS.parent / "README.md", *sorted(DOCS.rglob("*.md"))]:
         for number, line in enumerate(page.read_text().splitlines(keepends=True), 1):
             assert not line.startswith(markers), f"{page.name}:{number} is a merge conflict marker"
+
+
+def test_no_page_a_user_reads_speaks_of_the_seed() -> None:
+    """Users never saw the design documents ("seed 001", "the seed's scoring"): issue 26.
+
+    Only docs/seed-api.md explains them; a link to it may name the file in its
+    target, but its text says what users know it as (the compatible low-level API).
+    """
+    import re
+
+    link_target = re.compile(r"\]\([^)\s]*seed-api\.md(?:#[^)\s]*)?\)")
+    pages = [DOCS.parent / "README.md", *(p for p in sorted(DOCS.rglob("*.md")) if p.name != "seed-api.md")]
+    found = [
+        f"{page.relative_to(DOCS.parent)}:{number}: {line.strip()}"
+        for page in pages
+        for number, line in enumerate(page.read_text().splitlines(), 1)
+        if "seed" in link_target.sub("](...)", line).lower()
+    ]
+    assert found == [], "pages users read mention the seed:\n" + "\n".join(found)
