@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import require_extra
 from tests.memory.conftest import chroma_test_url, pg_dsn_or_skip, pg_test_schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,6 +57,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
         where = ["--pg-dsn", dsn, "--pg-schema", schema]
         env = {"AXON_PG_SCHEMA": schema}
     else:
+        require_extra("chromadb")  # the embedded "chroma-dir" needs no server, but the client
         location = chroma_test_url(tmp_path) if request.param == "chroma" else "kb#notes"
         backend = f'chroma location: "{location}"'
         where = ["--memory-dir", str(tmp_path / "mem"), "--chroma", location]
@@ -188,6 +190,7 @@ def test_errors_are_one_line_with_the_right_exit_code(store: Store, tmp_path: Pa
 
 
 def test_unreachable_server_and_password_redacted() -> None:
+    require_extra("psycopg", "psycopg_pool")  # without it the error names the extra instead
     result = axon("memory", "ls", "--pg-dsn", "postgresql://me:hunter2@127.0.0.1:1/db")
     assert result.returncode == 3
     assert "hunter2" not in result.stderr and "cannot connect" in result.stderr

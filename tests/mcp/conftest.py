@@ -1,5 +1,9 @@
 """`axon mcp` fixtures: a store (SQLite directory or private PostgreSQL schema) and a
-connected in-process MCP client (the SDK's `Client` over the server object)."""
+connected in-process MCP client (the SDK's `Client` over the server object).
+
+The SDK (the `mcp` extra) is imported only by the fixtures that use it; each test module
+here calls `require_extra("mcp", module_level=True)` first, so without it the tests skip
+(fail under CI=true) instead of failing to collect."""
 
 from __future__ import annotations
 
@@ -9,15 +13,16 @@ import os
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from mcp import Client
 
-from axon.mcp_server.server import build_server
 from axon.mcp_server.target import open_tool
 from axon.mcp_server.tool import MemoryTool
 from tests.memory.conftest import FakeClock, pg_dsn_or_skip, pg_test_schema
+
+if TYPE_CHECKING:
+    from mcp import Client
 
 __all__ = ["FakeClock"]
 
@@ -90,6 +95,10 @@ async def serve(tool: MemoryTool) -> AsyncIterator[Client]:
     A context manager, not a fixture: the SDK's task groups must be entered and left
     in the same task, and pytest-asyncio runs a fixture's two halves in two.
     """
+    from mcp import Client  # the SDK (the `mcp` extra): each test module requires it
+
+    from axon.mcp_server.server import build_server
+
     async with Client(build_server(tool)) as connected:
         yield connected
 

@@ -14,12 +14,13 @@ import contextlib
 import shutil
 import time
 
-import psycopg.conninfo
-
 import axon
 from axon.mcp_server import tool as tool_module
 from axon.mcp_server.target import default_declaration, open_tool
+from tests.conftest import require_extra
 from tests.mcp.conftest import Store, error, ok, serve
+
+require_extra("mcp", module_level=True)  # `serve` runs the SDK's client
 
 
 async def test_a_removed_memory_directory_is_an_error_not_lost_writes(
@@ -98,6 +99,8 @@ class Proxy:
 
 
 async def test_an_unreachable_postgresql_server_is_an_error_result(pg_store: Store) -> None:
+    import psycopg.conninfo  # the postgres extra: pg_store has skipped without it
+
     store = pg_store
     assert store.pg_dsn is not None
     parts = psycopg.conninfo.conninfo_to_dict(store.pg_dsn)

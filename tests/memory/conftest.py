@@ -22,6 +22,7 @@ from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.memory.registry import registry
 from axon.testing import BackendEnv, BackendFactory, FakeClock
+from tests.conftest import require_extra, unavailable
 
 __all__ = ["BackendEnv", "BackendFactory", "FakeClock"]  # re-exported for other tests
 
@@ -63,9 +64,10 @@ PG_TEST_SCHEMAS: set[str] = set()
 def pg_dsn_or_skip() -> str:
     """The test server's DSN (`AXON_PG_DSN`, set by scripts/test from `scripts/pg env`).
 
-    Without a reachable server the test is skipped with the reason, or fails when
-    `CI=true`: in CI the PostgreSQL tests must run.
+    Without psycopg installed or a reachable server the test is skipped with the
+    reason, or fails when `CI=true`: in CI the PostgreSQL tests must run.
     """
+    require_extra("psycopg", "psycopg_pool")
     dsn = os.environ.get("AXON_PG_DSN", "")
     if not _pg_checked:
         reason = None
@@ -83,9 +85,7 @@ def pg_dsn_or_skip() -> str:
         _pg_checked.append(reason)
     reason = _pg_checked[0]
     if reason is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and {reason}", pytrace=False)
-        pytest.skip(reason)
+        unavailable(reason)
     return dsn
 
 
@@ -139,9 +139,10 @@ the end."""
 def chroma_url_or_skip() -> str:
     """The test server's URL (`AXON_CHROMA_URL`, set by scripts/test from `scripts/chroma env`).
 
-    Without a reachable server the test is skipped with the reason, or fails when
-    `CI=true`: in CI the Chroma tests must run.
+    Without chromadb installed or a reachable server the test is skipped with the
+    reason, or fails when `CI=true`: in CI the Chroma tests must run.
     """
+    require_extra("chromadb")
     url = os.environ.get("AXON_CHROMA_URL", "")
     if not _chroma_checked:
         reason = None
@@ -162,9 +163,7 @@ def chroma_url_or_skip() -> str:
         _chroma_checked.append(reason)
     reason = _chroma_checked[0]
     if reason is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and {reason}", pytrace=False)
-        pytest.skip(reason)
+        unavailable(reason)
     return url
 
 

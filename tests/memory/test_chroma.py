@@ -28,9 +28,20 @@ from axon.memory.backends.chroma import ChromaBackend
 from axon.memory.backends.chroma_client import parse_location
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.memory.entry import NewEntry
+from tests.conftest import require_extra
 from tests.memory.conftest import chroma_test_url
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def chromadb_installed() -> None:
+    """The tests that open a store themselves (not through `chroma_test_url`, which
+    checks) need the chroma extra: without it they skip, or fail under CI=true."""
+    require_extra("chromadb")
+
+
+needs_chromadb = pytest.mark.usefixtures("chromadb_installed")
 
 
 def _env() -> dict[str, str]:
@@ -131,6 +142,7 @@ def test_a_missing_chromadb_names_the_extra(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- embedded directory
 
 
+@needs_chromadb
 async def test_a_directory_is_an_embedded_store_that_persists(tmp_path: Path) -> None:
     embedder = HashingEmbedder()
     first = ChromaBackend(location=str(tmp_path / "db"), embedder=embedder)
@@ -162,6 +174,7 @@ async def test_a_directory_is_an_embedded_store_that_persists(tmp_path: Path) ->
     )
 
 
+@needs_chromadb
 async def test_a_directory_used_by_another_process_is_refused_at_open(tmp_path: Path) -> None:
     """Embedded Chroma serves one process at a time (a second one failed mid-run with
     "Error finding id"): while a process holds the directory, another one's first use
@@ -221,6 +234,7 @@ async def test_a_directory_used_by_another_process_is_refused_at_open(tmp_path: 
 # ---------------------------------------------------------------------- vectors
 
 
+@needs_chromadb
 async def test_vectors_are_ours_and_no_default_embedding_function_exists(
     tmp_path: Path,
 ) -> None:
@@ -267,6 +281,7 @@ async def test_vectors_are_ours_and_no_default_embedding_function_exists(
     assert not list(home.rglob("*onnx*")) and not (home / ".cache" / "chroma").exists()
 
 
+@needs_chromadb
 async def test_a_model_change_re_embeds(tmp_path: Path) -> None:
     backend = ChromaBackend(location=str(tmp_path / "db"), embedder=HashingEmbedder())
     for i in range(5):
@@ -282,6 +297,7 @@ async def test_a_model_change_re_embeds(tmp_path: Path) -> None:
     await backend.close()
 
 
+@needs_chromadb
 async def test_a_batch_larger_than_chromas_limit_is_stored_whole(tmp_path: Path) -> None:
     backend = ChromaBackend(location=str(tmp_path / "db"))
     limit = backend._db.batch_limit()
@@ -291,6 +307,7 @@ async def test_a_batch_larger_than_chromas_limit_is_stored_whole(tmp_path: Path)
     await backend.close()
 
 
+@needs_chromadb
 async def test_reads_that_match_many_records_are_paged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -345,6 +362,7 @@ def _count_queries(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return asked
 
 
+@needs_chromadb
 async def test_small_collections_are_searched_exactly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -377,6 +395,7 @@ async def test_small_collections_are_searched_exactly(
     await chroma.close()
 
 
+@needs_chromadb
 async def test_larger_collections_use_hnsw(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -511,6 +530,7 @@ async def test_a_server_restart_loses_nothing_acknowledged(own_server: _OwnServe
     await backend.close()
 
 
+@needs_chromadb
 async def test_an_unreachable_server_is_a_clear_error() -> None:
     backend = ChromaBackend(location=f"http://127.0.0.1:{_free_port()}/axon", connect_timeout=1)
     with pytest.raises(AxonMemoryError, match="cannot reach the Chroma server at http://"):

@@ -20,6 +20,7 @@ from axon.memory.backends.sqlite_filters import filter_condition
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.memory.entry import NewEntry, encode_json, matches_filters
 from axon.testing import BackendEnv, FakeClock
+from tests.conftest import require_extra
 from tests.memory.conftest import BACKEND_FACTORIES
 
 NAMES = ["group", "tags", "a.b", "é", "", "type", "importance", 'q"t', "b\\s", "n\n", "$x"]
@@ -111,6 +112,7 @@ def test_the_postgres_condition_keeps_every_match_and_only_them_when_exact(
 def test_the_filters_the_language_writes_are_all_in_the_query(filters: dict[str, Any]) -> None:
     sql, params, _ = filter_condition(filters, "metadata_json")
     assert sql != "1" and len(params) >= 2 * len(filters)  # every field in the condition
+    require_extra("psycopg")  # postgres_condition composes with psycopg.sql
     pg_params = postgres_condition(filters, "e.metadata")[1]
     assert len(pg_params) >= 1 + len(filters)  # the NUL guard, then every field
 
@@ -118,6 +120,7 @@ def test_the_filters_the_language_writes_are_all_in_the_query(filters: dict[str,
 def test_string_filters_are_exact_and_numbers_have_a_slack() -> None:
     assert filter_condition({"tags": ["a", "é"], "type": "x"}, "metadata_json")[2]
     assert not filter_condition({"group": 7}, "metadata_json")[2]
+    require_extra("psycopg")
     assert postgres_condition({"group": 7, "tags": ["a"]}, "e.metadata")[2]
     assert not postgres_condition({"importance": {"gte": 0.5}}, "e.metadata")[2]
 

@@ -47,7 +47,10 @@ from axon.memory.entry import NewEntry
 from axon.memory.retrieval.exact import seed_score
 from axon.memory.retrieval.scores import text_length
 from axon.memory.retrieval.text import index_terms
+from tests.conftest import require_extra
 from tests.memory.conftest import FakeClock, pg_test_schema
+
+require_extra("psycopg", "psycopg_pool", module_level=True)  # every test builds the backend
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,6 @@ recall that starts the build, then waits for it (`AnnIndexes.wait`); the build's
 from __future__ import annotations
 
 import fcntl
-import importlib.util
 import json
 import os
 import random
@@ -28,10 +27,10 @@ from axon.memory.backends import sqlite_ann
 from axon.memory.backends.sqlite import SQLiteBackend
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.memory.entry import NewEntry
+from tests.conftest import require_extra
 from tests.memory.conftest import FakeClock
 
-if importlib.util.find_spec("usearch") is None:  # not imported here: see the last test
-    pytest.skip("usearch is not installed", allow_module_level=True)
+require_extra("usearch", module_level=True)  # not imported here: see the last test
 
 ROOT = Path(__file__).resolve().parents[2]
 SCOPE = "Notes"

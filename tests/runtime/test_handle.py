@@ -664,9 +664,9 @@ def test_session_pg_schema_puts_pgvector_memories_in_that_schema(
     `AXON_PG_SCHEMA`; the entries land in that schema of the real server, nowhere else."""
     import uuid
 
+    dsn = pg_dsn_or_skip()  # skips without psycopg too (fails under CI=true)
     import psycopg
 
-    dsn = pg_dsn_or_skip()
     schema = f"fix5_{uuid.uuid4().hex[:12]}"
     decoy = f"fix5_{uuid.uuid4().hex[:12]}"
     monkeypatch.setenv("AXON_PG_SCHEMA", decoy)
@@ -703,9 +703,9 @@ def test_session_pg_schema_puts_pgvector_memories_in_that_schema(
 async def test_async_session_takes_pg_schema(tmp_path: Path) -> None:
     import uuid
 
+    dsn = pg_dsn_or_skip()  # skips without psycopg too (fails under CI=true)
     import psycopg
 
-    dsn = pg_dsn_or_skip()
     schema = f"fix5_{uuid.uuid4().hex[:12]}"
     try:
         async with axon.AsyncSession(memory_dir=tmp_path, pg_dsn=dsn, pg_schema=schema) as s:
