@@ -52,6 +52,9 @@ def test_an_untiered_memory_keeps_the_old_shape() -> None:
     ("fields", "wanted", "line", "column"),
     [
         ("  tiers: [persistent, session]", "must be listed fastest first", 2, 23),
+        # Out of order against the tier before it, not against the first: a check of the
+        # first tier alone let it through, and such a memory loses data at run time.
+        ("  tiers: [ephemeral, persistent, session]", "must be listed fastest first", 2, 34),
         ("  tiers: [session, session]", "Tier 'session' is listed twice", 2, 20),
         ("  tiers: [sesion]", "Unknown tier 'sesion' in memory 'M' (did you mean 'session'?)",
          2, 11),
