@@ -36,7 +36,7 @@ from axon.cli_output import (
 from axon.errors import AxonCheckError, AxonError, AxonRuntimeError
 from axon.files import replacing
 from axon.redaction import redact_secrets
-from axon.render import format_event, format_record
+from axon.render import format_event, format_record, terminal_json
 
 app = typer.Typer(
     name="axon",
@@ -153,7 +153,7 @@ def check(
 def _dump(data: Any) -> None:
     """`check --dump`: JSON on stdout, DSN passwords blanked (see docs/cli.md)."""
     try:
-        out(redact_secrets(json.dumps(data, indent=2, ensure_ascii=False)))
+        out(redact_secrets(terminal_json(data, indent=2)))
         flush()
     except OutputFailed as failure:
         raise typer.Exit(output_failed(failure)) from None
@@ -236,7 +236,7 @@ def run(
         try:
             for record in records:
                 if as_json:
-                    out(json.dumps(record, ensure_ascii=False, default=str))
+                    out(terminal_json(record))
                 else:
                     out(format_record(record))
             flush()

@@ -5,7 +5,8 @@ write through these, so a closed pipe, a full disk or a connection-string passwo
 handled the same way everywhere: `out` raises `OutputFailed` when stdout cannot take more,
 `output_failed` turns that into a quiet exit (closed pipe) or one line (full
 disk), `err` never raises and redacts secrets, `internal` reports a bug in AXON
-without a traceback unless `AXON_DEBUG` is set.
+without a traceback unless `AXON_DEBUG` is set. Both `out` and `err` show control
+characters as escapes (`axon.render.visible`): what they print may be stored text.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import NoReturn
 import typer
 
 from axon.redaction import redact_secrets
+from axon.render import visible
 
 EXIT_CHECK = 1
 EXIT_USAGE = 2
@@ -35,9 +37,10 @@ class OutputFailed(Exception):
 
 
 def err(text: str) -> None:
-    """One message on stderr (connection-string passwords blanked); never raises."""
+    """One message on stderr (connection-string passwords blanked, control characters
+    shown as escapes: `render.visible`); never raises."""
     try:
-        sys.stderr.write(redact_secrets(text) + "\n")
+        sys.stderr.write(visible(redact_secrets(text)) + "\n")
         sys.stderr.flush()
     except (OSError, ValueError):  # stderr closed or full: nowhere left to say it
         pass
@@ -56,9 +59,11 @@ def internal(exc: BaseException) -> NoReturn:
 
 
 def out(text: str) -> None:
-    """One line on stdout; raises `OutputFailed` when stdout is closed or full."""
+    """`text` and a newline on stdout, `visible` (control characters as escapes: JSON goes
+    through `render.terminal_json` first, which leaves it unchanged); raises
+    `OutputFailed` when stdout is closed or full."""
     try:
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(visible(text) + "\n")
     except BrokenPipeError:
         raise OutputFailed(None) from None
     except OSError as exc:

@@ -14,7 +14,6 @@ import).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import sys
@@ -35,6 +34,7 @@ from axon.memory.backend import (
 from axon.memory.entry import MemoryEntry
 from axon.memory.lifetimes import OWNED_MARKER
 from axon.redaction import redact_secrets
+from axon.render import terminal_json
 
 T = TypeVar("T")
 
@@ -295,7 +295,7 @@ def say(text: str) -> None:
 
 
 def say_json(data: Any) -> None:
-    out.out(json.dumps(data, ensure_ascii=False, default=str))
+    out.out(terminal_json(data))
 
 
 def terminal_width() -> int:

@@ -11,12 +11,49 @@ import datetime
 import io
 import json
 import math
+import re
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from axon.memory.entry import MemoryEntry
 from axon.redaction import redact_secrets
+
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+"""What a terminal may act on instead of showing: the C0 controls but tab and newline
+(ESC starts the sequences that clear the screen, retitle the window or plant a
+hyperlink), DEL, the C1 controls (U+0080-U+009F: U+009B is a one-character CSI), the
+line and paragraph separators and the bidirectional controls (U+202E turns the text
+after it around, so a key can pass for another)."""
+
+
+def visible(text: str) -> str:
+    """`text` safe to print for a person: every character of `_UNSAFE` as an escape a person
+    can read (`\\x1b`, `\\x07`, `\\x9b`, `\\u202e`), everything else as it is.
+
+    Stored text (a memory name, key, value, tag or metadata written by an import, an MCP
+    agent or any program) reaches the terminal only through this: `axon.cli_output.out`
+    and `err`, the REPL's output and every table call it. Tab and newline are kept
+    (tables and one-line renderings fold them into spaces). A backslash is left as it is,
+    so stored text that already reads `\\x1b` looks like an escaped ESC. Idempotent.
+    """
+    if text.isprintable() or not _UNSAFE.search(text):
+        return text
+    return _UNSAFE.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def terminal_json(data: Any, **options: Any) -> str:
+    """`data` as JSON text (`ensure_ascii=False`, `default=str`, `options` for
+    `json.dumps`) with the characters of `_UNSAFE` that JSON leaves raw (DEL, the C1,
+    separator and bidirectional controls) written as `\\u` escapes: the same JSON
+    document, safe on a terminal, and unchanged by `visible`."""
+    text = json.dumps(data, ensure_ascii=False, default=str, **options)
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def counted(count: int, one: str, many: str) -> str:
@@ -128,7 +165,9 @@ def text_table(
 ) -> str:
     """Rows as an aligned `rich` table under an underlined header, at most `width` wide.
 
-    Columns are measured in terminal cells, so wide characters (CJK, emoji) align.
+    Cells are shown `visible` (control characters as escapes) and never read as rich
+    markup (`[bold]` is text). Columns are measured in terminal cells, so wide
+    characters (CJK, emoji) align.
     Columns in `right` are right-aligned. When the table is too wide, column `flex`
     (else the widest) is cut with '…' to fit. Plain text, no colours and no trailing
     spaces, so the output reads the same in a terminal, a pipe or a test.
@@ -137,7 +176,7 @@ def text_table(
     from rich.console import Console
     from rich.table import Table
 
-    table = [[_one_line(cell) for cell in row] for row in rows]
+    table = [[_one_line(visible(cell)) for cell in row] for row in rows]
     widths = [
         max([cell_len(h), *(cell_len(row[i]) for row in table)]) for i, h in enumerate(headers)
     ]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from axon.errors import AxonError
 from axon.redaction import redact_secrets
+from axon.render import visible
 from axon.repl.console import Console, needs_more, split_inputs
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ def main(
         try:
             session.close()
         except AxonError as exc:  # e.g. a backend that failed to close
-            stderr.write(redact_secrets(f"error: {exc}") + "\n")
+            stderr.write(visible(redact_secrets(f"error: {exc}")) + "\n")
             code = code or 1
     return code
 
@@ -90,11 +91,10 @@ def _interactive(
     )
     console.confirm = confirm_with(prompt_session)
     memory_dir = console.session.memories.memory_dir
-    console.rich.print(
+    console.print_line(
         f"AXON {__version__} — persistent memories in {memory_dir}. "
         ".help for commands, Ctrl-D to leave.",
-        style="dim",
-        markup=False,
+        "dim",
     )
     if file is not None:
         console.preload(file)

@@ -6,7 +6,9 @@ at the end of the text (so the input continues on the next line),
 `run_input(text)` executes one complete input, and `run_script(text)` feeds
 piped input statement by statement. The interactive front end
 (`axon.repl.prompt`) and the piped mode share it, so both print the same
-things: remember confirmations, recall tables, diagnostics with a caret.
+things: remember confirmations, recall tables, diagnostics with a caret. Everything it
+prints may hold stored text, so all of it goes through `render.visible` (control
+characters as escapes) and none of it is read as rich markup.
 """
 
 from __future__ import annotations
@@ -126,11 +128,15 @@ class Console:
         return self.rich.width if self.rich.is_terminal else 100
 
     def _say(self, text: str) -> None:
-        self.out.write(text + "\n")
+        self.out.write(render.visible(text) + "\n")
         self.out.flush()
 
+    def print_line(self, text: str, style: str) -> None:
+        """One styled line: `visible`, and escaped so that rich reads no markup in it."""
+        self.rich.print(escape(render.visible(text)), style=style)
+
     def _error(self, text: str) -> None:
-        self.err.write(redact_secrets(text) + "\n")
+        self.err.write(render.visible(redact_secrets(text)) + "\n")
         self.err.flush()
 
     def _fail(self, text: str) -> bool:
@@ -220,18 +226,18 @@ class Console:
             )
             if memory["store"] == "persistent":
                 line += f", {_entries(memory['entries'])}"
-            self.rich.print(escape(line), style="dim")
+            self.print_line(line, "dim")
 
     def print_record(self, record: Mapping[str, Any]) -> None:
         """A remember as one line with its key; a recall as a heading and a table."""
         if record.get("op") == "remember":
-            self.rich.print(escape(render.remember_line(record)), style="green")
+            self.print_line(render.remember_line(record), "green")
         elif record.get("op") == "recall":
-            self.rich.print(escape(render.recall_heading(record)), style="bold")
+            self.print_line(render.recall_heading(record), "bold")
             if record.get("results"):
                 self._say(render.recall_table(record, self.width))
         elif record.get("op") == "forget":
-            self.rich.print(escape(render.forget_line(record)), style="green")
+            self.print_line(render.forget_line(record), "green")
         else:
             self._say(render.format_record(record))
 
@@ -277,16 +283,14 @@ class Console:
         memories = self.session.memory_names()
         if memories:
             summary += f" (memories: {', '.join(memories)})"
-        self.rich.print(escape(summary), style="dim")
+        self.print_line(summary, "dim")
         if skipped:
             lines = ", ".join(str(line) for line in skipped)
-            self.rich.print(
-                escape(
-                    f"skipped {len(skipped)} top-level statement{'s' if len(skipped) != 1 else ''}"
-                    f" (line{'s' if len(skipped) != 1 else ''} {lines}); "
-                    f".load {path} runs the whole program"
-                ),
-                style="dim",
+            self.print_line(
+                f"skipped {len(skipped)} top-level statement{'s' if len(skipped) != 1 else ''}"
+                f" (line{'s' if len(skipped) != 1 else ''} {lines}); "
+                f".load {path} runs the whole program",
+                "dim",
             )
         return True
 

@@ -196,3 +196,80 @@ def test_a_nul_in_a_file_name_is_an_error_not_an_internal_one(repl: Repl) -> Non
         _out, err = repl.take()
         assert "a file name cannot contain a NUL character" in err, line
         assert "internal error" not in err, line
+
+
+STORED = "\x1b]0;pwned\x07\x1b[2J\x9b31m\x7f\u202eevil [bold]B[/bold] [link=http://x.example]L[/link]"
+"""Stored text that retitles the window, clears the screen, sends an 8-bit CSI, turns the
+text around and holds rich markup."""
+
+
+def _unsafe(text: str) -> list[str]:
+    import unicodedata
+
+    return [
+        c for c in text
+        if (unicodedata.category(c) == "Cc" and c not in "\n\t") or c in "\u202e\u2066"
+    ]
+
+
+def test_stored_control_characters_are_shown_as_escapes_in_every_view(
+    repl: Repl, tmp_path: Path
+) -> None:
+    """Recall tables and headings, `.show`, `.trace on`, forget lines and errors that
+    echo stored text (an import naming a memory no program can declare) print control
+    characters as `\\x1b`, `\\x9b`, `\\u202e`, and `[bold]` as text, never as markup."""
+    repl.run("memory Notes { store: persistent backend: sqlite }")
+    repl.session.memory("Notes").remember(
+        STORED, key="k\x1b[2J", tags=[STORED], metadata={"m": STORED}
+    )
+    repl.take()
+    views = [
+        'recall("evil B") from Notes with { retrieval: keyword }',
+        'recall("\\u{1b}]0;q [bold]x[/bold]") from Notes',
+        ".show Notes",
+        ".memories",
+        ".stats Notes",
+        ".trace on",
+        'recall("evil") from Notes',
+        ".trace off",
+        'forget("k\\u{1b}[2J") from Notes',
+    ]
+    printed = ""
+    for view in views:
+        assert repl.run(view), view
+        out, err = repl.take()
+        assert _unsafe(out + err) == [], (view, out + err)
+        printed += out
+    assert "\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\x7f\\u202eevil [bold]B[/bold]" in printed
+    assert 'recall "\\u001b]0;q [bold]x[/bold]" from Notes' in printed  # as text
+    assert "trace: memory_read" in printed and "k\\x1b[2J" in printed
+    export = tmp_path / "x.jsonl"
+    repl.session.memory("Notes").remember(STORED, key="again")
+    assert repl.run(f".export Notes {export}")
+    export.write_text(export.read_text().replace('"Notes"', '"Bad\\u001b]0;name\\u0007"'))
+    repl.take()
+    assert not repl.run(f".import {export}")
+    out, err = repl.take()
+    assert _unsafe(out + err) == [] and "memory 'Bad\\x1b]0;name\\x07'" in err, err
+
+
+def test_styled_output_reads_no_markup_in_stored_text(tmp_path: Path) -> None:
+    """With colours on, rich styles the REPL's lines; stored text in them is escaped as
+    text: `[bold]` shows, a raw ESC never does (only rich's own colour codes)."""
+    import io
+
+    from axon.repl.console import Console
+    from tests.repl.conftest import make_session
+
+    session = make_session(tmp_path / "mem")
+    try:
+        out, err = io.StringIO(), io.StringIO()
+        console = Console(session, out, err, color=True, width=100)
+        assert console.run_input("memory Notes { store: session }")
+        session.memory("Notes").remember(STORED, key="k")
+        assert console.run_input('recall("\\u{1b}]0;t\\u{7} [bold]x[/bold] [/]") from Notes')
+        text = out.getvalue()
+        assert 'recall "\\u001b]0;t\\u0007 [bold]x[/bold] [/]" from Notes' in text
+        assert "\x1b]0;" not in text and "\x07" not in text and "\x9b" not in text
+    finally:
+        session.close()
