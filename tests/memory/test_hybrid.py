@@ -289,6 +289,22 @@ def test_the_ranker_reads_each_candidates_places_text_and_neighbours() -> None:
     assert wow["semantic"] == 0.3 and wow["keyword"] == 0.2
 
 
+def test_top5_is_the_first_five_places_of_each_list() -> None:
+    """`keyword_top5` and `semantic_top5` hold for the 5th candidate of a list (place 4)
+    and not for the 6th (place 5): the boundary, on each list alone."""
+    hour = 3600.0
+    keyword = [entry(f"k{n}", 0.9 - 0.1 * n, ts=NOW + n * hour) for n in range(7)]
+    semantic = [entry(f"s{n}", 0.9 - 0.1 * n, ts=NOW + (n + 10) * hour) for n in range(7)]
+    rows = ranker_features(keyword, semantic, now=NOW, weights=HybridWeights(), query="x")
+    values = {e.key: dict(zip(ranker.FEATURES, row, strict=True)) for e, row in rows}
+    for prefix, feature, other in (("k", "keyword", "semantic"), ("s", "semantic", "keyword")):
+        top5 = [values[f"{prefix}{n}"][f"{feature}_top5"] for n in range(7)]
+        assert top5 == [1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0], feature
+        assert values[f"{prefix}4"][f"{feature}_rank"] == pytest.approx(1 / 5)
+        assert values[f"{prefix}5"][f"{feature}_rank"] == pytest.approx(1 / 6)
+        assert all(values[f"{prefix}{n}"][f"{other}_top5"] == 0.0 for n in range(7))
+
+
 def test_the_ranker_reads_names_and_numbers_said() -> None:
     """`names` counts proper names said, not a speaker's and not a sentence's first word;
     `number_asked` is a number said when the question asks "how many"."""
