@@ -14,6 +14,7 @@ here, once for every backend) and keeps the seed's optional tracer events.
 from __future__ import annotations
 
 import abc
+import dataclasses
 import functools
 import heapq
 import math
@@ -36,6 +37,14 @@ from axon.memory.entry import (
     valid_query,
     validate_entry,
     value_text,
+)
+from axon.memory.links import (
+    LinkChange,
+    LinkWrite,
+    MissingLinkTarget,
+    edited_metadata,
+    kept_related,
+    unlink_changes,
 )
 from axon.memory.retrieval.hybrid import HybridWeights
 from axon.memory.retrieval.scores import (
@@ -186,6 +195,14 @@ class MemoryBackend(MinimalMemoryBackend):
         Each entry is stamped with the clock's time unless its `timestamp` is given.
         """
         self._check_open()
+        entries = self._checked(items)
+        await self._put(entries)
+        self._traced_writes(entries)
+        return entries
+
+    def _checked(self, items: Sequence[NewEntry]) -> list[MemoryEntry]:
+        """The entries `items` stand for, validated (`validate_entry`) and stamped with
+        the clock's time unless they give theirs; raises before anything is written."""
         checked: list[tuple[Any, dict[str, Any] | None]] = []
         for item in items:
             value = None if self.stores_any_value else item.value  # None: nothing to check
@@ -212,14 +229,61 @@ class MemoryBackend(MinimalMemoryBackend):
             )
             for item, (value, metadata) in zip(items, checked, strict=True)
         ]
-        await self._put(entries)
+        return entries
+
+    def _traced_writes(self, entries: Sequence[MemoryEntry]) -> None:
         if self._tracer is not None:
             for entry in entries:
                 self._tracer.emit(
                     TraceEventType.MEMORY_WRITE,
                     data={"key": entry.key, "value_type": type(entry.value).__name__},
                 )
-        return entries
+
+    async def write_links(
+        self,
+        scope: str | None,
+        changes: Sequence[LinkChange] = (),
+        *,
+        store: NewEntry | None = None,
+        delete: str | None = None,
+    ) -> LinkWrite:
+        """Change associations (each entry's `related` metadata) in one write transaction.
+
+        In this order, all or nothing: delete the entry under `delete` (when given) and
+        remove its key from the `related` of every entry it named (those that are gone
+        are skipped); store `store` (when given), keeping the `related` keys of the
+        unexpired entry it replaces before its own; then apply each of `changes`
+        (`links.LinkChange`, at most one per key, none naming `store`'s key) to the
+        `related` of the unexpired entry under its key: one that adds keys needs that
+        entry (else `links.MissingLinkTarget`), one that only removes skips an entry that
+        is gone. A change writes that entry's metadata only: never its
+        value, timestamps, expiry or vectors. A store, a change or an association that
+        would push an entry's metadata past `MAX_VALUE_BYTES` is an `AxonMemoryError`
+        naming the memory, the key and the limit. Nothing is written when anything is
+        refused, and no concurrent writer of the same entries (another process, on a
+        backend with transactions) can revert the change or be reverted by it.
+
+        A backend overrides `_write_links` with its own transaction; the default reads
+        and rewrites each entry whole, which is atomic only inside one process (see
+        docs/backends.md).
+        """
+        self._check_open()
+        if delete is not None and not can_name_entry(delete):
+            delete = None  # no entry can have it (see `get`)
+        for change in changes:
+            if not can_name_entry(change.key) and change.add:
+                raise MissingLinkTarget(change.key, memory=scope)
+        changes = [change for change in changes if can_name_entry(change.key)]
+        keys = [change.key for change in changes]
+        if len(set(keys)) != len(keys) or (store is not None and store.key in keys):
+            raise ValueError("write_links takes at most one change per key, none for `store`")
+        entry = None if store is None else self._checked([store])[0]
+        if entry is not None and entry.scope != scope:
+            raise ValueError("write_links stores into its own scope only")
+        done = await self._write_links(scope, list(changes), entry, delete, self.clock())
+        if done.stored is not None:
+            self._traced_writes([done.stored])
+        return done
 
     async def retrieve(
         self,
@@ -452,6 +516,46 @@ class MemoryBackend(MinimalMemoryBackend):
 
     async def _close(self) -> None:
         return None
+
+    async def _write_links(
+        self,
+        scope: str | None,
+        changes: list[LinkChange],
+        store: MemoryEntry | None,
+        delete: str | None,
+        now: float,
+    ) -> LinkWrite:
+        """See `write_links`. This default is built of `_get`, `_delete` and `_put`: every
+        check runs before the first write, but the entries are read and rewritten whole
+        outside any transaction, so another process writing one of them in between can
+        be reverted. A backend with transactions (or a lock) overrides it."""
+        unlink: list[LinkChange] = []
+        if delete is not None:
+            old = await self._get(delete, scope)
+            if old is not None:
+                unlink = unlink_changes(delete, old.metadata)
+        writes: list[MemoryEntry] = []
+        if store is not None:
+            old = await self._get(store.key, scope)
+            live = old.metadata if old is not None and not old.is_expired(now) else None
+            meta = kept_related(store.metadata, live, memory=scope, key=store.key)
+            store = dataclasses.replace(store, metadata=meta)
+            writes.append(store)
+        changed: list[str] = []
+        for change in [*unlink, *changes]:
+            found = await self._get(change.key, scope)
+            if found is None or found.is_expired(now):
+                if change.add:
+                    raise MissingLinkTarget(change.key, memory=scope)
+                continue
+            edited = edited_metadata(found.metadata, change, memory=scope)
+            if edited is not None:
+                writes.append(dataclasses.replace(found, metadata=edited[0]))
+                changed.append(change.key)
+        deleted = await self._delete(delete, scope) if delete is not None else False
+        if writes:
+            await self._put(writes)
+        return LinkWrite(store, deleted, tuple(changed))
 
     async def _list_scopes(self, prefix: str) -> list[str]:
         """Scopes starting with `prefix`; this default reads every entry, override it."""

@@ -18,7 +18,10 @@ Clock = Callable[[], float]
 """A zero-argument callable returning Unix seconds; every backend takes one."""
 
 MAX_VALUE_BYTES = 1_000_000
-"""Largest JSON encoding of a value (and of its metadata) a memory accepts (1 MB)."""
+"""Largest JSON encoding of a value, and of its metadata, a memory accepts (1 MB each).
+
+Every write checks both (`validate_entry`), a link that adds to an entry's `related`
+metadata too (`axon.memory.links`), so every entry an export writes can be imported."""
 
 MAX_KEY_CHARS = 1024
 
@@ -324,9 +327,9 @@ def validate_entry(
 
     Raises `AxonMemoryError` (a `ValueError`) naming the memory and key: empty key
     (the seed's message), non-string key, a value or metadata JSON cannot represent
-    (or nested deeper than `MAX_NESTING_DEPTH`), or one whose encoding is larger than
-    `MAX_VALUE_BYTES`. Returns the value and metadata as `plain_json` makes them, the
-    same plain types on every backend.
+    (or nested deeper than `MAX_NESTING_DEPTH`), or a value or metadata whose encoding is
+    larger than `MAX_VALUE_BYTES` (each on its own). Returns the value and metadata as
+    `plain_json` makes them, the same plain types on every backend.
     """
     if not isinstance(key, str):
         raise AxonMemoryError(
@@ -356,13 +359,15 @@ def validate_entry(
                 f"Cannot store metadata: {exc.problem}", memory=memory, key=key
             ) from None
     part = "key"
+    metadata_text = ""
     try:
         key.encode("utf-8")
         part = "value"
         size = _json_size(value)
         if plain_metadata:
             part = "metadata"
-            encode_json(plain_metadata).encode("utf-8")
+            metadata_text = encode_json(plain_metadata)
+            metadata_text.encode("utf-8")
     except UnicodeEncodeError as exc:
         bad = exc.object[exc.start : exc.start + 1]
         raise AxonMemoryError(
@@ -378,7 +383,22 @@ def validate_entry(
             memory=memory,
             key=key,
         )
+    check_metadata_size(metadata_text, memory=memory, key=key)
     return value, plain_metadata
+
+
+def check_metadata_size(text: str, *, memory: str | None, key: str, why: str = "") -> None:
+    """Refuse metadata whose JSON `text` is larger than `MAX_VALUE_BYTES` (UTF-8 bytes):
+    an `AxonMemoryError` naming the memory, the key and the limit (`why` says what made
+    it grow, for a link)."""
+    size = len(text) if text.isascii() else len(text.encode("utf-8"))
+    if size > MAX_VALUE_BYTES:
+        raise AxonMemoryError(
+            f"Metadata is too large to store{' ' + why if why else ''}: {size:,} bytes as "
+            f"JSON (the limit is {MAX_VALUE_BYTES:,})",
+            memory=memory,
+            key=key,
+        )
 
 
 def value_text(value: Any) -> str:

@@ -1,57 +1,43 @@
-"""Associations between entries (LANGUAGE.md §8): the `related` keys and the delete
-that unlinks them.
+"""Associations between entries (docs/language.md, Memory records): link requests in,
+one `write_links` call per store out, and the delete that unlinks an entry.
 
 An association is symmetric and stored on both entries, as each one's `related`
 metadata, so `get` returns an entry with its associated entries without a join
-on any backend. Deleting an entry must therefore also rewrite the entries that
-name it; `delete_entry` is the one place that does.
+on any backend. Every change of an association goes through the backend's
+`write_links`, which changes only the links, in one transaction where the backend
+has them (`axon.memory.links` holds the rules); `delete_entry` is the one delete.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
+from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
-from axon.memory.entry import MemoryEntry, NewEntry
-
-
-def related_keys(metadata: Mapping[str, Any]) -> list[str]:
-    """The keys an entry is associated with (its `related` metadata)."""
-    related = metadata.get("related")
-    if not isinstance(related, list):
-        return []
-    return [k for k in related if isinstance(k, str)]
+from axon.memory.links import LinkChange, MissingLinkTarget
+from axon.memory.links import related_keys as related_keys
 
 
 async def delete_entry(backend: MemoryBackend, key: str, scope: str) -> bool:
     """Delete one entry and its associations: the entries it was associated with stop
-    naming it. True when there was an entry. Every delete of one entry goes through
-    here (`MemoryManager.delete`, so the handle and the `forget` statement, and
-    `axon memory forget`).
-
-    The entry goes first, then the others are rewritten in one batch: a crash in
-    between leaves a key that names a deleted entry, which `get` skips.
+    naming it, in the same `write_links` transaction. True when there was an entry.
+    Every delete of one entry goes through here (`MemoryManager.delete`, so the handle
+    and the `forget` statement, and `axon memory forget`).
     """
-    old = await backend.get(key, scope=scope)
-    removed = await backend.delete(key, scope=scope)
-    if not removed or old is None:
-        return removed
-    batch = []
-    for other_key in related_keys(old.metadata):
-        other = await backend.get(other_key, scope=scope)
-        if other is not None and key in related_keys(other.metadata):
-            batch.append(
-                with_related(other, [k for k in related_keys(other.metadata) if k != key])
-            )
-    if batch:
-        await backend.store_many(batch)
-    return removed
+    done = await backend.write_links(scope, delete=key)
+    return done.deleted
 
 
-def with_related(entry: MemoryEntry, related: Sequence[str]) -> NewEntry:
-    """`entry` rewritten with other associations, keeping its value, times and expiry."""
-    meta = {k: v for k, v in entry.metadata.items() if k != "related"}
-    if related:
-        meta["related"] = list(related)
-    return NewEntry(entry.key, entry.value, meta, entry.expires_at, entry.timestamp)
+def back_links(key: str, given: list[str]) -> list[LinkChange]:
+    """The changes that make each entry named by `given` name `key` back."""
+    return [LinkChange(other, add=(key,)) for other in dict.fromkeys(given)]
+
+
+def missing_related(exc: MissingLinkTarget, memory: str, key: str) -> AxonMemoryError:
+    """The error of a remember whose `related` names an entry that is not stored."""
+    return AxonMemoryError(
+        f"related entry '{exc.missing}' is not stored in this memory", memory=memory, key=key
+    )
+
+
+def missing_associate(exc: MissingLinkTarget, memory: str) -> AxonMemoryError:
+    """The error of an `associate` whose entry is not stored."""
+    return AxonMemoryError("cannot associate: no such entry", memory=memory, key=exc.missing)

@@ -42,10 +42,17 @@ from axon.memory.backend import MemoryBackend, resolve_memory_dir
 from axon.memory.embeddings.base import Embedder
 from axon.memory.entry import Clock, MemoryEntry, NewEntry, number_text
 from axon.memory.lifetimes import OWNED_MARKER, Owner, is_reserved
+from axon.memory.links import LinkChange, MissingLinkTarget
 from axon.memory.registry import BackendRegistry
 from axon.runtime import reads, sweeps, tiered_ops
 from axon.runtime import tiers as tiering
-from axon.runtime.associations import delete_entry, related_keys, with_related
+from axon.runtime.associations import (
+    back_links,
+    delete_entry,
+    missing_associate,
+    missing_related,
+    related_keys,
+)
 from axon.runtime.reads import _named, _stored_filters
 from axon.runtime.records import expiry_of
 from axon.runtime.reporting import elapsed_ms, errors_named
@@ -377,9 +384,11 @@ class MemoryManager:
     ) -> MemoryEntry:
         """Store one entry; its expiry from `expiry_of` (`expires_in` seconds or `NEVER`).
 
-        With `related` metadata, the entry and the entries it names are written in one
-        batch (every named key must exist: else nothing is written), each side naming
-        the other. Replacing an entry keeps the associations it had. `tier` (tiered
+        With `related` metadata, the entry and the links back from the entries it names
+        are written in one `write_links` transaction (every named key must exist: else
+        nothing is written), each side naming the other. Replacing an entry keeps the
+        associations it had, read in that transaction, so an association made meanwhile
+        by another process is kept too. `tier` (tiered
         memories only) is `with { tier: ... }`: see `tiered_ops.remember`.
         """
         tiered = self.tiered.get(name)
@@ -398,11 +407,24 @@ class MemoryManager:
         meta = {**metadata, "scope": bound.scope}
         started = time.perf_counter()
         with errors_named(name):
-            batch = await self._associations(bound, key, meta)
-            stored, *_ = await bound.backend.store_many(
-                [NewEntry(key, value, meta, expires_at, timestamp=now), *batch]
-            )
-        self.written(bound, key, value, decl.store, expires_at, meta, started)
+            given = related_keys(meta)
+            if key in given:
+                raise AxonMemoryError(
+                    "an entry cannot be related to itself", memory=bound.name, key=key
+                )
+            if not given:
+                meta.pop("related", None)  # `related: []`: nothing to record
+            try:
+                done = await bound.backend.write_links(
+                    bound.scope,
+                    back_links(key, given),
+                    store=NewEntry(key, value, meta, expires_at, timestamp=now),
+                )
+            except MissingLinkTarget as exc:
+                raise missing_related(exc, name, key) from None
+            stored = done.stored
+            assert stored is not None
+        self.written(bound, key, value, decl.store, expires_at, stored.metadata, started)
         return _named(stored, name)
 
     def written(
@@ -440,49 +462,14 @@ class MemoryManager:
             duration_ms=elapsed_ms(started),
         )
 
-    async def _associations(
-        self, bound: BoundMemory, key: str, meta: dict[str, Any]
-    ) -> list[NewEntry]:
-        """Complete `meta["related"]` of the entry about to be stored under `key` and
-        return the other entries to rewrite so that each names it back.
-
-        The associations of the entry being replaced are kept. A named key that is
-        not stored (or expired), or the entry's own key, is an `AxonMemoryError`
-        naming the memory and the key; nothing has been written then.
-        """
-        given = related_keys(meta)
-        old = await bound.backend.get(key, scope=bound.scope)
-        kept = related_keys(old.metadata) if old is not None else []
-        if not given and not kept:
-            meta.pop("related", None)  # `related: []` on a new entry: nothing to record
-            return []
-        if key in given:
-            raise AxonMemoryError(
-                "an entry cannot be related to itself", memory=bound.name, key=key
-            )
-        others: list[NewEntry] = []
-        for other_key in given:
-            if other_key in kept:
-                continue
-            other = await bound.backend.get(other_key, scope=bound.scope)
-            if other is None:
-                raise AxonMemoryError(
-                    f"related entry '{other_key}' is not stored in this memory",
-                    memory=bound.name,
-                    key=key,
-                )
-            back = related_keys(other.metadata)
-            if key not in back:
-                others.append(with_related(other, [*back, key]))
-        meta["related"] = list(dict.fromkeys([*kept, *given]))
-        return others
-
     async def associate(self, name: str, a: str, b: str) -> None:
         """Associate the entries under `a` and `b`, both ways (`related` metadata of each).
 
-        Both must be stored (unexpired) and differ; the two are rewritten in one batch
-        with their values, times and expiry unchanged. One `memory_write` event
-        (`op: associate`). Associating twice changes nothing.
+        Both must be stored (unexpired) and differ; the `related` of each gains the other
+        in one `write_links` transaction, nothing else of them changes (values, times,
+        expiry), and a link that would push either one's metadata past the 1 MB cap
+        changes neither. One `memory_write` event (`op: associate`). Associating twice
+        changes nothing.
         """
         bound = self.get(name)
         await self.maybe_sweep(bound)
@@ -494,29 +481,19 @@ class MemoryManager:
             return
         started = time.perf_counter()
         with errors_named(name):
-            entries = []
-            for key in (a, b):
-                found = await bound.backend.get(key, scope=bound.scope)
-                if found is None:
-                    raise AxonMemoryError(
-                        "cannot associate: no such entry", memory=name, key=key
-                    )
-                entries.append(found)
-            first, second = entries
-            batch = []
-            if b not in related_keys(first.metadata):
-                batch.append(with_related(first, [*related_keys(first.metadata), b]))
-            if a not in related_keys(second.metadata):
-                batch.append(with_related(second, [*related_keys(second.metadata), a]))
-            if batch:
-                await bound.backend.store_many(batch)
+            try:
+                done = await bound.backend.write_links(
+                    bound.scope, [LinkChange(a, add=(b,)), LinkChange(b, add=(a,))]
+                )
+            except MissingLinkTarget as exc:
+                raise missing_associate(exc, name) from None
         self.tracer.emit(
             TraceEventType.MEMORY_WRITE,
             data={
                 "op": "associate",
                 "key": a,
                 "related": b,
-                "count": len(batch),
+                "count": len(done.changed),
                 "memory": name,
                 "backend": bound.backend_key[0],
                 "store": bound.decl.store,
@@ -632,7 +609,8 @@ class MemoryManager:
         """Remove the entry under `key`; True when there was one. A `memory_delete` event.
 
         The path of every delete (the handle's `delete`, the `forget` statement): the
-        entries associated with `key` stop naming it (`_unlink`).
+        entries associated with `key` stop naming it, in the same transaction
+        (`associations.delete_entry`).
         """
         bound = self.get(name)
         started = time.perf_counter()

@@ -20,8 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from axon.errors import AxonMemoryError
 from axon.memory.entry import MemoryEntry, NewEntry, matches_filters
+from axon.memory.links import LinkChange, MissingLinkTarget
 from axon.runtime import tiers as tiering
-from axon.runtime.associations import related_keys, with_related
+from axon.runtime.associations import (
+    back_links,
+    missing_associate,
+    missing_related,
+    related_keys,
+)
 from axon.runtime.records import expiry_of
 from axon.runtime.reporting import elapsed_ms, emit_listing, errors_named
 from axon.runtime.tiers import Tiered
@@ -63,8 +69,9 @@ async def remember(
     asked: str | None,
 ) -> MemoryEntry:
     """Write to the chosen tier (`tiers.choose_tier`), then remove the key's copy from
-    any other tier. Associations may cross tiers: each named entry is rewritten where
-    it lives. A failure before the first write changes nothing."""
+    any other tier. Associations may cross tiers: each named entry gains its link back
+    where it lives (`write_links`: one transaction per tier, the entry's own tier in
+    the transaction that stores it). A failure before the first write changes nothing."""
     name = tiered.name
     decl = tiered.decl
     with errors_named(name):
@@ -77,34 +84,34 @@ async def remember(
     started = time.perf_counter()
     with errors_named(name):
         old = await tiering.find(tiered, key)
-        given = related_keys(meta)
-        kept = related_keys(old[1].metadata) if old is not None else []
+        given = list(dict.fromkeys(related_keys(meta)))
         if key in given:
             raise AxonMemoryError("an entry cannot be related to itself", memory=name, key=key)
-        rewrites: dict[str, list[NewEntry]] = {}
-        for other_key in given:
-            if other_key in kept:
-                continue
-            other = await tiering.find(tiered, other_key)
-            if other is None:
-                raise AxonMemoryError(
-                    f"related entry '{other_key}' is not stored in this memory",
-                    memory=name,
-                    key=key,
-                )
-            back = related_keys(other[1].metadata)
-            if key not in back:
-                rewrites.setdefault(other[0], []).append(with_related(other[1], [*back, key]))
-        if given or kept:
-            meta["related"] = list(dict.fromkeys([*kept, *given]))
+        if old is not None and old[0] != tier:  # the target tier's store keeps its own
+            given = list(dict.fromkeys([*related_keys(old[1].metadata), *given]))
+        if given:
+            meta["related"] = given
         else:
             meta.pop("related", None)
-        stored, *_ = await target.backend.store_many(
-            [NewEntry(key, value, meta, expires_at, timestamp=now), *rewrites.pop(tier, [])]
-        )
-        for other_tier, batch in rewrites.items():
-            one = tiered.tiers[other_tier]
-            await one.backend.store_many(batch)
+        changes: dict[str, list[LinkChange]] = {}
+        for change in back_links(key, related_keys(meta)):
+            where = await tiering.find(tiered, change.key)
+            if where is None:
+                raise missing_related(MissingLinkTarget(change.key), name, key)
+            changes.setdefault(where[0], []).append(change)
+        try:
+            done = await target.backend.write_links(
+                target.scope,
+                changes.pop(tier, []),
+                store=NewEntry(key, value, meta, expires_at, timestamp=now),
+            )
+            for other_tier, batch in changes.items():
+                one = tiered.tiers[other_tier]
+                await one.backend.write_links(one.scope, batch)
+        except MissingLinkTarget as exc:
+            raise missing_related(exc, name, key) from None
+        stored = done.stored
+        assert stored is not None
         if old is not None and old[0] != tier:
             one = tiered.tiers[old[0]]
             await one.backend.delete(key, scope=one.scope)
@@ -112,29 +119,29 @@ async def remember(
         tiered.used[key] = now
         tiered.recalls.pop(key, None)
         await tiering.flush_stats(tiered)
-    manager.written(target, key, value, tier, expires_at, meta, started, tier=tier)
+    manager.written(target, key, value, tier, expires_at, stored.metadata, started, tier=tier)
     return tiering.located(stored, name, tier)
 
 
 async def associate(manager: MemoryManager, tiered: Tiered, a: str, b: str) -> None:
-    """`associate` across tiers: each entry is rewritten in the tier it lives in."""
+    """`associate` across tiers: each entry's `related` gains the other in the tier it
+    lives in (`write_links`: both in one transaction when they share a tier)."""
     name = tiered.name
     started = time.perf_counter()
     with errors_named(name):
-        found = []
-        for key in (a, b):
+        changes: dict[str, list[LinkChange]] = {}
+        for key, other in ((a, b), (b, a)):
             where = await tiering.find(tiered, key)
             if where is None:
                 raise AxonMemoryError("cannot associate: no such entry", memory=name, key=key)
-            found.append(where)
+            changes.setdefault(where[0], []).append(LinkChange(key, add=(other,)))
         count = 0
-        for (tier, entry), other in ((found[0], b), (found[1], a)):
-            if other not in related_keys(entry.metadata):
+        try:
+            for tier, batch in changes.items():
                 one = tiered.tiers[tier]
-                await one.backend.store_many(
-                    [with_related(entry, [*related_keys(entry.metadata), other])]
-                )
-                count += 1
+                count += len((await one.backend.write_links(one.scope, batch)).changed)
+        except MissingLinkTarget as exc:
+            raise missing_associate(exc, name) from None
     manager.tracer.emit(
         TraceEventType.MEMORY_WRITE,
         data={
@@ -226,25 +233,24 @@ async def recall(
 
 
 async def delete(manager: MemoryManager, tiered: Tiered, key: str) -> str | None:
-    """Delete `key` from the tier holding it (every copy), then unlink it from the
-    entries that named it, in whichever tier they live; returns that tier or None."""
+    """Delete `key` from the tier holding it, unlinking it from the entries of that tier
+    in the same transaction (`write_links`), then from those of the other tiers;
+    returns that tier or None."""
     await maintain(manager, tiered)
     where = await tiering.find(tiered, key)
     if where is None:
         return None
     tier, entry = where
     one = tiered.tiers[tier]
-    if not await one.backend.delete(key, scope=one.scope):
+    if not (await one.backend.write_links(one.scope, delete=key)).deleted:
         return None
     tiered.stats.add(tier, "forgets")
     tiered.recalls.pop(key, None)
     tiered.used.pop(key, None)
-    for other_key in related_keys(entry.metadata):
-        other = await tiering.find(tiered, other_key)
-        if other is not None and key in related_keys(other[1].metadata):
-            holder = tiered.tiers[other[0]]
-            rest = [k for k in related_keys(other[1].metadata) if k != key]
-            await holder.backend.store_many([with_related(other[1], rest)])
+    unlink = [LinkChange(other, remove=(key,)) for other in related_keys(entry.metadata)]
+    for other_tier, holder in tiered.tiers.items():
+        if other_tier != tier and unlink:  # an entry that is not there is skipped
+            await holder.backend.write_links(holder.scope, unlink)
     return tier
 
 

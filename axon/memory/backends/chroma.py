@@ -49,6 +49,7 @@ written again. Chroma has no conditional update to close that window.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import secrets
@@ -65,6 +66,14 @@ from axon.memory.backends.chroma_client import (
     parse_location,
 )
 from axon.memory.entry import MemoryEntry, encode_json, filter_predicate, scope_of, value_text
+from axon.memory.links import (
+    LinkChange,
+    LinkWrite,
+    MissingLinkTarget,
+    edited_metadata,
+    kept_related,
+    unlink_changes,
+)
 from axon.memory.retrieval.exact import seed_score
 from axon.memory.retrieval.scores import (
     ScopeStats,
@@ -489,6 +498,50 @@ class ChromaBackend(MemoryBackend):
         return removed
 
     # ------------------------------------------------------------------ reads
+
+    async def _write_links(
+        self,
+        scope: str | None,
+        changes: list[LinkChange],
+        store: MemoryEntry | None,
+        delete: str | None,
+        now: float,
+    ) -> LinkWrite:
+        """See `MemoryBackend.write_links`. Chroma has no transactions: everything is read
+        and checked first (a refusal writes nothing), then the delete, the store and one
+        `update` of the linked entries' `meta` field (Chroma merges it into the record, so
+        value, times, vectors and context stay). Another process writing one of these
+        entries between the read and the update can have its metadata reverted."""
+        unlink: list[LinkChange] = []
+        if delete is not None:
+            gone = await self._get(delete, scope)
+            if gone is not None:
+                unlink = unlink_changes(delete, gone.metadata)
+        if store is not None:
+            old = await self._get(store.key, scope)
+            live = old.metadata if old is not None and not old.is_expired(now) else None
+            meta = kept_related(store.metadata, live, memory=scope, key=store.key)
+            store = dataclasses.replace(store, metadata=meta)
+        ids: list[str] = []
+        metas: list[Meta] = []
+        changed: list[str] = []
+        for change in [*unlink, *changes]:
+            found = await self._get(change.key, scope)
+            if found is None or found.is_expired(now):
+                if change.add:
+                    raise MissingLinkTarget(change.key, memory=scope)
+                continue
+            edited = edited_metadata(found.metadata, change, memory=scope)
+            if edited is not None:
+                ids.append(entry_id(scope, change.key))
+                metas.append({"meta": edited[1]})
+                changed.append(change.key)
+        deleted = await self._delete(delete, scope) if delete is not None else False
+        if store is not None:
+            await self._put([store])
+        if ids:
+            self._db.run(lambda db: self._entries(db).update(ids=ids, metadatas=metas))
+        return LinkWrite(store, deleted, tuple(changed))
 
     async def _get(self, key: str, scope: str | None) -> MemoryEntry | None:
         ident = entry_id(scope, key)

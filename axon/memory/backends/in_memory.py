@@ -36,6 +36,7 @@ of expiry times makes `purge_expired` cost only what it removes.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import heapq
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
@@ -51,6 +52,14 @@ from axon.memory.backend import (
     keyset_page,
 )
 from axon.memory.entry import Clock, MemoryEntry, filter_predicate, value_text
+from axon.memory.links import (
+    LinkChange,
+    LinkWrite,
+    MissingLinkTarget,
+    edited_metadata,
+    kept_related,
+    unlink_changes,
+)
 from axon.memory.retrieval.bm25 import BM25Index
 from axon.memory.retrieval.exact import SubstringIndex
 from axon.memory.retrieval.scores import upper_bound
@@ -274,6 +283,52 @@ class InMemoryBackend(MemoryBackend):
         for scope, items in batches.items():
             self._scopes[scope].exact.add_many(items)
         self._trim_expiry()
+
+    async def _write_links(
+        self,
+        scope: str | None,
+        changes: list[LinkChange],
+        store: MemoryEntry | None,
+        delete: str | None,
+        now: float,
+    ) -> LinkWrite:
+        """See `MemoryBackend.write_links`: every check and every new metadata is worked
+        out first, then applied without yielding to the event loop, so no other call
+        comes in between; a linked entry changes its metadata only (same object
+        otherwise: index places, vectors and context stay)."""
+        state = self._scopes.get(scope)
+
+        def live(key: str) -> MemoryEntry | None:
+            if state is None or key not in state.entries or not state.live(key, now):
+                return None
+            return state.entries[key]
+
+        unlink: list[LinkChange] = []
+        if delete is not None and state is not None and delete in state.entries:
+            unlink = unlink_changes(delete, state.entries[delete].metadata)
+        if store is not None:
+            old = live(store.key) if store.key != delete else None
+            kept = old.metadata if old is not None else None
+            meta = kept_related(store.metadata, kept, memory=scope, key=store.key)
+            store = dataclasses.replace(store, metadata=meta)
+        edits: list[MemoryEntry] = []
+        for change in [*unlink, *changes]:
+            found = live(change.key) if change.key != delete else None
+            if found is None:
+                if change.add:
+                    raise MissingLinkTarget(change.key, memory=scope)
+                continue
+            edited = edited_metadata(found.metadata, change, memory=scope)
+            if edited is not None:
+                edits.append(dataclasses.replace(found, metadata=edited[0]))
+        deleted = await self._delete(delete, scope) if delete is not None else False
+        if store is not None:
+            await self._put([store])
+        state = self._scopes.get(scope)
+        for entry in edits:
+            assert state is not None
+            state.entries[entry.key] = entry
+        return LinkWrite(store, deleted, tuple(entry.key for entry in edits))
 
     async def _clear(self, scope: str | None) -> int:
         now = self.clock()

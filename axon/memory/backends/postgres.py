@@ -36,6 +36,7 @@ query holds the event loop for its round trip.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -84,6 +85,14 @@ from axon.memory.backends.sql_common import (
     write_row,
 )
 from axon.memory.entry import MemoryEntry, filter_predicate, scope_of, value_text
+from axon.memory.links import (
+    LinkChange,
+    LinkWrite,
+    MissingLinkTarget,
+    edited_metadata,
+    kept_related,
+    unlink_changes,
+)
 from axon.memory.retrieval.exact import seed_score
 from axon.memory.retrieval.scores import (
     ScopeStats,
@@ -221,6 +230,20 @@ class PostgresBackend(MemoryBackend):
     # ------------------------------------------------------------------ writes
 
     async def _put(self, entries: Sequence[MemoryEntry]) -> None:
+        body, atomic = self._put_body(entries)
+        try:
+            self._run(body, atomic=atomic)
+        except UnicodeEncodeError as exc:
+            raise AxonMemoryError(
+                f"Cannot store value: it is not valid Unicode text ({exc.reason})"
+            ) from None
+        self._maybe_purge(self.clock())
+
+    def _put_body(
+        self, entries: Sequence[MemoryEntry]
+    ) -> tuple[Callable[[Connection[Any]], None], bool]:
+        """The body writing `entries` (`_put`) and whether it needs a transaction of its
+        own (a one-statement body does not)."""
         # One row per (scope, key): the last value wins, at the place of the first
         # (as a dictionary update does), so ids keep insertion order.
         latest: dict[tuple[str | None, str], MemoryEntry] = {}
@@ -300,14 +323,76 @@ class PostgresBackend(MemoryBackend):
         else:
             body = self._copy_body(with_contexts)
             atomic = True
+        return body, atomic
+
+    async def _write_links(
+        self,
+        scope: str | None,
+        changes: list[LinkChange],
+        store: MemoryEntry | None,
+        delete: str | None,
+        now: float,
+    ) -> LinkWrite:
+        """See `MemoryBackend.write_links`: one transaction that locks each row it links
+        (`SELECT ... FOR UPDATE`, in key order, so two link writes wait for each other
+        rather than deadlock) and updates only its `metadata` column; a concurrent
+        upsert of the same row waits for the commit, and its own write then wins."""
+        q = self._q
+        where, params = self._exact_scope_sql(scope)
+        remove = q.query(
+            "DELETE FROM {entries} AS e WHERE {where} AND e.key = %s "
+            "RETURNING e.expires_at, e.metadata",
+            where=where,
+        )
+        lock = q.query(
+            "SELECT e.key, e.id, e.metadata FROM {entries} AS e "
+            "WHERE {where} AND e.key = ANY(%s) AND {live} ORDER BY e.key FOR UPDATE",
+            where=where,
+        )
+        update = q.query("UPDATE {entries} SET metadata = %s::json WHERE id = %s")
+
+        def body(conn: Connection[Any]) -> LinkWrite:
+            unlink: list[LinkChange] = []
+            deleted = False
+            if delete is not None:
+                row = conn.execute(remove, (*params, delete)).fetchone()
+                if row is not None:
+                    deleted = row[0] is None or float(row[0]) > now
+                    unlink = unlink_changes(delete, row[1])
+            keys = {change.key for change in [*unlink, *changes]}
+            if store is not None:
+                keys.add(store.key)
+            rows = {
+                key: (ident, meta)
+                for key, ident, meta in conn.execute(lock, (*params, sorted(keys), now))
+            }
+            stored = store
+            if store is not None:
+                old = rows.get(store.key)
+                meta = kept_related(store.metadata, old and old[1], memory=scope, key=store.key)
+                stored = dataclasses.replace(store, metadata=meta)
+                self._put_body([stored])[0](conn)
+            changed: list[str] = []
+            for change in [*unlink, *changes]:
+                found = rows.get(change.key)
+                if found is None:
+                    if change.add:
+                        raise MissingLinkTarget(change.key, memory=scope)
+                    continue
+                edited = edited_metadata(found[1], change, memory=scope)
+                if edited is not None:
+                    conn.execute(update, (edited[1], found[0]))
+                    changed.append(change.key)
+            return LinkWrite(stored, deleted, tuple(changed))
 
         try:
-            self._run(body, atomic=atomic)
+            done = self._run(body)
         except UnicodeEncodeError as exc:
             raise AxonMemoryError(
                 f"Cannot store value: it is not valid Unicode text ({exc.reason})"
             ) from None
         self._maybe_purge(self.clock())
+        return done
 
     def _copy_body(
         self, with_contexts: Callable[[Connection[Any]], list[Row]]

@@ -43,6 +43,7 @@ guarantees, and how:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import random
@@ -89,6 +90,14 @@ from axon.memory.backends.sqlite_text_search import (
 from axon.memory.backends.sqlite_text_search import retrieve_exact, retrieve_keyword
 from axon.memory.backends.sqlite_vectors import VectorCaches
 from axon.memory.entry import MemoryEntry, filter_predicate, value_text
+from axon.memory.links import (
+    LinkChange,
+    LinkWrite,
+    MissingLinkTarget,
+    edited_metadata,
+    kept_related,
+    unlink_changes,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -384,6 +393,65 @@ class SQLiteBackend(MemoryBackend):
         self._write(lambda conn: upsert_rows(conn, rows))
         self._writes_since_purge += len(rows)
         self._maybe_purge(self.clock())
+
+    async def _write_links(
+        self,
+        scope: str | None,
+        changes: list[LinkChange],
+        store: MemoryEntry | None,
+        delete: str | None,
+        now: float,
+    ) -> LinkWrite:
+        """See `MemoryBackend.write_links`: one `BEGIN IMMEDIATE` transaction, so no other
+        writer (thread or process) comes between the reads and the writes; a linked
+        entry's `metadata_json` column is all that is updated."""
+        ident = scope if scope is not None else b"\x00"
+        where = "ifnull(scope, X'00') = ? AND key = ?"
+
+        def live_metadata(conn: sqlite3.Connection, key: str) -> tuple[int, Any] | None:
+            row = conn.execute(
+                f"SELECT id, metadata_json FROM entries WHERE {where} AND {LIVE}",
+                (ident, key, now),
+            ).fetchone()
+            return None if row is None else (row[0], json.loads(row[1]))
+
+        def body(conn: sqlite3.Connection) -> LinkWrite:
+            unlink: list[LinkChange] = []
+            deleted = False
+            if delete is not None:
+                row = conn.execute(
+                    f"SELECT metadata_json FROM entries WHERE {where}", (ident, delete)
+                ).fetchone()
+                if row is not None:
+                    unlink = unlink_changes(delete, json.loads(row[0]))
+                    deleted = delete_rows(conn, where, (ident, delete), now)[1] > 0
+            stored = store
+            if store is not None:
+                old = live_metadata(conn, store.key)
+                meta = kept_related(
+                    store.metadata, old and old[1], memory=scope, key=store.key
+                )
+                stored = dataclasses.replace(store, metadata=meta)
+                upsert_rows(conn, [write_row(stored, value_text(stored.value))])
+            updates: list[tuple[str, int]] = []
+            changed: list[str] = []
+            for change in [*unlink, *changes]:
+                found = live_metadata(conn, change.key)
+                if found is None:
+                    if change.add:
+                        raise MissingLinkTarget(change.key, memory=scope)
+                    continue
+                edited = edited_metadata(found[1], change, memory=scope)
+                if edited is not None:
+                    updates.append((edited[1], found[0]))
+                    changed.append(change.key)
+            conn.executemany("UPDATE entries SET metadata_json = ? WHERE id = ?", updates)
+            return LinkWrite(stored, deleted, tuple(changed))
+
+        done = self._write(body)
+        self._writes_since_purge += 1
+        self._maybe_purge(self.clock())
+        return done
 
     async def _get(self, key: str, scope: str | None) -> MemoryEntry | None:
         ident = scope if scope is not None else b"\x00"
