@@ -224,6 +224,28 @@ def test_a_when_question_favours_a_relative_time_in_a_linked_memory() -> None:
     assert keys(unlinked) == ["plain", "dated"]
 
 
+def test_a_when_questions_signals_add_up_to_at_most_one() -> None:
+    """`when` joins the divisor: `1 + neighbour + episode + when`. Three perfect matches a
+    minute apart, each saying a relative time, max every signal; their shares then add up
+    to exactly 1, the score (without `when` in the divisor they added up to 1.04)."""
+
+    def said(key: str, ts: float) -> MemoryEntry:
+        return MemoryEntry(key=key, value=f"{key}: we moved last week", score=1.0, timestamp=ts)
+
+    turns = [said(f"t{n}", NOW + 60 * n) for n in range(3)]
+    weights = HAND
+    linked = fuse(turns, turns, top_k=3, now=NOW, weights=weights,
+                  query="When did they move?", linked=True)
+    total = 1 + weights.neighbour + weights.episode + weights.when
+    for e in linked:
+        assert e.signals is not None
+        assert e.signals["when"] == pytest.approx(weights.when / total)
+        assert e.signals["neighbour"] == pytest.approx(weights.neighbour / total)
+        assert e.signals["episode"] == pytest.approx(weights.episode / total)
+        assert e.signals["keyword"] + e.signals["semantic"] == pytest.approx(1 / total)
+        assert sum(e.signals.values()) == pytest.approx(e.score) == pytest.approx(1.0)
+
+
 def test_semantic_weighs_more_in_an_unlinked_memory() -> None:
     """Independent notes: meaning decides between near-misses (benchmarks/notes.py)."""
     keyword = [entry("same-name", 0.5), entry("answer", 0.3)]
