@@ -1,4 +1,4 @@
-"""`axon mcp`: seed 002's `memory` tool over the Model Context Protocol (LANGUAGE.md §9).
+"""`axon mcp`: seed 002's `memory` tool over the Model Context Protocol (docs/agents.md).
 
 The pipeline, one module each:
 

@@ -10,16 +10,22 @@ result with the MCP `isError` flag.
 Each result is one text block holding the JSON document, and the same document
 as `structuredContent`.
 
-On stdio every request line passes `repair_line` first: JSON allows a string to
-hold an unpaired UTF-16 surrogate escape (`"\\udc80"`), which the SDK's parser
-rejects, and the SDK then sends no reply at all, leaving the client waiting. Such a
-line is re-encoded with U+FFFD for each unpaired surrogate, so the request is
-answered like any other (the tool sees the replacement character, as it would
-from a client that sent invalid UTF-8 bytes). A line nested deeper than
-`MAX_REQUEST_DEPTH` (which the SDK would also drop unanswered) is answered with an
-`{"error": ...}` result instead, and a line that is no valid JSON-RPC message (not
-JSON, a batch, no `"jsonrpc": "2.0"`, an id that is null or not a string or an
-integer) with the JSON-RPC error response of `envelope.invalid_reply`.
+On stdio every request line is screened before the SDK reads it, because the SDK
+sends no reply at all to a line it cannot read, leaving the client waiting:
+
+- a line longer than `MAX_REQUEST_BYTES` is read and dropped in pieces (never held
+  whole) and answered with a JSON-RPC error, id null;
+- a line nested deeper than `MAX_REQUEST_DEPTH` is answered with an `{"error": ...}`
+  result under the request's own top-level id (`envelope.top_level_id`), or with a
+  JSON-RPC error, id null, when that id cannot be read;
+- JSON allows a string to hold an unpaired UTF-16 surrogate escape (`"\\udc80"`),
+  which the SDK's parser rejects: `repair_line` re-encodes such a line with U+FFFD
+  for each unpaired surrogate, so the request is answered like any other (the tool
+  sees the replacement character, as it would from a client that sent invalid UTF-8
+  bytes);
+- a line that is no valid JSON-RPC message (not JSON, a batch, no `"jsonrpc": "2.0"`,
+  an id that is null or not a string or an integer) gets the JSON-RPC error response
+  of `envelope.invalid_reply`.
 """
 
 from __future__ import annotations
@@ -38,9 +44,10 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
 from axon import __version__
-from axon.mcp_server.envelope import invalid_reply
+from axon.mcp_server.envelope import INVALID_REQUEST, error_reply, invalid_reply, top_level_id
 from axon.mcp_server.tool import DESCRIPTION, INPUT_SCHEMA, TOOL_NAME, MemoryTool
 
 SERVER_NAME = "axon"
@@ -77,7 +84,7 @@ def build_server(tool: MemoryTool) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        if params.name == REFUSED_TOOL:  # a request `repair_line` refused
+        if params.name == REFUSED_TOOL:  # a request `refuse_too_deep` refused
             return _result({"error": str((params.arguments or {}).get("error"))}, True)
         if params.name != TOOL_NAME:
             return _result({"error": f"unknown tool '{params.name}': this server has one "
@@ -101,12 +108,19 @@ MAX_REQUEST_DEPTH = 110
 """Most arrays and objects a request line may nest (a stored value may nest 100,
 `axon.memory.entry.MAX_NESTING_DEPTH`, inside the JSON-RPC envelope). The SDK's
 parser gives up on deeper lines (about 250 levels) and then answers nothing, so a
-deeper request is answered here, with an error result, before the SDK parses it."""
+deeper request is answered here, with an error, before the SDK parses it."""
+
+MAX_REQUEST_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE
+"""The longest request line on stdio, in bytes, its newline not counted: 4 MiB, the
+SDK's limit on an HTTP request body, so both transports take the same requests. The
+largest call the tool takes (100,000 characters of content, every limit of the
+schema at its maximum, each character written as a JSON escape) is well under it."""
+
+_DROP_PIECE = 1 << 20
+"""Bytes read at a time while dropping the rest of an over-long line."""
 
 REFUSED_TOOL = "axon/refused-request"
 """The tool name a refused request is rewritten to call: it returns `arguments["error"]`."""
-
-_ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 
 
 def _depth(line: str) -> int:
@@ -131,44 +145,54 @@ def _depth(line: str) -> int:
     return deepest
 
 
-def _refused(line: str) -> str | None:
-    """A stand-in request for a line nested too deeply, or None for any other line.
+def refuse_too_deep(line: str) -> tuple[str, str] | None:
+    """None for a line nested at most `MAX_REQUEST_DEPTH` deep; else what answers it:
+    `("request", stand_in)` to pass to the SDK, or `("reply", error)` to send as it is.
 
-    The stand-in keeps the request's id and calls `REFUSED_TOOL`, so the client gets
-    an `{"error": ...}` result saying why, instead of no answer at all.
+    The stand-in keeps the request's own top-level id and calls `REFUSED_TOOL`, so the
+    client gets an `{"error": ...}` result saying why. When that id cannot be read
+    (`envelope.top_level_id`: none, two, or one nested in the params only), the reply
+    is JSON-RPC's Invalid Request error with a null id, never an id found elsewhere in
+    the line, which would answer (or spoof the answer to) another request.
     """
     if line.count("[") + line.count("{") <= MAX_REQUEST_DEPTH:
         return None
     depth = _depth(line)
     if depth <= MAX_REQUEST_DEPTH:
         return None
-    found = _ID.search(line)
-    request_id = json.loads(found.group(1)) if found else None
-    message = (
+    why = (
         f"the request is nested {depth} arrays or objects deep; the limit is "
         f"{MAX_REQUEST_DEPTH} (a stored value may nest at most 100): nothing was done"
     )
+    request_id = top_level_id(line)
+    if request_id is None:
+        return "reply", error_reply(None, INVALID_REQUEST, f"Invalid Request: {why}")
     stand_in = {
         "jsonrpc": "2.0",
         "id": request_id,
         "method": "tools/call",
-        "params": {"name": REFUSED_TOOL, "arguments": {"error": message}},
+        "params": {"name": REFUSED_TOOL, "arguments": {"error": why}},
     }
-    end = "\n" if line.endswith("\n") else ""
-    return json.dumps(stand_in) + end
+    return "request", json.dumps(stand_in) + "\n"
+
+
+def too_long_reply(size: int) -> str:
+    """The error response to a request line of `size` bytes, past `MAX_REQUEST_BYTES`."""
+    return error_reply(
+        None,
+        INVALID_REQUEST,
+        f"Invalid Request: the line is {size:,} bytes long; a request line may be at "
+        f"most {MAX_REQUEST_BYTES:,} bytes (4 MiB): nothing was done",
+    )
 
 
 def repair_line(line: str) -> str:
-    """`line` with every unpaired UTF-16 surrogate in its JSON strings as U+FFFD, or
-    the stand-in `_refused` makes for a line nested too deeply.
+    """`line` with every unpaired UTF-16 surrogate in its JSON strings as U+FFFD.
 
     Only a line that holds a surrogate escape is decoded; a line that is not JSON
     is returned unchanged for the SDK to reject. A paired escape (an emoji written
     `\\ud83d\\ude00`) decodes to one character and is kept.
     """
-    refused = _refused(line)
-    if refused is not None:
-        return refused
     if not _SURROGATE_ESCAPE.search(line):
         return line
     try:
@@ -214,17 +238,42 @@ class _Replies:
 
 
 class _RepairedLines:
-    """The process's stdin as the SDK reads it (UTF-8, bad bytes replaced), each
-    line through `repair_line`; a line that is no valid JSON-RPC message is answered
-    here with its error and not passed on."""
+    """The process's stdin as the SDK reads it: line by line, at most
+    `MAX_REQUEST_BYTES` each (UTF-8, bad bytes replaced), screened as the module
+    docstring says; a line answered here is not passed on."""
 
     def __init__(self, replies: _Replies) -> None:
-        text = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
-        self._stdin = anyio.wrap_file(text)
+        self._stdin = sys.stdin.buffer
         self._replies = replies
 
+    def _read_line(self) -> str | int:
+        """The next line ("" at the end of input), or the size in bytes of a line
+        longer than `MAX_REQUEST_BYTES`, read to its end and dropped."""
+        data = self._stdin.readline(MAX_REQUEST_BYTES + 1)
+        if len(data) <= MAX_REQUEST_BYTES or data.endswith(b"\n"):
+            return data.decode("utf-8", errors="replace")
+        size = len(data)
+        while data and not data.endswith(b"\n"):
+            data = self._stdin.readline(_DROP_PIECE)
+            size += len(data)
+        return size - 1 if data.endswith(b"\n") else size
+
     async def __aiter__(self) -> AsyncIterator[str]:
-        async for line in self._stdin:
+        while True:
+            line = await anyio.to_thread.run_sync(self._read_line)
+            if line == "":
+                return
+            if isinstance(line, int):
+                await self._replies.reply(too_long_reply(line))
+                continue
+            refused = refuse_too_deep(line)
+            if refused is not None:
+                kind, text = refused
+                if kind == "request":
+                    yield text
+                else:
+                    await self._replies.reply(text)
+                continue
             repaired = repair_line(line)
             error = None if repaired is not line else invalid_reply(line)
             if error is None:

@@ -58,6 +58,9 @@ MAX_LIMIT = 1_000
 """The largest `limit` of list and search."""
 MAX_EXPIRES_IN_DAYS = 36_500
 """The longest `expires_in_days` (100 years)."""
+MIN_EXPIRES_IN_DAYS = 1 / 86_400
+"""The shortest `expires_in_days`: one second. A shorter one (`1e-300`) would store an
+entry already gone by the time the call is answered "stored successfully"."""
 SEARCH_CONTENT_CHARS = 500
 """Search results carry the first 500 characters of each content (seed 002); read gives it whole."""
 DEFAULT_LIST_LIMIT = 50
@@ -135,7 +138,7 @@ INPUT_SCHEMA: dict[str, Any] = {
         },
         "expires_in_days": {
             "type": "number",
-            "exclusiveMinimum": 0,
+            "minimum": MIN_EXPIRES_IN_DAYS,
             "maximum": MAX_EXPIRES_IN_DAYS,
             "description": (
                 "Override default expiration in days (default per type: short_term=30d, "
@@ -152,7 +155,7 @@ INPUT_SCHEMA: dict[str, Any] = {
     "required": ["action"],
     "additionalProperties": False,
 }
-"""Seed 002's input schema, plus `related` for associate (LANGUAGE.md §9)."""
+"""Seed 002's input schema, plus `related` for associate (docs/agents.md, the input schema)."""
 
 _ALLOWED: dict[str, tuple[str, ...]] = {
     "write": ("name", "content", "memory_type", "importance", "tags", "expires_in_days",
@@ -249,10 +252,10 @@ def _expires_in(args: Mapping[str, Any]) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ToolError(f"expires_in_days must be a number of days, not {json_kind(value)}")
-    if not (math.isfinite(value) and 0 < value <= MAX_EXPIRES_IN_DAYS):
+    if not (math.isfinite(value) and MIN_EXPIRES_IN_DAYS <= value <= MAX_EXPIRES_IN_DAYS):
         raise ToolError(
-            f"expires_in_days must be more than 0 and at most {MAX_EXPIRES_IN_DAYS:,}, "
-            f"got {value!r}"
+            f"expires_in_days must be at least one second (1/86,400 of a day) and at most "
+            f"{MAX_EXPIRES_IN_DAYS:,} days, got {value!r}"
         )
     return float(value) * 86400.0
 

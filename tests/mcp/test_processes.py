@@ -15,22 +15,17 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
-from tests.conftest import require_extra
-
-require_extra("mcp", module_level=True)
-
-from mcp import Client, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
-
-import axon  # noqa: E402
-from axon.mcp_server.target import default_declaration  # noqa: E402
-from tests.mcp.conftest import Store, error, ok  # noqa: E402
+import axon
+from axon.mcp_server.target import default_declaration
+from tests.mcp.conftest import Store, error, ok
 
 PROGRAM = """\
 memory AgentMemory {{ store: persistent backend: {backend} }}
@@ -385,6 +380,42 @@ def test_a_request_nested_too_deeply_is_answered_with_an_error(
     assert listed == {"success": True, "count": 0, "memories": []}  # nothing was written
 
 
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "1"}}}
+
+
+@contextlib.contextmanager
+def raw_stdio(store: Store, tmp_path: Path) -> Iterator[Callable[[str], Any]]:
+    """`axon mcp` as a subprocess, initialized; yields `reply_to(line)`, which sends one
+    line and returns the one reply it gets (failing after 60 s without one)."""
+    process = subprocess.Popen(
+        store.axon("mcp", *store.options()),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=store.env,
+        cwd=tmp_path,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    stdin, stdout = process.stdin, process.stdout
+
+    def reply_to(text: str) -> Any:
+        stdin.write(text + "\n")
+        stdin.flush()
+        ready, _, _ = select.select([stdout], [], [], 60)
+        assert ready, f"no reply to {text[:80]!r} in 60 s"
+        return json.loads(stdout.readline())
+
+    try:
+        assert "result" in reply_to(json.dumps(INIT))
+        stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        stdin.write("\n")
+        yield reply_to
+    finally:
+        _end(process)
+
+
+PING = '{"jsonrpc": "2.0", "id": %s, "method": "ping"}'
+
+
 @pytest.mark.parametrize(
     ("line", "code", "request_id"),
     [
@@ -402,33 +433,78 @@ def test_a_line_that_is_no_json_rpc_message_gets_an_error_reply(
 ) -> None:
     """The SDK drops such a line and sent nothing back, leaving the client waiting; it
     now gets JSON-RPC's error response, and the server goes on answering."""
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"}}}
-    process = subprocess.Popen(
-        sqlite_store.axon("mcp", *sqlite_store.options()),
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=sqlite_store.env,
-        cwd=tmp_path,
-    )
-    assert process.stdin is not None and process.stdout is not None
-
-    def reply_to(text: str) -> Any:
-        assert process.stdin is not None and process.stdout is not None
-        process.stdin.write(text + "\n")
-        process.stdin.flush()
-        ready, _, _ = select.select([process.stdout], [], [], 60)
-        assert ready, f"no reply to {text!r} in 60 s"
-        return json.loads(process.stdout.readline())
-
-    try:
-        assert "result" in reply_to(json.dumps(init))
-        process.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        process.stdin.write("\n")
+    with raw_stdio(sqlite_store, tmp_path) as reply_to:
         error = reply_to(line)
         assert error["jsonrpc"] == "2.0" and error["id"] == request_id
         assert error["error"]["code"] == code and error["error"]["message"]
-        assert reply_to('{"jsonrpc": "2.0", "id": 2, "method": "ping"}') == {
-            "jsonrpc": "2.0", "id": 2, "result": {}
-        }
-    finally:
-        _end(process)
+        assert reply_to(PING % 2) == {"jsonrpc": "2.0", "id": 2, "result": {}}
+
+
+DEEP = "[" * 300 + "]" * 300
+
+
+@pytest.mark.parametrize(
+    ("template", "request_id"),
+    [
+        # an "id" in the arguments comes first in the line; the request's own is 8
+        ('{"jsonrpc":"2.0","method":"tools/call","params":{"name":"memory","arguments":'
+         '{"action":"list","id":7,"tags":DEEP}},"id":8}', 8),
+        ('{"jsonrpc":"2.0","method":"tools/call","params":{"id":"7","x":DEEP},"id":"8"}', "8"),
+        # no top-level id: only a nested one, which must not be answered under
+        ('{"jsonrpc":"2.0","method":"tools/call","params":{"id":7,"x":DEEP}}', None),
+        ('{"jsonrpc":"2.0","method":"x","params":{"id":7,"x":DEEP},"id":null}', None),
+        ('{"jsonrpc":"2.0","method":"x","params":{"x":DEEP},"id":{"id":7}}', None),
+        # two top-level ids: parsers differ on which wins
+        ('{"jsonrpc":"2.0","id":7,"method":"x","params":{"x":DEEP},"id":8}', None),
+        # an "id" inside a string value; brackets that never close
+        ('{"jsonrpc":"2.0","method":"x","params":{"s":"\\"id\\":7","x":DEEP}}', None),
+        ('{"jsonrpc":"2.0","method":"x","params":{"id":7,"x":DEEPDEEP', None),
+    ],
+)
+def test_a_request_nested_too_deeply_is_answered_under_its_own_top_level_id_only(
+    sqlite_store: Store, tmp_path: Path, template: str, request_id: Any
+) -> None:
+    """The reply to a too-deep line carried the first `"id"` found anywhere in it, so
+    the client waited for ever for its own and another request (id 7, sent next) got
+    a spoofed reply. The request's top-level id is used, else null."""
+    line = template.replace("DEEPDEEP", "[" * 300).replace("DEEP", DEEP)
+    with raw_stdio(sqlite_store, tmp_path) as reply_to:
+        reply = reply_to(line)
+        assert reply["id"] == request_id
+        if request_id is None:
+            assert reply["error"]["code"] == -32600
+            assert "nested 30" in reply["error"]["message"]
+        else:
+            result = reply["result"]
+            assert result["isError"] is True
+            assert "nested 30" in result["structuredContent"]["error"]
+        assert reply_to(PING % 7) == {"jsonrpc": "2.0", "id": 7, "result": {}}
+
+
+def _write_line(request_id: int, size: int) -> str:
+    """A tools/call write request whose line is exactly `size` bytes long."""
+    head = (f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call","params":'
+            '{"name":"memory","arguments":{"action":"write","name":"n","content":"')
+    tail = '"}}}'
+    return head + "x" * (size - len(head) - len(tail)) + tail
+
+
+def test_a_request_line_past_4_mib_is_refused_and_the_server_keeps_serving(
+    sqlite_store: Store, tmp_path: Path
+) -> None:
+    """A request line had no size cap (the SDK read any line whole). A line of 4 MiB
+    is read; one byte more is dropped unread by the SDK and answered with JSON-RPC's
+    Invalid Request error, id null; the server goes on answering."""
+    limit = 4 * 1024 * 1024
+    with raw_stdio(sqlite_store, tmp_path) as reply_to:
+        at_limit = reply_to(_write_line(5, limit))
+        assert at_limit["id"] == 5  # read: the tool refuses the content's length
+        assert "content is" in at_limit["result"]["structuredContent"]["error"]
+        for size in (limit + 1, 3 * limit):
+            over = reply_to(_write_line(6, size))
+            assert over == {"jsonrpc": "2.0", "id": None, "error": {
+                "code": -32600,
+                "message": f"Invalid Request: the line is {size:,} bytes long; a request "
+                           "line may be at most 4,194,304 bytes (4 MiB): nothing was done",
+            }}
+        assert reply_to(PING % 7) == {"jsonrpc": "2.0", "id": 7, "result": {}}

@@ -12,18 +12,13 @@ import datetime
 from typing import Any
 
 import pytest
+from mcp import Client
+from mcp.client._memory import InMemoryTransport  # the SDK exports it nowhere public
 
-from tests.conftest import require_extra
-
-require_extra("mcp", module_level=True)
-
-from mcp import Client  # noqa: E402
-from mcp.client._memory import InMemoryTransport  # noqa: E402  (exported nowhere public)
-
-from axon.mcp_server import tool as tool_module  # noqa: E402
-from axon.mcp_server.server import build_server  # noqa: E402
-from axon.mcp_server.tool import INPUT_SCHEMA, MAX_CONTENT_CHARS, RECALLED_NOTICE, MemoryTool  # noqa: E402
-from tests.mcp.conftest import call, error, ok, serve  # noqa: E402
+from axon.mcp_server import tool as tool_module
+from axon.mcp_server.server import build_server
+from axon.mcp_server.tool import INPUT_SCHEMA, MAX_CONTENT_CHARS, RECALLED_NOTICE, MemoryTool
+from tests.mcp.conftest import call, error, ok, serve
 
 SEED_FIELDS = [
     "action", "name", "content", "memory_type", "importance", "tags", "query", "limit",
@@ -98,6 +93,20 @@ async def test_expires_in_days_overrides_the_types_default(tool: MemoryTool) -> 
         await ok(client, action="write", name="n", content="c", memory_type="short_term",
                  expires_in_days=2.5)
         assert _days((await ok(client, action="read", name="n"))["memory"]) == pytest.approx(2.5)
+
+
+async def test_an_expiry_under_one_second_is_refused_and_stores_nothing(
+    tool: MemoryTool,
+) -> None:
+    """`expires_in_days: 1e-300` said "stored successfully" for an entry already gone."""
+    async with serve(tool) as client:
+        for days in (1e-300, 0.99 / 86_400):
+            message = await error(client, action="write", name="n", content="c",
+                                  expires_in_days=days)
+            assert message.startswith("expires_in_days must be at least one second")
+        assert await error(client, action="read", name="n") == "Memory not found: n"
+        assert await tool.handle.count() == 0
+        await ok(client, action="write", name="n", content="c", expires_in_days=1 / 86_400)
 
 
 async def test_a_far_future_expiry_reads_as_the_latest_date(tool: MemoryTool) -> None:
@@ -273,9 +282,14 @@ ERRORS: list[tuple[dict[str, Any], str]] = [
     ({"action": "write", "name": "n", "content": "c", "expires_in_days": "7"},
      "expires_in_days must be a number of days, not a string"),
     ({"action": "write", "name": "n", "content": "c", "expires_in_days": 0},
-     "expires_in_days must be more than 0 and at most 36,500, got 0"),
+     "expires_in_days must be at least one second (1/86,400 of a day) and at most 36,500 "
+     "days, got 0"),
+    ({"action": "write", "name": "n", "content": "c", "expires_in_days": 1e-300},
+     "expires_in_days must be at least one second (1/86,400 of a day) and at most 36,500 "
+     "days, got 1e-300"),
     ({"action": "write", "name": "n", "content": "c", "expires_in_days": 1e9},
-     "expires_in_days must be more than 0 and at most 36,500, got 1000000000.0"),
+     "expires_in_days must be at least one second (1/86,400 of a day) and at most 36,500 "
+     "days, got 1000000000.0"),
     ({"action": "list", "limit": "5"}, "limit must be an integer, not a string"),
     ({"action": "list", "limit": True}, "limit must be an integer, not a boolean"),
     ({"action": "list", "limit": 0}, "limit must be from 1 to 1000, got 0"),
