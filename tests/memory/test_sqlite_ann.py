@@ -155,6 +155,24 @@ async def test_small_scope_keeps_the_exact_scan(tmp_path: Path) -> None:
         await backend.close()
 
 
+async def test_a_scope_of_exactly_the_threshold_gets_the_index(tmp_path: Path) -> None:
+    """"At least the threshold": one entry short scans, the threshold's count builds."""
+    clock = FakeClock()
+    backend = _open(tmp_path, clock)
+    try:
+        await _fill(backend, THRESHOLD - 1)
+        await _recall(backend, "w1 w2")
+        assert backend.ann is not None and not backend.ann.building
+        assert _stats(backend)["built"] == 0
+        await _fill(backend, 1, start=THRESHOLD - 1)  # now exactly THRESHOLD entries
+        await _built(backend)
+        assert _stats(backend)["built"] == 1
+        await _recall(backend, "w1 w2")
+        assert _stats(backend)["index"] == 1
+    finally:
+        await backend.close()
+
+
 async def test_delete_expiry_and_rewrite_after_the_build_are_honoured(tmp_path: Path) -> None:
     clock = FakeClock()
     ann, exact = _open(tmp_path, clock), _exact(tmp_path, clock)
