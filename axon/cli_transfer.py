@@ -174,13 +174,21 @@ def import_cmd(
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
+        from axon.compiler.check_options import memory_name_problem
         from axon.memory.transfer import import_memories, read_lines
 
-        if into is not None and (not into or is_reserved(into)):  # a bad option value: 2
-            raise Failed(
-                f"error: --into {into!r} is not a memory name that can be imported into",
-                out.EXIT_USAGE,
+        if into is not None:  # a bad option value: exit 2
+            problem = (
+                "names starting with the owned-scope marker are reserved"
+                if is_reserved(into)
+                else memory_name_problem(into)
             )
+            if problem is not None:
+                raise Failed(
+                    f"error: --into {into!r} is not a memory name that can be imported "
+                    f"into: {problem}",
+                    out.EXIT_USAGE,
+                )
         with _open_input(file) as (handle, size):
             source = "<stdin>" if str(file) == "-" else str(file)
             # With the model attached, vectors of that model in the file are kept; a
@@ -200,6 +208,7 @@ def import_cmd(
                         source=source,
                         into=into,
                         progress=tell,
+                        addressable=addressable,
                     )
         if wants_json:
             say_json({"op": "import", "file": source, **report.to_dict()})
@@ -224,6 +233,17 @@ def import_cmd(
             )
 
     run(body)
+
+
+def addressable(memory: str, key: str) -> str | None:
+    """Why no program could name `memory` or `key` (`transfer.Addressable`): the
+    checker's rules for a declared memory's name and for a key."""
+    from axon.compiler.check_options import key_problem, memory_name_problem
+
+    problem = memory_name_problem(memory)
+    if problem is not None:
+        return f"{problem}; import its entries with --into NAME"
+    return key_problem(key, "")
 
 
 def _byte_progress(handle: Any, advance: Callable[[int], None]) -> Callable[[int], None]:

@@ -128,6 +128,18 @@ def key_problem(value: Any, where: str = " in 'with'") -> str | None:
     return f"key{where} must be a non-empty string"
 
 
+def memory_name_problem(name: str) -> str | None:
+    """A memory's name must be one a program can declare (the grammar's `NAME`)."""
+    from axon.compiler.parser import is_name  # loads the grammar: only when asked
+
+    if is_name(name):
+        return None
+    return (
+        "not a memory name a program can declare "
+        "(letters, digits and _, not starting with a digit)"
+    )
+
+
 def tags_problem(value: Any) -> str | None:
     """Tags are a list of strings."""
     if isinstance(value, list) and all(isinstance(t, str) for t in value):

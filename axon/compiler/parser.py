@@ -328,6 +328,17 @@ def _parser() -> lark.Lark:
     )
 
 
+def is_name(text: str) -> bool:
+    """Whether `text` is one whole name of the grammar (its `NAME` terminal): what a
+    program can declare a memory (or flow, or field) as."""
+    return _name_pattern().fullmatch(text) is not None
+
+
+@cache
+def _name_pattern() -> re.Pattern[str]:
+    return re.compile(_parser().get_terminal("NAME").pattern.to_regexp())
+
+
 def keywords() -> lexer.GrammarWords:
     """The grammar's keywords (all, statement starters, the rest), for messages and completion."""
     return lexer.grammar_words(_parser())

@@ -1,6 +1,6 @@
 """Export and import: a backend's memories in, JSON Lines out (and back), streaming.
 
-The format (LANGUAGE.md §7), one JSON object per line:
+The format (docs/cli.md, Export format), one JSON object per line:
 
     {"format": "axon-memory", "version": 1}
     {"memory": "Notes", "key": "k1", "value": "...", "metadata": {...},
@@ -28,9 +28,10 @@ The format (LANGUAGE.md §7), one JSON object per line:
   it ignores it (and embeds the entry itself).
 
 Streaming: export reads `PAGE` entries at a time with `list_page` (a keyset cursor
-over the backend's order index, oldest first: no OFFSET scan, nothing held but the
-page) and their vectors with `read_vectors`; import stores `BATCH` entries per
-`store_many` call, so memory use does not grow with the store.
+over the backend's order index, oldest first: no OFFSET scan) and their vectors with
+`read_vectors`, holding the page and 8 bytes per key written (`_Written`, so that an
+entry stored again during the export is not written twice); import stores `BATCH`
+entries per `store_many` call, so neither holds the entries of the store.
 
 Import is idempotent: an entry is identified by (memory, key) and carries its
 original timestamp, so importing the same file twice replaces each entry by
@@ -65,6 +66,8 @@ from axon.errors import AxonError, AxonMemoryError
 from axon.files import replacing
 from axon.memory.backend import MemoryBackend
 from axon.memory.entry import (
+    MAX_KEY_CHARS,
+    MAX_VALUE_BYTES,
     MemoryEntry,
     NewEntry,
     encode_json,
@@ -84,8 +87,46 @@ PAGE = 2000
 BATCH = 1000
 """Entries stored per `store_many` call (one transaction) while importing."""
 
-MAX_LINE_CHARS = 8 * 1024 * 1024
-"""A longer line is not an entry (a value and its metadata are at most 1 MB each)."""
+MAX_VECTOR_DIM = 65536
+"""The most dimensions a `vector` of an export line has."""
+
+MAX_MODEL_CHARS = 1024
+"""The longest embedding model id a `vector` names (export refuses to write a longer one)."""
+
+NORM_TOLERANCE = 0.01
+"""An imported vector's L2 norm must be within 1 +- this: embedders give unit vectors
+(float32 rounding is ~1e-6 off), and a recall scores by dot product, so a longer one
+would outscore every real match and a shorter one would never be found."""
+
+_LONGEST_FLOAT = len(repr(-2.2250738585072014e-308))
+"""Characters of the longest JSON number a time is written as (`repr` of a float: 24)."""
+
+_SKELETON = encode_json(
+    {
+        "memory": "",
+        "key": "",
+        "value": 0,
+        "metadata": 0,
+        "created_at": 0,
+        "expires_at": 0,
+        "vector": {"model": "", "dim": 0, "f32": ""},
+    }
+)
+
+MAX_LINE_CHARS = (
+    len(_SKELETON)
+    + 1  # the line's end
+    + MAX_VALUE_BYTES  # the memory's name and the metadata: the name is the metadata's
+    # "scope", and that metadata's JSON is at most MAX_VALUE_BYTES bytes (>= characters)
+    + MAX_VALUE_BYTES  # the value's JSON, as measured when it was stored
+    + 6 * MAX_KEY_CHARS  # the key, every character escaped (`\u0001`)
+    + 2 * _LONGEST_FLOAT  # created_at, expires_at
+    + len(str(MAX_VECTOR_DIM))
+    + 6 * MAX_MODEL_CHARS
+    + 4 * -(-4 * MAX_VECTOR_DIM // 3)  # base64 of MAX_VECTOR_DIM float32 values
+)
+"""The longest line export can write (2,361,984 characters): an import reads every
+line up to this, and refuses a longer one after reading only this much of it."""
 
 Progress = Callable[[int], None]
 """Told how many entries are done so far (after every page or batch)."""
@@ -151,9 +192,10 @@ async def export_total(backend: MemoryBackend, memories: Sequence[str]) -> int:
 async def _oldest_pages(backend: MemoryBackend, scope: str) -> AsyncIterator[list[MemoryEntry]]:
     """The unexpired entries of `scope`, oldest first (ties in listing order), by page.
 
-    Keyset paging (`list_page`): each page starts where the last one ended, so an
-    export running while others write repeats nothing and skips nothing that
-    existed throughout.
+    Keyset paging (`list_page`): each page starts where the last one ended, so a walk
+    while others write skips nothing that existed throughout. The order moves, though:
+    an entry stored again takes its new timestamp, after the cursor, and is met a
+    second time if the walk had passed it (`_Written` drops that repeat).
     """
     cursor: str | None = None
     while True:
@@ -163,6 +205,39 @@ async def _oldest_pages(backend: MemoryBackend, scope: str) -> AsyncIterator[lis
         if page.cursor is None:
             return
         cursor = page.cursor
+
+
+class _Written:
+    """The keys of one memory an export has written, as 64-bit hashes (8 bytes a key).
+
+    What makes the export repeat no entry: an entry stored again during the export
+    moves past the cursor and is listed again (`_oldest_pages`); `fresh` says it was
+    written. The hashes are kept in sorted numpy runs of halving sizes (a run is merged
+    into the one before it when that is not longer), so a page is looked up with a
+    binary search per run and adding a key costs O(log n) amortised. Two keys of one
+    memory sharing a hash (about 1 in 2**64 per pair) would leave the second unwritten.
+    """
+
+    def __init__(self) -> None:
+        self._runs: list[Any] = []  # sorted int64 arrays, longest first
+
+    def fresh(self, keys: Sequence[str]) -> list[bool]:
+        """For each of `keys`, whether it was not written before (nor earlier in `keys`);
+        those are counted as written from now on."""
+        import numpy as np
+
+        hashes = np.fromiter((hash(key) for key in keys), dtype=np.int64, count=len(keys))
+        new = np.zeros(len(keys), dtype=bool)
+        new[np.unique(hashes, return_index=True)[1]] = True  # first of each in the page
+        for run in self._runs:
+            at = np.minimum(np.searchsorted(run, hashes), len(run) - 1)
+            new &= run[at] != hashes
+        run = np.sort(hashes[new])
+        while self._runs and len(self._runs[-1]) <= len(run):
+            run = np.sort(np.concatenate([self._runs.pop(), run]))
+        if len(run):
+            self._runs.append(run)
+        return [bool(flag) for flag in new]
 
 
 def vector_record(model_id: str, vector: Any) -> dict[str, Any]:
@@ -193,6 +268,11 @@ def entry_record(memory: str, entry: MemoryEntry) -> dict[str, Any]:
 Source = tuple[str, MemoryBackend, str]
 """What one memory of an export is read from: its name, its backend and its scope there."""
 
+Addressable = Callable[[str, str], str | None]
+"""`(memory name, key) -> problem`: why no program could name that memory or key (None:
+it can). The front doors pass the language's rules (`axon.cli_transfer`): this layer,
+below the compiler, knows none of them."""
+
 Route = Callable[[str, NewEntry], Awaitable[tuple[MemoryBackend, str]]]
 """Where an imported entry goes: (memory name, entry) -> (backend, scope); raises
 `AxonMemoryError` if nowhere. The entry is given so a tiered memory can keep a key
@@ -207,7 +287,14 @@ def _export_model(backend: MemoryBackend, name: str) -> str:
             "configured (install the 'semantic' extra, or export without vectors)",
             memory=name,
         )
-    return backend.embedder.model_id
+    model_id = backend.embedder.model_id
+    if len(model_id) > MAX_MODEL_CHARS:
+        raise AxonMemoryError(
+            f"the embedding model's id is {len(model_id):,} characters long; an export "
+            f"names a model of at most {MAX_MODEL_CHARS:,}",
+            memory=name,
+        )
+    return model_id
 
 
 async def export_entries(
@@ -220,7 +307,9 @@ async def export_entries(
     """Write the header, then every unexpired entry of each source, oldest first, to `out`.
 
     The general form (memories on several backends, or stored under owned scopes, as
-    in the REPL); `export_memories` exports the memories of one backend.
+    in the REPL); `export_memories` exports the memories of one backend. Each key of
+    a memory is written once: an entry stored again while the export runs comes with
+    its earlier data if the export had read it, else with its new data (`_Written`).
     `with_vectors` adds each entry's stored vector (see the module docstring).
     """
     models = (
@@ -230,10 +319,16 @@ async def export_entries(
     )
     out.write(encode_json(HEADER) + "\n")
     counts: dict[str, int] = {}
+    written: dict[str, _Written] = {}
     done = vectors = 0
     for name, backend, scope in sources:
         counts[name] = counts.get(name, 0)
-        async for page in _oldest_pages(backend, scope):
+        seen = written.setdefault(name, _Written())
+        async for listed in _oldest_pages(backend, scope):
+            fresh = seen.fresh([entry.key for entry in listed])
+            page = [entry for entry, new in zip(listed, fresh, strict=True) if new]
+            if not page:
+                continue
             records = [entry_record(name, entry) for entry in page]
             if with_vectors:
                 model_id = models[name]
@@ -312,7 +407,9 @@ def _time_problem(field: str, value: Any, alternative: str = "") -> str:
 def _parse_json(text: str, where: str) -> Any:
     if len(text) > MAX_LINE_CHARS:
         raise TransferError(
-            f"line is {len(text):,} characters long (at most {MAX_LINE_CHARS:,})", where=where
+            f"line is {len(text):,} characters long (an export writes at most "
+            f"{MAX_LINE_CHARS:,})",
+            where=where,
         )
     try:
         return json.loads(text)
@@ -333,13 +430,14 @@ def check_header(data: Any, where: str) -> None:
             where=where,
         )
     version = data.get("version")
-    if not _finite(version):  # `true` == 1 in Python, but a boolean is not a version
+    if isinstance(version, bool) or not isinstance(version, int):  # `true` == 1 in Python
+        shown = json.dumps(version) if isinstance(version, float) else _kind_of(version)
         raise TransferError(
-            f'the export format "version" must be a number, not {_kind_of(version)} '
+            f'the export format "version" must be a whole number, not {shown} '
             f"(this AXON reads version {VERSION})",
             where=where,
         )
-    if version != VERSION:
+    if version != VERSION:  # 0, a negative one, or a newer one
         raise TransferError(
             f"export format version {version} is not one this AXON reads (it reads {VERSION})",
             where=where,
@@ -395,17 +493,24 @@ ImportedVector = tuple[str, int, bytes]
 
 
 def parse_vector(data: dict[str, Any], where: str) -> ImportedVector | None:
-    """The `vector` field of an entry line (None when it has none); checked, not decoded."""
+    """The `vector` field of an entry line (None when it has none), checked: its model,
+    dimension and bytes, and that they are an embedding (`_vector_problem`)."""
     field = data.get("vector")
     if field is None:
         return None
     if not isinstance(field, dict):
         raise TransferError(f'"vector" must be an object, not {_kind_of(field)}', where=where)
     model, dim, text = field.get("model"), field.get("dim"), field.get("f32")
-    if not isinstance(model, str) or not model:
-        raise TransferError('"vector" needs a "model" (a non-empty string)', where=where)
-    if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 65536:
-        raise TransferError('"vector" needs a "dim" (a whole number, 1 to 65536)', where=where)
+    if not isinstance(model, str) or not model or len(model) > MAX_MODEL_CHARS:
+        raise TransferError(
+            f'"vector" needs a "model" (a non-empty string of at most {MAX_MODEL_CHARS:,} '
+            "characters)",
+            where=where,
+        )
+    if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= MAX_VECTOR_DIM:
+        raise TransferError(
+            f'"vector" needs a "dim" (a whole number, 1 to {MAX_VECTOR_DIM})', where=where
+        )
     if not isinstance(text, str):
         raise TransferError('"vector" needs "f32" (base64 float32 values)', where=where)
     try:
@@ -417,7 +522,29 @@ def parse_vector(data: dict[str, Any], where: str) -> ImportedVector | None:
             f'"vector" "f32" holds {len(raw)} bytes, not {4 * dim} ({dim} float32 values)',
             where=where,
         )
+    problem = _vector_problem(raw)
+    if problem is not None:
+        raise TransferError(f'"vector" {problem}', where=where)
     return model, dim, raw
+
+
+def _vector_problem(raw: bytes) -> str | None:
+    """What makes little-endian float32 `raw` no embedding (None if it is one): a value
+    that is not finite, or a length not 1 within `NORM_TOLERANCE`. Computed in float64,
+    where no finite float32 overflows, so numpy warns of nothing."""
+    import numpy as np
+
+    values = np.frombuffer(raw, dtype="<f4")
+    if not np.isfinite(values).all():
+        return "holds a value that is not a finite number (NaN or infinity)"
+    norm = float(np.sqrt(np.dot(values.astype(np.float64), values.astype(np.float64))))
+    if norm == 0.0:
+        return "is all zeros (no direction: an embedding has length 1)"
+    if abs(norm - 1.0) > NORM_TOLERANCE:
+        return (
+            f"has length {norm:.6g}, not 1 (an embedding is normalised: 1 +- {NORM_TOLERANCE})"
+        )
+    return None
 
 
 async def import_entries(
@@ -550,16 +677,23 @@ async def import_memories(
     source: str = "<input>",
     into: str | None = None,
     progress: Progress | None = None,
+    addressable: Addressable | None = None,
 ) -> TransferReport:
     """Store every entry of an export in `backend`, each in the memory it names.
 
-    `into` puts every entry into that memory instead. See `import_entries`.
+    `into` puts every entry into that memory instead. With `addressable`, an entry
+    whose memory (`into`, else its own) or key it refuses is a bad line (`TransferError`
+    naming it, its memory and key). See `import_entries`.
     """
     if into is not None and (not into or is_reserved(into)):
         raise AxonMemoryError("not a memory name that can be imported into", memory=into)
 
     async def route(name: str, item: NewEntry) -> tuple[MemoryBackend, str]:
-        return backend, into if into is not None else name
+        target = into if into is not None else name
+        problem = None if addressable is None else addressable(target, item.key)
+        if problem is not None:
+            raise AxonMemoryError(problem, memory=target, key=item.key)
+        return backend, target
 
     report = await import_entries(lines, route, source=source, progress=progress)
     if into is not None:
@@ -591,6 +725,7 @@ def import_from_path(
     *,
     into: str | None = None,
     progress: Progress | None = None,
+    addressable: Addressable | None = None,
 ) -> TransferReport:
     """`import_memories` from the file at `path` (synchronous; see `export_to_path`).
 
@@ -604,6 +739,7 @@ def import_from_path(
                 source=str(path),
                 into=into,
                 progress=progress,
+                addressable=addressable,
             )
         )
 
@@ -612,7 +748,7 @@ def read_lines(handle: IO[str], source: str) -> Iterator[str]:
     """The lines of a text file, a decoding error becoming a `TransferError` with the line.
 
     At most `MAX_LINE_CHARS` + 1 characters of a line are read: a longer line is refused
-    there, so a 300 MB line (or an endless one, `/dev/zero`) costs 8 MB, not its size.
+    there, so a 300 MB line (or an endless one, `/dev/zero`) costs 2.4 MB, not its size.
     """
     number = 0
     while True:
@@ -628,7 +764,7 @@ def read_lines(handle: IO[str], source: str) -> Iterator[str]:
         if len(line) > MAX_LINE_CHARS:
             raise TransferError(
                 f"line is more than {MAX_LINE_CHARS:,} characters long "
-                f"(at most {MAX_LINE_CHARS:,})",
+                "(the longest line an export writes)",
                 where=f"{source}:{number}",
             )
         yield line

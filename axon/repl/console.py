@@ -523,6 +523,7 @@ class Console:
         holds replaces it there; a new key goes to the tier a remember would write
         (`tiers.choose_tier`: its `persist_if` policy, else the memory's `store:`).
         """
+        from axon.compiler.check_options import key_problem
         from axon.memory.backend import MemoryBackend
         from axon.memory.entry import NewEntry
         from axon.memory.transfer import import_entries, read_lines
@@ -532,6 +533,9 @@ class Console:
         placed: dict[tuple[str, str], str] = {}  # keys of this file: their tier
 
         async def route(name: str, item: NewEntry) -> tuple[MemoryBackend, str]:
+            problem = key_problem(item.key, "")  # what a program or handle could name
+            if problem is not None:
+                raise AxonMemoryError(problem, memory=name, key=item.key)
             if name not in names:
                 close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""

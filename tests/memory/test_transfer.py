@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import io
 import json
+import math
+import threading
 import tracemalloc
+import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+from axon.cli_transfer import addressable
 from axon.errors import AxonMemoryError
 from axon.memory import transfer
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.hashing import HashingEmbedder
-from axon.memory.entry import NewEntry
+from axon.memory.entry import MAX_KEY_CHARS, MAX_VALUE_BYTES, NewEntry, encode_json
 from axon.memory.lifetimes import Owner
 from axon.memory.registry import registry
 from axon.memory.transfer import (
@@ -129,6 +136,12 @@ class CountingEmbedder(HashingEmbedder):
     def embed_passages(self, texts: Any) -> Any:
         self.passages += len(texts)
         return super().embed_passages(texts)
+
+
+def _vector(values: list[float], model: str = "hashing:64") -> dict[str, Any]:
+    """The `vector` field of an export line holding `values`."""
+    raw = np.asarray(values, dtype="<f4").tobytes()
+    return {"model": model, "dim": len(values), "f32": base64.b64encode(raw).decode("ascii")}
 
 
 def _semantic(snapshot: dict[str, Any]) -> dict[str, Any]:
@@ -252,9 +265,31 @@ async def test_import_into_and_expired_skipped(tmp_path: Path) -> None:
          '"created_at" must be a number, not a string'),
         # A boolean is not a version (True == 1 let `true` through).
         (['{"format": "axon-memory", "version": true}'], 1,
-         '"version" must be a number, not a boolean'),
+         '"version" must be a whole number, not a boolean'),
         (['{"format": "axon-memory", "version": "1"}'], 1,
-         '"version" must be a number, not a string'),
+         '"version" must be a whole number, not a string'),
+        # Only version 1 is read: not an older one (a `>` for `!=` let 0 through), nor
+        # a negative one, nor one that is not a whole number.
+        (['{"format": "axon-memory", "version": 0}'], 1, "version 0 is not one"),
+        (['{"format": "axon-memory", "version": -1}'], 1, "version -1 is not one"),
+        (['{"format": "axon-memory", "version": 1.5}'], 1,
+         '"version" must be a whole number, not 1.5'),
+        (['{"format": "axon-memory", "version": 1.0}'], 1,
+         '"version" must be a whole number, not 1.0'),
+        (['{"format": "axon-memory", "version": null}'], 1,
+         '"version" must be a whole number, not null'),
+        # What no program could address: a blank key, a memory no program can declare.
+        (["HEADER", "ok", '{"memory": "A", "key": "   ", "value": 1, "created_at": 1}'], 3,
+         "key must be a non-empty string (memory 'A', key '   ')"),
+        (["HEADER", '{"memory": "A", "key": "\\t\\n", "value": 1, "created_at": 1}'], 2,
+         "key must be a non-empty string"),
+        (["HEADER", "ok", '{"memory": "my notes", "key": "k", "value": 1, "created_at": 1}'],
+         3, "not a memory name a program can declare (letters, digits and _, not starting "
+         "with a digit); import its entries with --into NAME (memory 'my notes', key 'k')"),
+        (["HEADER", '{"memory": "9lives", "key": "k", "value": 1, "created_at": 1}'], 2,
+         "not a memory name a program can declare"),
+        (["HEADER", '{"memory": "Notes\\n", "key": "k", "value": 1, "created_at": 1}'], 2,
+         "not a memory name a program can declare"),
         (["HEADER", "ok", '{"memory": "A", "key": "k", "value": 1, "created_at": NaN}'], 3,
          "memory 'A', key 'k': \"created_at\" must be a finite number, not NaN"),
         (["HEADER", "ok", '{"memory": "A", "key": "k", "value": 1, "created_at": 1e300}'], 3,
@@ -272,8 +307,10 @@ async def test_bad_file_names_the_line_and_writes_nothing_of_the_batch(
     good = json.dumps({"memory": "A", "key": "first", "value": "v", "created_at": 1.0})
     text = [header if x == "HEADER" else good if x == "ok" else x for x in lines]
     target = _sqlite(tmp_path, FakeClock(), "bad")
-    with pytest.raises(TransferError) as info:
-        await import_memories(target, [t + "\n" for t in text], source="f.jsonl")
+    with pytest.raises(TransferError) as info:  # with the rules `axon memory import` uses
+        await import_memories(
+            target, [t + "\n" for t in text], source="f.jsonl", addressable=addressable
+        )
     assert str(info.value).startswith(f"f.jsonl:{line}: error: ")
     assert message in str(info.value)
     assert await target.count() == 0  # the good line before the bad one was not written
@@ -485,20 +522,51 @@ async def test_vectors_of_another_model_are_dropped_and_re_embedded(tmp_path: Pa
         ({"model": "m", "dim": 2}, '"vector" needs "f32"'),
         ({"model": "m", "dim": 2, "f32": "not base64!"}, "is not base64"),
         ({"model": "m", "dim": 3, "f32": "AAAAAAAAAAA="}, "holds 8 bytes, not 12"),
+        ({"model": "m" * 1025, "dim": 1, "f32": "AACAPw=="}, "at most 1,024 characters"),
+        # Right model and dimension, but no embedding: refused, not trusted (a NaN one
+        # was never found again, a huge one scored 1.0 on every query).
+        (_vector([math.nan] + [0.0] * 63), "not a finite number (NaN or infinity)"),
+        (_vector([math.inf] + [0.0] * 63), "not a finite number (NaN or infinity)"),
+        (_vector([0.0] * 64), "is all zeros"),
+        (_vector([3e38] * 64), "has length 2.4e+39, not 1 (an embedding is normalised: 1 +- 0.01)"),
+        (_vector([0.5] + [0.0] * 63), "has length 0.5, not 1"),
+        (_vector([1.02] + [0.0] * 63), "has length 1.02, not 1"),
     ],
 )
 async def test_a_bad_vector_names_the_line(
-    tmp_path: Path, vector: Any, message: str
+    tmp_path: Path, vector: Any, message: str, capfd: pytest.CaptureFixture[str]
 ) -> None:
     header = json.dumps({"format": "axon-memory", "version": 1})
     line = json.dumps(
         {"memory": "A", "key": "k", "value": "v", "created_at": 1.0, "vector": vector}
     )
     target = _sqlite(tmp_path, FakeClock(), "bad")
-    with pytest.raises(TransferError) as info:
+    with warnings.catch_warnings(), pytest.raises(TransferError) as info:
+        warnings.simplefilter("error")  # numpy's overflow warning reached stderr
         await import_memories(target, [header, line], source="v.jsonl")
     assert str(info.value).startswith("v.jsonl:2: error: ") and message in str(info.value)
     assert await target.count() == 0
+    assert capfd.readouterr().err == ""
+    await target.close()
+
+
+@pytest.mark.parametrize("off", [0.0, -0.99, 0.99])
+async def test_a_vector_of_length_one_within_the_tolerance_is_kept(
+    tmp_path: Path, off: float
+) -> None:
+    length = 1.0 + off * transfer.NORM_TOLERANCE  # just inside the tolerance
+    embedder = HashingEmbedder(64)
+    header = json.dumps({"format": "axon-memory", "version": 1})
+    unit = embedder.embed_passages(["v"])[0]
+    line = json.dumps(
+        {"memory": "A", "key": "k", "value": "v", "created_at": 1.0,
+         "vector": _vector(list(unit * length), model=embedder.model_id)}
+    )
+    target = registry.create(
+        "sqlite", memory_dir=tmp_path / "ok", clock=FakeClock(), embedder=embedder
+    )
+    report = await import_memories(target, [header, line], source="v.jsonl")
+    assert report.vectors_kept == 1
     await target.close()
 
 
@@ -511,7 +579,8 @@ def test_a_line_past_the_limit_is_refused_without_reading_the_rest_of_it() -> No
     with pytest.raises(TransferError) as caught:
         next(lines)
     assert str(caught.value) == (
-        "huge.jsonl:2: error: line is more than 8,388,608 characters long (at most 8,388,608)"
+        "huge.jsonl:2: error: line is more than 2,361,984 characters long "
+        "(the longest line an export writes)"
     )
     assert handle.tell() == len(header) + MAX_LINE_CHARS + 1  # the rest was never read
     exact = io.StringIO("b" * (MAX_LINE_CHARS - 1) + "\n")  # at the limit: read whole
@@ -543,3 +612,113 @@ async def test_metadata_the_low_level_api_stored_comes_back_as_it_was(tmp_path: 
     assert got is not None and got.metadata == odd
     await source.close()
     await target.close()
+
+
+def _in_thread(work: Any) -> None:
+    """Run coroutine function `work` to its end on its own event loop in another thread:
+    a second writer, as another process would be, while the export's loop waits."""
+    failures: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            asyncio.run(work())
+        except BaseException as exc:  # handed to the test
+            failures.append(exc)
+
+    thread = threading.Thread(target=body)
+    thread.start()
+    thread.join()
+    if failures:
+        raise failures[0]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_an_entry_stored_again_during_the_export_is_written_once(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages of 2; after the first page another writer stores k0 (already written) and
+    k5 (not reached yet) again: both move to the end of the oldest-first order. The
+    export writes each key once, k0 with the data it had read, k5 with its new data."""
+    clock = FakeClock()
+
+    def make() -> MemoryBackend:
+        if kind == "sqlite":
+            return _sqlite(tmp_path, clock, "moving")
+        return _postgres(tmp_path, clock)
+
+    source, writer = make(), make()
+    for i in range(6):
+        await source.store(f"k{i}", f"first {i}", {"scope": "M"})
+        clock.advance(1)
+    monkeypatch.setattr(transfer, "PAGE", 2)
+
+    async def store_again() -> None:
+        clock.advance(10)
+        for key in ("k0", "k5"):
+            await writer.store(key, f"again {key}", {"scope": "M"})
+
+    class Sink:
+        text = ""
+
+        def write(self, text: str) -> int:
+            if self.text.count("\n") == 1:  # the header only: the first page comes now
+                _in_thread(store_again)
+            self.text += text
+            return len(text)
+
+    sink = Sink()
+    try:
+        report = await export_memories(source, sink)
+        written = [json.loads(line) for line in sink.text.splitlines()[1:]]
+        keys = [record["key"] for record in written]
+        assert sorted(keys) == [f"k{i}" for i in range(6)], keys  # k0 was written twice
+        values = {record["key"]: record["value"] for record in written}
+        assert values["k0"] == "first 0" and values["k5"] == "again k5"
+        assert report.entries == 6
+    finally:
+        await writer.close()
+        await source.close()
+
+
+async def test_an_entry_at_every_cap_exports_to_a_line_import_reads(tmp_path: Path) -> None:
+    """The longest line export can write: a value and a metadata (with a long memory
+    name in its "scope") of 1 MB of JSON each, all of it escapes, a 1,024-character key
+    of escapes, long times and a 65,536-dimension vector. It is within MAX_LINE_CHARS
+    (derived from those caps, not far above them) and imports back as it was."""
+    clock = FakeClock()
+    embedder = HashingEmbedder(transfer.MAX_VECTOR_DIM)
+    memory = "N" * 1000  # a name a program can declare, long
+
+    def make(name: str) -> MemoryBackend:
+        return registry.create(
+            "sqlite", memory_dir=tmp_path / name, clock=clock, embedder=embedder
+        )
+
+    key = "\x01" * MAX_KEY_CHARS  # six characters each as JSON: \u0001
+    value = "\x01" * ((MAX_VALUE_BYTES - 2) // 6)
+    base = len(encode_json({"scope": memory, "blob": ""}))
+    metadata = {"scope": memory, "blob": "\x01" * ((MAX_VALUE_BYTES - base) // 6)}
+    assert MAX_VALUE_BYTES - 6 < len(encode_json(metadata)) <= MAX_VALUE_BYTES
+    source, target = make("caps"), make("caps-copy")
+    try:
+        await source.store_many(
+            [NewEntry(key, value, metadata, -1.2345678901234567e-300 + 9e10,
+                      -2.2250738585072014e-308 + 1.7e9 + 0.123456789)]
+        )
+        unit = np.full(transfer.MAX_VECTOR_DIM, 1 / 256, dtype=np.float32)
+        assert await source.write_vectors(memory, embedder.model_id, [(key, unit)]) == 1
+        out = io.StringIO()
+        await export_memories(source, out, with_vectors=True)
+        line = out.getvalue().splitlines(keepends=True)[1]
+        assert MAX_LINE_CHARS - 20_000 < len(line) <= MAX_LINE_CHARS, len(line)
+        out.seek(0)
+        report = await import_memories(target, read_lines(out, "caps.jsonl"))
+        assert report.entries == 1 and report.vectors_kept == 1
+        got, original = await target.get(key, memory), await source.get(key, memory)
+        assert got is not None and original is not None
+        assert (got.value, got.metadata, got.timestamp, got.expires_at) == (
+            original.value, original.metadata, original.timestamp, original.expires_at
+        )
+    finally:
+        await source.close()
+        await target.close()

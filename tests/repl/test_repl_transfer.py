@@ -59,6 +59,21 @@ def test_import_names_an_undeclared_memory(tmp_path: Path) -> None:
     )
 
 
+def test_import_refuses_a_blank_key(tmp_path: Path) -> None:
+    """A key no program or handle could name ("   ") is a bad line, as in `remember`."""
+    path = tmp_path / "x.jsonl"
+    path.write_text(
+        '{"format": "axon-memory", "version": 1}\n'
+        '{"memory": "Notes", "key": "   ", "value": 1, "created_at": 1}\n'
+    )
+    script = f"memory Notes {{ store: session }}\n.import {path}\n"
+    result = run_axon_repl(["--memory-dir", str(tmp_path / "m")], script, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"{path}:2: error: key must be a non-empty string (memory 'Notes', key '   ')"
+    )
+
+
 def test_export_with_vectors(tmp_path: Path) -> None:
     out = tmp_path / "vectors.jsonl"
     script = (
