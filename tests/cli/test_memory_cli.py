@@ -189,6 +189,25 @@ def test_errors_are_one_line_with_the_right_exit_code(store: Store, tmp_path: Pa
     assert into_dir.returncode == 1 and "does not exist" in into_dir.stderr
 
 
+def test_exporting_a_misspelt_memory_fails_and_writes_nothing(store: Store, tmp_path: Path) -> None:
+    """`export Note` (the store holds Notes) exits 1 naming it, with a suggestion, before
+    anything is written: no file at -o (and one already there is left as it was), nothing on
+    stdout, not even the header, also when a correct name comes first."""
+    out = tmp_path / "out.jsonl"
+    refused = store("export", "Note", "-o", str(out))
+    assert refused.returncode == 1, refused.stderr
+    assert "no memory 'Note'" in refused.stderr and "did you mean 'Notes'?" in refused.stderr
+    assert len(refused.stderr.splitlines()) == 1 and "Traceback" not in refused.stderr
+    assert not out.exists() and not list(tmp_path.glob("*.jsonl*"))
+    kept = tmp_path / "kept.jsonl"
+    kept.write_text("an earlier export\n")
+    assert store("export", "Note", "-o", str(kept)).returncode == 1
+    assert kept.read_text() == "an earlier export\n"
+    mixed = store("export", "Notes", "Note")
+    assert (mixed.returncode, mixed.stdout) == (1, ""), mixed.stderr
+    assert "no memory 'Note'" in mixed.stderr
+
+
 def test_unreachable_server_and_password_redacted() -> None:
     require_extra("psycopg", "psycopg_pool")  # without it the error names the extra instead
     result = axon("memory", "ls", "--pg-dsn", "postgresql://me:hunter2@127.0.0.1:1/db")
