@@ -1,4 +1,5 @@
-"""Writing a file whole or not at all, without damaging what the path names.
+"""Writing a file whole or not at all, without damaging what the path names; creating
+a store's directories and files private to their owner.
 
 Every file AXON writes for a person (`axon run --trace FILE`, `axon memory export -o
 FILE`, the REPL's `.export`, `export_to_path`, the REPL history's redaction) goes
@@ -7,12 +8,19 @@ renamed over it only when complete, so a failure leaves the old file as it was a
 no half-written one. What the path names is respected:
 
 - a symbolic link is written through: its target is replaced, the link stays;
-- an existing regular file keeps its permission bits (a new one gets the mode a plain
-  `open` would give it, 0666 less the umask, not `mkstemp`'s 0600);
+- an existing regular file keeps its permission bits; a new one is private, mode 0600
+  whatever the umask: an export or a trace holds what the memory holds, so it is
+  kept as private as the memory file itself;
 - anything else that exists (a character device such as `/dev/null` or `/dev/full`, a
   FIFO, a socket) cannot be replaced by a rename without destroying it, so it is
   opened and written in place, and its errors (`/dev/full`: no space left) are the
   caller's `OSError` like any other.
+
+A memory store is private in the same way (`private_directory`, `create_private`): a
+directory AXON creates for it is mode 0700 and a file it creates there 0600 (the
+SQLite file, whose `-wal` and `-shm` SQLite then creates with the same mode, the ANN
+index files, lock files), whatever the umask. A directory or file that already
+exists is left as it is: its mode is its owner's choice.
 """
 
 from __future__ import annotations
@@ -24,6 +32,11 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
+
+PRIVATE_FILE_MODE = 0o600
+"""The mode of every file AXON creates (an export, a trace, a store's files)."""
+PRIVATE_DIR_MODE = 0o700
+"""The mode of every directory AXON creates for a store."""
 
 
 @contextlib.contextmanager
@@ -43,7 +56,7 @@ def replacing(path: str | os.PathLike[str], *, binary: bool = False) -> Iterator
         return
     parent = target.parent if str(target.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
-    mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
+    mode = stat.S_IMODE(info.st_mode) if info is not None else PRIVATE_FILE_MODE
     try:
         with _open(fd, binary) as handle:
             os.fchmod(handle.fileno(), mode)
@@ -61,15 +74,34 @@ def _open(file: int | Path, binary: bool) -> IO[Any]:
     return open(file, "w", encoding="utf-8")
 
 
-def _umask() -> int:
-    """The process's umask, read without changing it (Linux), else by setting it back."""
+def private_directory(path: str | os.PathLike[str]) -> None:
+    """Create the directory `path` and its missing parents, each one created mode 0700
+    whatever the umask; a directory that exists (or that another process creates at the
+    same moment) is left as it is. Errors are `OSError`s, as `Path.mkdir`'s."""
+    missing: list[Path] = []
+    current = Path(path)
+    while not os.path.lexists(current) and current.parent != current:
+        missing.append(current)
+        current = current.parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, PRIVATE_DIR_MODE)
+        except FileExistsError:
+            continue
+        os.chmod(directory, PRIVATE_DIR_MODE)  # the umask may have taken bits off
+
+
+def create_private(path: str | os.PathLike[str]) -> bool:
+    """Create `path` as an empty file of mode 0600 (whatever the umask) unless something
+    exists there; True when this call created it. An existing file is never opened: a
+    SQLite file open in this process would lose its locks when a second descriptor to it
+    is closed."""
     try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_FILE_MODE)
+    except FileExistsError:
+        return False
+    try:
+        os.fchmod(fd, PRIVATE_FILE_MODE)
+    finally:
+        os.close(fd)
+    return True

@@ -20,15 +20,18 @@ from tests.repl.conftest import run_axon_repl
 PROGRAM = 'memory N { store: persistent retrieval: exact }\nremember("first") -> N\n'
 
 
-def test_a_new_file_gets_the_mode_open_would_give(tmp_path: Path) -> None:
-    mask = os.umask(0o027)
+@pytest.mark.parametrize("umask", [0o000, 0o022, 0o027], ids=["000", "022", "027"])
+def test_a_new_file_is_private_whatever_the_umask(tmp_path: Path, umask: int) -> None:
+    """An export or a trace holds what the memory holds: it was created 0666 less the
+    umask (0644, readable by anyone), now 0600 like the memory file."""
+    mask = os.umask(umask)
     try:
         with replacing(tmp_path / "new.txt") as handle:
             handle.write("text")
     finally:
         os.umask(mask)
     assert (tmp_path / "new.txt").read_text() == "text"
-    assert stat.S_IMODE((tmp_path / "new.txt").stat().st_mode) == 0o640
+    assert stat.S_IMODE((tmp_path / "new.txt").stat().st_mode) == 0o600
 
 
 def test_an_existing_file_keeps_its_mode_and_a_failure_keeps_its_content(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from axon.errors import AxonMemoryError, extra_hint
+from axon.files import create_private, private_directory
 from axon.memory.backend import expand_location, resolve_memory_dir
 
 URL_ENV = "AXON_CHROMA_URL"
@@ -178,7 +179,8 @@ def lock_directory(path: Path, shown: str) -> None:
             _held[key] = (held[0], held[1] + 1)
             return
         try:
-            fd = os.open(key / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+            create_private(key / LOCK_FILE)
+            fd = os.open(key / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise _bad(shown, f"cannot create its lock file {key / LOCK_FILE}: {exc}") from None
         try:
@@ -245,7 +247,7 @@ class ChromaConnection:
             target = self.target
             if target.path is not None:
                 try:
-                    target.path.mkdir(parents=True, exist_ok=True)
+                    private_directory(target.path)  # 0700 when created here
                 except OSError as exc:
                     raise _bad(target.location, f"cannot create {target.path}: {exc}") from None
                 if not self._locked:

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from axon.errors import AxonMemoryError
+from axon.files import create_private, private_directory
 from axon.memory.backend import (
     RETRIEVAL_MODES,
     Capabilities,
@@ -225,7 +226,8 @@ class SQLiteBackend(MemoryBackend):
             if self.read_only:
                 self._conn = _connect_read_only(self.path)
             else:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                private_directory(self.path.parent)  # 0700 when created here
+                create_private(self.path)  # 0600: SQLite gives -wal and -shm its mode
                 self._conn = sqlite3.connect(
                     str(self.path),
                     timeout=BUSY_TIMEOUT,

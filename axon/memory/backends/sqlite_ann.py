@@ -69,6 +69,8 @@ from typing import Any
 
 import numpy as np
 
+from axon.files import create_private
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not on POSIX: no cross-process build lock
@@ -496,7 +498,8 @@ class AnnIndexes:
         index_path = self.paths(*key)[0]
         lock_path = index_path.with_name(index_path.name + ".lock")
         try:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            create_private(lock_path)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError:
             return None
         try:
@@ -690,6 +693,7 @@ class AnnIndexes:
         index_tmp = index_path.with_name(index_path.name + suffix)
         meta_tmp = meta_path.with_name(meta_path.name + suffix)
         try:
+            create_private(index_tmp)  # 0600: the index holds the vectors of the entries
             ann.index.save(str(index_tmp))
             stat = index_tmp.stat()  # the rename keeps it; another save would not
             os.replace(index_tmp, index_path)
@@ -706,6 +710,7 @@ class AnnIndexes:
                 "size": stat.st_size,
                 "mtime_ns": stat.st_mtime_ns,
             }
+            create_private(meta_tmp)
             meta_tmp.write_text(json.dumps(meta), encoding="utf-8")
             os.replace(meta_tmp, meta_path)
         except (OSError, RuntimeError):
