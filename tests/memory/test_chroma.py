@@ -28,7 +28,7 @@ from axon.memory.backends.chroma import ChromaBackend
 from axon.memory.backends.chroma_client import parse_location
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.memory.entry import NewEntry
-from tests.conftest import require_extra
+from tests.conftest import require_extra, unavailable
 from tests.memory.conftest import chroma_test_url
 
 REPO = Path(__file__).resolve().parents[2]
@@ -496,8 +496,9 @@ class _OwnServer:
 
 @pytest.fixture
 def own_server(tmp_path: Path) -> Iterator[_OwnServer]:
+    require_extra("chromadb")  # which installs the `chroma` command
     if not Path(sys.executable).with_name("chroma").exists():
-        pytest.skip("no chroma command beside this Python")
+        unavailable("no chroma command beside this Python")
     server = _OwnServer(tmp_path / "server")
     server.start()
     try:
