@@ -220,7 +220,8 @@ def run(
     session = None
     code = 0
     try:
-        session = Session(memory_dir=memory_dir, pg_dsn=pg_dsn or None)
+        # one program: every record is printed and every event goes to --trace
+        session = Session(memory_dir=memory_dir, pg_dsn=pg_dsn or None, history=None)
         records: Iterable[Mapping[str, Any]] = ()
         failure: AxonError | None = None
         try:

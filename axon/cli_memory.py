@@ -58,7 +58,7 @@ from axon.memory.backend import (
     MemoryBackend,
     decode_cursor,
 )
-from axon.memory.entry import encode_json
+from axon.memory.entry import MemoryEntry, encode_json
 from axon.memory.lifetimes import OWNED_MARKER, parse_owned
 
 memory_app = typer.Typer(
@@ -221,29 +221,60 @@ def show_cmd(
         async with opened(store) as backend:
             await require_memory(backend, store, memory)
             total = await backend.count(memory)
-            page = await backend.list_page(memory, limit=limit, after=after)
-            entries = page.entries
             now = backend.clock()
-        if wants_json:
-            say_json(
-                {
-                    "memory": memory,
-                    "count": total,
-                    "entries": [entry_data(e) for e in entries],
-                    "next": page.cursor,
-                }
-            )
-            return
-        from axon.render import entries_table
-
-        say(entries_table(entries, now, terminal_width()))
-        if page.cursor is not None:
-            say(
-                f"({len(entries)} of {total:,} entries; next page: "
-                f"axon memory show {memory} --after {page.cursor})"
-            )
+            writer = _ShowWriter(memory, total, now, wants_json)
+            cursor, left = after, limit
+            while True:  # a page at a time, printed as it comes: memory stays flat
+                page = await backend.list_page(memory, limit=min(left, PAGE), after=cursor)
+                writer.page(page.entries)
+                left -= len(page.entries)
+                cursor = page.cursor
+                if cursor is None or left <= 0:
+                    break
+                out.flush()
+            writer.end(cursor)
 
     run(body)
+
+
+class _ShowWriter:
+    """`show`'s output, written a page of entries at a time: a table whose first page sets
+    the columns (`render.TableWriter`), or one JSON document (`{"memory", "count",
+    "entries", "next"}`, the same text `say_json` would print whole)."""
+
+    def __init__(self, memory: str, total: int, now: float, as_json: bool) -> None:
+        from axon.render import ENTRY_COLUMNS, ENTRY_HEADERS, TableWriter
+
+        self.memory, self.total, self.now, self.as_json = memory, total, now, as_json
+        self.shown = 0
+        self.table = TableWriter(ENTRY_HEADERS, width=terminal_width(), **ENTRY_COLUMNS)
+
+    def page(self, entries: list[MemoryEntry]) -> None:
+        from axon.render import entry_rows, terminal_json
+
+        first = self.shown == 0
+        self.shown += len(entries)
+        if not self.as_json:
+            if first or entries:
+                say(self.table.page(entry_rows(entries, self.now)))
+            return
+        items = ", ".join(terminal_json(entry_data(e)) for e in entries)
+        if first:  # one line in all, as `say_json` prints it: pages end without a newline
+            head = terminal_json({"memory": self.memory, "count": self.total})[:-1]
+            out.write(f"{head}, \"entries\": [{items}")
+        elif items:
+            out.write(f", {items}")
+
+    def end(self, cursor: str | None) -> None:
+        from axon.render import terminal_json
+
+        if self.as_json:
+            out.out(f"], \"next\": {terminal_json(cursor)}}}")
+        elif cursor is not None:
+            say(
+                f"({self.shown:,} of {self.total:,} entries; next page: "
+                f"axon memory show {self.memory} --after {cursor})"
+            )
 
 
 @memory_app.command("get")

@@ -70,6 +70,16 @@ def out(text: str) -> None:
         raise OutputFailed(exc) from None
 
 
+def write(text: str) -> None:
+    """`text` on stdout without a newline, as `out` writes it (a long line in parts)."""
+    try:
+        sys.stdout.write(visible(text))
+    except BrokenPipeError:
+        raise OutputFailed(None) from None
+    except OSError as exc:
+        raise OutputFailed(exc) from None
+
+
 def flush() -> None:
     """Flush stdout (a full disk or a closed pipe shows up here); raises `OutputFailed`."""
     try:

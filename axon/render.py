@@ -172,29 +172,81 @@ def text_table(
     (else the widest) is cut with '…' to fit. Plain text, no colours and no trailing
     spaces, so the output reads the same in a terminal, a pipe or a test.
     """
+    return TableWriter(headers, right=right, flex=flex, width=width).page(rows)
+
+
+class TableWriter:
+    """`text_table` a page of rows at a time, for a table too long to hold at once.
+
+    The first `page` sets the columns' widths (and carries the header); later pages keep
+    them, so the pages print as one aligned table while the rows are still being read:
+    a later cell wider than its column is cut with '…'.
+    """
+
+    def __init__(
+        self,
+        headers: Sequence[str],
+        *,
+        right: Collection[int] = (),
+        flex: int | None = None,
+        width: int = 100,
+    ) -> None:
+        self.headers = headers
+        self.right = right
+        self.flex = flex
+        self.width = width
+        self.widths: list[int] | None = None
+
+    def page(self, rows: Iterable[Sequence[str]]) -> str:
+        """The lines of `rows` (with the header on the first page)."""
+        table = [[_one_line(visible(cell)) for cell in row] for row in rows]
+        first = self.widths is None
+        if self.widths is None:
+            self.widths = self._measure(table)
+        return _render(self.headers, table, self.widths, self.right, header=first)
+
+    def _measure(self, table: list[list[str]]) -> list[int]:
+        headers, width = self.headers, self.width
+        widths = [
+            max([cell_len(h), *(cell_len(row[i]) for row in table)])
+            for i, h in enumerate(headers)
+        ]
+        total = sum(widths) + _GAP * (len(widths) - 1)
+        if total > width:
+            cut = (
+                self.flex if self.flex is not None
+                else max(range(len(widths)), key=widths.__getitem__)
+            )
+            widths[cut] = max(cell_len(headers[cut]), 8, widths[cut] - (total - width))
+        return widths
+
+
+_GAP = 3
+
+
+def _render(
+    headers: Sequence[str],
+    table: list[list[str]],
+    widths: list[int],
+    right: Collection[int],
+    *,
+    header: bool,
+) -> str:
     from rich import box
     from rich.console import Console
     from rich.table import Table
 
-    table = [[_one_line(visible(cell)) for cell in row] for row in rows]
-    widths = [
-        max([cell_len(h), *(cell_len(row[i]) for row in table)]) for i, h in enumerate(headers)
-    ]
-    gap = 3
-    total = sum(widths) + gap * (len(widths) - 1)
-    if total > width:
-        cut = flex if flex is not None else max(range(len(widths)), key=widths.__getitem__)
-        widths[cut] = max(cell_len(headers[cut]), 8, widths[cut] - (total - width))
     grid = Table(
         box=box.SIMPLE_HEAD,
         show_edge=False,
+        show_header=header,
         pad_edge=False,
         padding=(0, 1),
         expand=False,
     )
-    for i, header in enumerate(headers):
+    for i, name in enumerate(headers):
         grid.add_column(
-            header,
+            name,
             justify="right" if i in right else "left",
             no_wrap=True,
             overflow="ellipsis",
@@ -202,7 +254,7 @@ def text_table(
         )
     for row in table:
         grid.add_row(*row)
-    total_width = sum(widths) + gap * (len(widths) - 1)
+    total_width = sum(widths) + _GAP * (len(widths) - 1)
     buffer = io.StringIO()
     console = Console(
         file=buffer,
@@ -257,9 +309,19 @@ def memories_table(memories: Iterable[Mapping[str, Any]], width: int = 100) -> s
     return text_table(headers, rows, right={5, 6}, flex=7, width=width)
 
 
+ENTRY_HEADERS = ("key", "age", "value", "tags", "expires in")
+ENTRY_COLUMNS: dict[str, Any] = {"right": {1, 4}, "flex": 2}
+"""How `entries_table` lays out its columns (and `axon memory show`, a page at a time)."""
+
+
 def entries_table(entries: Iterable[MemoryEntry], now: float, width: int = 100) -> str:
     """Entries of one memory (newest first) with their age, tags and expiry."""
-    rows = []
+    return text_table(ENTRY_HEADERS, entry_rows(entries, now), width=width, **ENTRY_COLUMNS)
+
+
+def entry_rows(entries: Iterable[MemoryEntry], now: float) -> list[tuple[str, ...]]:
+    """The rows of `entries_table`: key, age, value (shortened), tags, expires in."""
+    rows: list[tuple[str, ...]] = []
     for entry in entries:
         tags = entry.metadata.get("tags") if isinstance(entry.metadata, Mapping) else None
         tag_text = ", ".join(map(str, tags)) if isinstance(tags, list | tuple) else ""
@@ -273,8 +335,7 @@ def entries_table(entries: Iterable[MemoryEntry], now: float, width: int = 100) 
                 expires,
             )
         )
-    headers = ("key", "age", "value", "tags", "expires in")
-    return text_table(headers, rows, right={1, 4}, flex=2, width=width)
+    return rows
 
 
 MAX_AGE_DAYS = 99_999

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import attrs
+
+T = TypeVar("T")
 
 
 class TraceEventType(enum.StrEnum):
@@ -127,3 +129,36 @@ class TraceSink(Protocol):
         step_name: str | None = None,
         duration_ms: float | None = None,
     ) -> object: ...
+
+
+class History(list[T]):
+    """A list that keeps only the newest `keep` items `append` gives it (None: all).
+
+    What a long-lived session keeps of its past (trace events, output records): without
+    a bound it grows by one item per operation for as long as the process runs. Only
+    `append` trims; the list is otherwise a plain list (`del history[:n]` still works).
+    """
+
+    def __init__(self, keep: int | None = None) -> None:
+        super().__init__()
+        self.keep = keep
+
+    def append(self, item: T) -> None:
+        super().append(item)
+        if self.keep is not None and len(self) > self.keep:
+            del self[: len(self) - self.keep]
+
+
+def checked_keep(keep: object, name: str, where: str) -> int | None:
+    """`keep` as a `History` bound: None, or an int from 0 (a TypeError or ValueError
+    naming `name` in `where` otherwise)."""
+    if keep is None:
+        return None
+    if isinstance(keep, bool) or not isinstance(keep, int):
+        raise TypeError(
+            f"{where}: {name} must be an int (how many to keep) or None (keep all), "
+            f"not {type(keep).__name__}"
+        )
+    if keep < 0:
+        raise ValueError(f"{where}: {name} must be 0 or more (or None: keep all), got {keep}")
+    return keep

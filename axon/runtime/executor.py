@@ -29,6 +29,7 @@ from axon.runtime.records import (
 from axon.runtime.tracer import TraceEventType, Tracer
 from axon.runtime.values import Frame, Unbound, condition_holds, evaluate, evaluate_or_text
 from axon.source import Source
+from axon.trace import History
 
 
 class FlowRaised(AxonRuntimeError):
@@ -46,13 +47,17 @@ class Executor:
         tracer: Tracer,
         declarations: Mapping[str, ir.IRDeclaration],
         flows: Mapping[str, ir.IRFlow],
+        keep_records: int | None = None,
     ) -> None:
         self.memories = memories
         self.model = model
         self.tracer = tracer
         self.declarations = declarations
         self.flows = flows
-        self.records: list[Record] = []
+        self.records: list[Record] = History(keep_records)
+        """The session's output records, the newest `keep_records` (None: all)."""
+        self.run_records: list[Record] = []
+        """Every record of the current (or last) `run_statements`, whatever is kept."""
         self.source: Source | None = None
         self._run_context: dict[str, Any] = {}
 
@@ -60,16 +65,21 @@ class Executor:
     async def run_statements(
         self, statements: tuple[ir.IRStatement, ...], frame: Frame, source: Source
     ) -> list[Record]:
-        """Run top-level statements; ephemeral writes end with them. Returns new records."""
+        """Run top-level statements; ephemeral writes end with them. Returns their records
+        (all of them: `records` keeps only the newest `keep_records`)."""
         self.source = source
-        first = len(self.records)
+        self.run_records = []
         self.memories.push_lifetime()
         try:
             for stmt in statements:
                 await self._statement(stmt, frame, origin="main")
         finally:
             await self.memories.pop_lifetime()
-        return self.records[first:]
+        return self.run_records
+
+    def _record(self, record: Record) -> None:
+        self.run_records.append(record)
+        self.records.append(record)
 
     # ------------------------------------------------------------ statements
     async def _statement(self, stmt: ir.IRStatement, frame: Frame, origin: str) -> None:
@@ -130,7 +140,7 @@ class Executor:
             stmt.memory_target, stmt.key, value, metadata,
             expires_in=expires_in_seconds(stmt.expires_in), tier=stmt.tier,
         )
-        self.records.append(
+        self._record(
             remember_record(
                 stmt.memory_target, stmt.key, value, entry,
                 line=stmt.line, column=stmt.column, flow=None if origin == "main" else origin,
@@ -152,7 +162,7 @@ class Executor:
             Recalled(stmt.memory_source, text, results),
             source=origin,  # the contract's source: the flow that recalled, or "main"
         )
-        self.records.append(
+        self._record(
             recall_record(
                 stmt.memory_source, text, retrieval, stmt.top_k, stmt.alias, results,
                 line=stmt.line, column=stmt.column, flow=None if origin == "main" else origin,
@@ -170,7 +180,7 @@ class Executor:
         flow = None if origin == "main" else origin
         if stmt.key is None:
             deleted = await self.memories.delete_matching(memory, stmt.filters)
-            self.records.append(
+            self._record(
                 forget_record(memory, None, deleted, filters=stmt.filters,
                               line=stmt.line, column=stmt.column, flow=flow)
             )
@@ -183,7 +193,7 @@ class Executor:
                 memory=memory,
             )
         deleted = int(await self.memories.delete(memory, key))
-        self.records.append(
+        self._record(
             forget_record(memory, key, deleted, line=stmt.line, column=stmt.column, flow=flow)
         )
 

@@ -31,6 +31,9 @@ returning one or None; default: the best model this machine can run).
 `embed_wait` bounds how long a semantic or hybrid recall waits for vectors still
 computed in the background (seconds, 0, or "all"): by default recall statements
 wait for all and handle recalls `manager.DEFAULT_EMBED_WAIT` (0.5 s).
+`history` bounds what the session keeps of its past: the newest `DEFAULT_HISTORY`
+(1,000) output records and as many trace events by default, None for all (`axon.run`
+and `axon run`, which report one whole program).
 """
 
 from __future__ import annotations
@@ -66,11 +69,17 @@ from axon.runtime.records import Record
 from axon.runtime.tracer import Tracer
 from axon.runtime.values import Frame
 from axon.source import Source, Span
+from axon.trace import checked_keep
 
 if TYPE_CHECKING:
     from axon.runtime.handle import AsyncMemoryHandle, MemoryHandle, Work
 
 T = TypeVar("T")
+
+DEFAULT_HISTORY = 1_000
+"""How many output records, and how many trace events, a `Session` keeps by default (the
+newest of each: `Session(history=N)`, None keeps all). A long-lived session (a service,
+an agent, the REPL) would otherwise grow by every operation it ever ran."""
 
 _OPEN_SESSIONS: weakref.WeakSet[Session] = weakref.WeakSet()
 EXIT_CLOSE_WAIT = 5.0
@@ -180,7 +189,12 @@ class Session:
         pg_dsn: str | None = None,
         embed_wait: float | str | None = None,
         pg_schema: str | None = None,
+        history: int | None = DEFAULT_HISTORY,
     ) -> None:
+        try:
+            keep = checked_keep(history, "history", "Session")
+        except ValueError as exc:  # a TypeError (not an int) is raised as it is
+            raise AxonMemoryError(str(exc)) from None
         if pg_dsn is not None and not isinstance(pg_dsn, str):
             raise TypeError(f"Session: pg_dsn must be a str, not {type(pg_dsn).__name__}")
         if memory_dir is not None and not isinstance(memory_dir, str | os.PathLike):
@@ -207,7 +221,7 @@ class Session:
                 f"`complete(request) -> str` method), not {type(model).__name__}"
             )
         self.clock = clock
-        self.tracer = tracer or Tracer(clock=clock)
+        self.tracer = tracer or Tracer(clock=clock, keep=keep)
         self.env = CheckEnv()
         self.frame = Frame()
         self.memory_decls: dict[str, ir.IRMemory] = {}
@@ -230,6 +244,7 @@ class Session:
             tracer=self.tracer,
             declarations=self.declarations,
             flows=self.flows,
+            keep_records=keep,
         )
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
@@ -258,11 +273,11 @@ class Session:
             self._check_open()
             source = Source(text, filename)
             program = check(parse(text, filename), source, env=self.env)
-            first = len(self.executor.records)
+            self.executor.run_records = []
             try:
                 return self._call(self._execute(program, source))
             except AxonRuntimeError as exc:
-                exc.records = self.executor.records[first:]
+                exc.records = list(self.executor.run_records)
                 raise
 
     def declare(self, text: str, filename: str = "<input>") -> ir.IRProgram:
@@ -301,12 +316,14 @@ class Session:
 
     @property
     def events(self) -> list[dict[str, Any]]:
-        """Every trace event so far, as plain dicts (`event_type`, `timestamp`, `data`, ...)."""
+        """The trace events so far (the newest `history`), as plain dicts (`event_type`,
+        `timestamp`, `data`, ...)."""
         return [event.to_dict() for event in list(self.tracer.events)]
 
     @property
     def records(self) -> list[Record]:
-        """Every output record so far (statements' and handles'), in the order they ran."""
+        """The output records so far (statements' and handles'; the newest `history`), in
+        the order they ran."""
         return list(self.executor.records)
 
     # ------------------------------------------------------------ Python values
@@ -539,10 +556,12 @@ class AsyncSession:
         pg_dsn: str | None = None,
         embed_wait: float | str | None = None,
         pg_schema: str | None = None,
+        history: int | None = DEFAULT_HISTORY,
     ) -> None:
         self.sync = Session(
             memory_dir, clock, model=model, registry=registry, embedder=embedder,
             tracer=tracer, pg_dsn=pg_dsn, embed_wait=embed_wait, pg_schema=pg_schema,
+            history=history,
         )
         self._dispatcher = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="axon-async-session"
@@ -681,7 +700,9 @@ def run(
     clock: Callable[[], float] | None = None,
     **kwargs: Any,
 ) -> RunResult:
-    """Check and run a whole program in a fresh session; returns records and events."""
+    """Check and run a whole program in a fresh session; returns records and events (all
+    of them: `history` is None unless given)."""
+    kwargs.setdefault("history", None)
     with Session(memory_dir=memory_dir, clock=clock, **kwargs) as session:
         records = session.execute(source, filename)
         events = session.events

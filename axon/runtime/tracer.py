@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from axon.trace import TraceEvent, TraceEventType, TraceSink
+from axon.trace import History, TraceEvent, TraceEventType, TraceSink, checked_keep
 
 __all__ = ["TraceEvent", "TraceEventType", "TraceSink", "Tracer"]
 
@@ -36,17 +36,25 @@ def _structlog_logger() -> Any:
 
 
 class Tracer:
-    """Collects `TraceEvent`s in order (a `TraceSink`). `clock` (Unix seconds) stamps them."""
+    """Collects `TraceEvent`s in order (a `TraceSink`). `clock` (Unix seconds) stamps them.
 
-    def __init__(self, clock: Callable[[], float] | None = None) -> None:
+    `keep` bounds how many it keeps: the newest `keep` events (None, the default of a
+    tracer made by hand: every one; a `Session` makes its tracer with its `history`).
+    Listeners see every event whatever is kept.
+    """
+
+    def __init__(
+        self, clock: Callable[[], float] | None = None, *, keep: int | None = None
+    ) -> None:
         self._clock = clock or time.time
-        self._events: list[TraceEvent] = []
+        self._events: list[TraceEvent] = History(checked_keep(keep, "keep", "Tracer"))
         self._spans: list[str] = []
         self._listeners: list[Callable[[TraceEvent], None]] = []
 
     @property
     def events(self) -> list[TraceEvent]:
-        """Every event emitted so far, oldest first (whether or not a span is open)."""
+        """The events emitted so far (the newest `keep`), oldest first (whether or not a
+        span is open)."""
         return list(self._events)
 
     @property
