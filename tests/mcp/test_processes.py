@@ -20,12 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
-import axon
-from axon.mcp_server.target import default_declaration
-from tests.mcp.conftest import Store, error, ok
+from tests.conftest import require_extra
+
+require_extra("mcp", module_level=True)
+
+from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+import axon  # noqa: E402
+from axon.mcp_server.target import default_declaration  # noqa: E402
+from tests.mcp.conftest import Store, error, ok  # noqa: E402
 
 PROGRAM = """\
 memory AgentMemory {{ store: persistent backend: {backend} }}

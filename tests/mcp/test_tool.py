@@ -12,13 +12,18 @@ import datetime
 from typing import Any
 
 import pytest
-from mcp import Client
-from mcp.client._memory import InMemoryTransport  # the SDK exports it nowhere public
 
-from axon.mcp_server import tool as tool_module
-from axon.mcp_server.server import build_server
-from axon.mcp_server.tool import INPUT_SCHEMA, MAX_CONTENT_CHARS, RECALLED_NOTICE, MemoryTool
-from tests.mcp.conftest import call, error, ok, serve
+from tests.conftest import require_extra
+
+require_extra("mcp", module_level=True)
+
+from mcp import Client  # noqa: E402
+from mcp.client._memory import InMemoryTransport  # noqa: E402  (exported nowhere public)
+
+from axon.mcp_server import tool as tool_module  # noqa: E402
+from axon.mcp_server.server import build_server  # noqa: E402
+from axon.mcp_server.tool import INPUT_SCHEMA, MAX_CONTENT_CHARS, RECALLED_NOTICE, MemoryTool  # noqa: E402
+from tests.mcp.conftest import call, error, ok, serve  # noqa: E402
 
 SEED_FIELDS = [
     "action", "name", "content", "memory_type", "importance", "tags", "query", "limit",
