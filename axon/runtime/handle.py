@@ -20,7 +20,8 @@ code (`axon.runtime.manager`):
 - Every call emits the statements' trace events (`memory_write`, `memory_read`,
   and `memory_delete` for `delete`; `get` and `list` are `memory_read`s with
   `op: get` / `op: list`); `remember`, `recall` and `delete` append the output
-  records a statement appends to `session.records` (with `line: None`).
+  records a statement appends to `session.records` (with `line: None`; a
+  `recall(..., keep_record=False)` appends none).
 
 Mistakes in the arguments raise `TypeError` (a wrong type) or `ValueError` (a
 wrong value; `AxonMemoryError`, which names the memory and key, for data the
@@ -525,6 +526,13 @@ async def _do_stats(memories: MemoryManager, memory: str) -> dict[str, dict[str,
 Work = Callable[[MemoryManager, list[dict[str, Any]]], Coroutine[Any, Any, T]]
 
 
+def _kept(keep_record: object) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
+    """The session's records for a call that keeps its record, else a list nobody keeps."""
+    if not isinstance(keep_record, bool):
+        raise TypeError(f"keep_record must be True or False, not {type(keep_record).__name__}")
+    return (lambda records: records) if keep_record else (lambda records: [])
+
+
 class MemoryHandle:
     """A declared memory of a `Session`, used from Python; see the module docstring."""
 
@@ -579,6 +587,7 @@ class MemoryHandle:
         min_importance: Importance | None = None,
         embed_wait: float | str | None = None,
         tiers: Sequence[str] | None = None,
+        keep_record: bool = True,
     ) -> list[Result]:
         """The best entries for `query`, best first: a recall statement's results.
 
@@ -590,12 +599,15 @@ class MemoryHandle:
         vectors still being computed in the background (seconds, 0, or "all";
         default the session's, `manager.DEFAULT_EMBED_WAIT`). `tiers` (a tiered
         memory's) restricts the search to those tiers; each result says its `tier`.
+        `keep_record=False` appends no output record to `session.records`: the
+        results are returned and kept nowhere (a service that recalls for ever).
         """
         args = _recall_args(
             self.name, query, top_k, retrieval, tags, where, type, min_importance,
             embed_wait, tiers
         )
-        return self._run(lambda m, r: _do_recall(m, r, self.name, args))
+        kept = _kept(keep_record)
+        return self._run(lambda m, r: _do_recall(m, kept(r), self.name, args))
 
     def embed(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Compute every vector still pending for this memory now (a warm-up); returns how many.
@@ -725,13 +737,15 @@ class AsyncMemoryHandle:
         min_importance: Importance | None = None,
         embed_wait: float | str | None = None,
         tiers: Sequence[str] | None = None,
+        keep_record: bool = True,
     ) -> list[Result]:
         """See `MemoryHandle.recall`."""
         args = _recall_args(
             self.name, query, top_k, retrieval, tags, where, type, min_importance,
             embed_wait, tiers
         )
-        return await self._run(lambda m, r: _do_recall(m, r, self.name, args))
+        kept = _kept(keep_record)
+        return await self._run(lambda m, r: _do_recall(m, kept(r), self.name, args))
 
     async def embed(self, progress: Callable[[int, int], None] | None = None) -> int:
         """See `MemoryHandle.embed`."""

@@ -101,3 +101,32 @@ def test_a_bad_history_is_a_clear_error(
 ) -> None:
     with pytest.raises(error, match=message):
         axon.Session(memory_dir=tmp_path, history=history)  # type: ignore[arg-type]
+
+
+def test_a_handle_recall_can_keep_no_record(tmp_path: Path) -> None:
+    """`recall(..., keep_record=False)` returns its results and leaves nothing behind in
+    `session.records` (its trace event, which holds keys and scores, stays bounded)."""
+    big = "needle " + "x" * 100_000
+    with axon.Session(memory_dir=tmp_path) as session:
+        session.execute(DECL)
+        notes = session.memory("Notes")
+        notes.remember(big, key="big")
+        before = len(session.records)
+        for _ in range(50):
+            [result] = notes.recall("needle", keep_record=False)
+            assert result.value == big
+        assert len(session.records) == before
+        notes.recall("needle")
+        assert session.records[-1]["results"][0]["value"] == big  # kept by default
+        with pytest.raises(TypeError, match="keep_record must be True or False"):
+            notes.recall("x", keep_record="no")  # type: ignore[arg-type]
+
+
+async def test_an_async_handle_recall_can_keep_no_record(tmp_path: Path) -> None:
+    async with axon.AsyncSession(memory_dir=tmp_path) as session:
+        await session.execute(DECL)
+        notes = session.memory("Notes")
+        await notes.remember("a note", key="n")
+        before = len(session.records)
+        assert [r.key for r in await notes.recall("note", keep_record=False)] == ["n"]
+        assert len(session.records) == before
