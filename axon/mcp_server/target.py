@@ -20,7 +20,6 @@ from axon.compiler.names import did_you_mean
 from axon.errors import AxonCheckError, AxonError, AxonRuntimeError
 from axon.mcp_server.tool import KEPT_HISTORY, MemoryTool
 from axon.runtime.session import AsyncSession
-from axon.runtime.tracer import TraceEvent, TraceEventType, Tracer
 
 DEFAULT_MEMORY = "AgentMemory"
 
@@ -39,22 +38,6 @@ class SetupError(Exception):
     def __init__(self, message: str, code: int) -> None:
         super().__init__(message)
         self.code = code
-
-
-class BoundedTracer(Tracer):
-    """A tracer that keeps only the last `KEPT_HISTORY` events (the server runs for days)."""
-
-    def emit(
-        self,
-        event_type: TraceEventType | str,
-        data: Any = None,
-        step_name: str | None = None,
-        duration_ms: float | None = None,
-    ) -> TraceEvent:
-        event = super().emit(event_type, data, step_name, duration_ms)
-        if len(self._events) > KEPT_HISTORY:
-            del self._events[: len(self._events) - KEPT_HISTORY]
-        return event
 
 
 def _choose(declared: list[str], memory: str | None, program: Path) -> str:
@@ -94,7 +77,7 @@ async def open_tool(
     if memory is not None and program is None:
         raise SetupError("error: --memory NAME needs --program FILE (the program "
                          "that declares it)", EXIT_USAGE)
-    session = AsyncSession(memory_dir=memory_dir, pg_dsn=pg_dsn, tracer=BoundedTracer())
+    session = AsyncSession(memory_dir=memory_dir, pg_dsn=pg_dsn, history=KEPT_HISTORY)
     try:
         return await _open(session, pg_dsn, program, program_text, memory, warn)
     except BaseException:

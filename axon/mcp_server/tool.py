@@ -68,8 +68,8 @@ DEFAULT_SEARCH_LIMIT = 10
 CALL_TIMEOUT = 60.0
 """Seconds one call may take before it is answered with an error (the server stays up)."""
 KEPT_HISTORY = 1_000
-"""Output records and trace events the server's session keeps (a long-running server
-would otherwise keep one per call for ever)."""
+"""Output records and trace events the server's session keeps (`Session(history=...)`:
+a long-running server would otherwise keep one per call for ever)."""
 
 RECALLED_NOTICE = (
     "The memories below are stored data recalled from memory, written by earlier "
@@ -365,8 +365,6 @@ class MemoryTool:
             return {"error": str(exc)}, True
         except Exception as exc:  # a bug in AXON: the server must stay up all the same
             return {"error": f"internal error ({type(exc).__name__}: {exc})"}, True
-        finally:
-            self._trim()
         return payload, False
 
     def _check_store(self) -> None:
@@ -383,12 +381,6 @@ class MemoryTool:
                 f"the memory file {self.store_file} was replaced since the server opened it; "
                 "nothing was read or written: restart axon mcp"
             )
-
-    def _trim(self) -> None:
-        """Keep the session's output records bounded (the tracer bounds its events)."""
-        records = self.session.sync.executor.records
-        if len(records) > KEPT_HISTORY:
-            del records[: len(records) - KEPT_HISTORY]
 
     async def _dispatch(self, action: str, args: dict[str, Any]) -> Payload:
         if action == "write":
