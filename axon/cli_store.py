@@ -34,7 +34,7 @@ from axon.memory.backend import (
 from axon.memory.entry import MemoryEntry
 from axon.memory.lifetimes import OWNED_MARKER
 from axon.redaction import redact_secrets
-from axon.render import terminal_json
+from axon.render import terminal_json, visible
 
 T = TypeVar("T")
 
@@ -304,15 +304,19 @@ def terminal_width() -> int:
 
 @contextlib.contextmanager
 def progress(description: str, total: int | None) -> Iterator[Callable[[int], None]]:
-    """A progress bar on stderr while the block runs (a no-op unless stderr is a terminal)."""
+    """A progress bar on stderr while the block runs (a no-op unless stderr is a terminal).
+
+    `description` may name a stored memory: it is shown `visible`, never read as markup.
+    """
     if not sys.stderr.isatty():
         yield lambda done: None
         return
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import Progress
 
     with Progress(console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(description, total=total)
+        task = bar.add_task(escape(visible(description)), total=total)
         yield lambda done: bar.update(task, completed=done)
 
 

@@ -155,3 +155,25 @@ def test_run_and_trace_show_stored_text_escaped(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     assert_shown(shown.stdout)
     assert "k\\x1b[2J" in shown.stdout
+
+
+def test_a_progress_bar_shows_a_stored_memory_name_escaped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`embed` and `search` name the memory in their progress bar (on a terminal only):
+    its control characters are escapes and its markup is text there too."""
+    import io
+
+    from axon.cli_store import progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr("sys.stderr", screen)
+    with progress(f"embedding {NAME} [bold]x[/bold]", 10) as advance:
+        advance(10)
+    shown = screen.getvalue()
+    assert "Bad\\x1b]0;name\\x07 [bold]x[/bold]" in shown
+    assert "\x1b]0;" not in shown and "\x07" not in shown
