@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 
@@ -116,15 +116,21 @@ def configure_logging(verbose: bool) -> None:
     only AXON's own error message. Without -v structlog is not even imported
     unless something already loaded it (it loads rich: ~60 ms of start-up): left
     unconfigured, the tracer, AXON's only structlog user, logs nothing, as the
-    warning level would have dropped its debug entries anyway.
+    warning level would have dropped its debug entries anyway. Log lines quote event
+    data (keys, queries), so they show control characters as escapes too.
     """
     import logging
 
     root = logging.getLogger()
     handler: logging.Handler
     if verbose:
+
+        class VisibleFormatter(logging.Formatter):  # a log line may quote stored text
+            def format(self, record: logging.LogRecord) -> str:
+                return visible(super().format(record))
+
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(VisibleFormatter("%(levelname)s %(name)s: %(message)s"))
         root.setLevel(logging.DEBUG)
     else:
         handler = logging.NullHandler()  # found by the tree, so `logging.lastResort` is not
@@ -141,5 +147,11 @@ def configure_logging(verbose: bool) -> None:
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso"),
             structlog.dev.ConsoleRenderer(colors=False),
+            _visible_line,  # the rendered line: event data may be stored text
         ],
     )
+
+
+def _visible_line(logger: Any, method: str, line: Any) -> str:
+    """structlog's last step: the rendered line with control characters as escapes."""
+    return visible(str(line))

@@ -177,3 +177,17 @@ def test_a_progress_bar_shows_a_stored_memory_name_escaped(
     shown = screen.getvalue()
     assert "Bad\\x1b]0;name\\x07 [bold]x[/bold]" in shown
     assert "\x1b]0;" not in shown and "\x07" not in shown
+
+
+def test_verbose_log_lines_show_stored_text_escaped(tmp_path: Path) -> None:
+    """`axon run -v` logs every memory event with its key and query: escaped too."""
+    program = tmp_path / "p.axon"
+    program.write_text(
+        "memory Notes { store: session }\n"
+        'remember("\\u{1b}]0;T\\u{7}x") -> Notes with { key: "k\\u{1b}[2J" }\n'
+        'recall("x \\u{9b}2J") from Notes\n'
+    )
+    result = run_axon("run", str(program), "-v", "--memory-dir", str(tmp_path / "mem"))
+    assert result.returncode == 0, result.stderr
+    assert "memory_write" in result.stderr and "key=k\\x1b[2J" in result.stderr
+    assert_shown(result.stderr)
