@@ -8,7 +8,8 @@ The public API (docs/language.md, Python API):
 - `Session(memory_dir=None, clock=None, *, pg_dsn=None, model=None, embedder=None)`:
   `execute(source)`, `memory(name)` (a `MemoryHandle`: Python values in and out),
   `events`, `records`, `close()`; `AsyncSession`, the same as coroutines (§7)
-- `Entry` and `Result`: what a handle's get/list and recall return
+- `Entry`, `Result` and `Results`: what a handle's get/list and recall return
+  (`Results` is a list with `below_floor`)
 - the interfaces to plug in: `ModelClient` (with `ModelRequest`, `OfflineModelClient`)
   and `Embedder`
 - `axon.agent`: seed 001's agent-loop protocol (`AxonMemory` over a session or
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from axon.compiler.ast import Program
     from axon.compiler.ir import IRProgram
     from axon.memory.embeddings.base import Embedder
-    from axon.runtime.handle import AsyncMemoryHandle, Entry, MemoryHandle, Result
+    from axon.runtime.handle import AsyncMemoryHandle, Entry, MemoryHandle, Result, Results
     from axon.runtime.model import ModelClient, ModelRequest, OfflineModelClient
     from axon.runtime.session import AsyncSession, RunResult, Session
 
@@ -57,6 +58,7 @@ __all__ = [
     "ModelRequest",
     "OfflineModelClient",
     "Result",
+    "Results",
     "Session",
     "compile",
     "parse",
@@ -103,6 +105,7 @@ _LAZY = {
     "ModelRequest": "axon.runtime.model",
     "OfflineModelClient": "axon.runtime.model",
     "Result": "axon.runtime.handle",
+    "Results": "axon.runtime.handle",
     "Session": "axon.runtime.session",
 }
 """Names imported on first use, so `import axon` (and `axon.parse`) stays cheap."""

@@ -60,6 +60,7 @@ from axon.memory.backend import (
 )
 from axon.memory.entry import MemoryEntry, encode_json
 from axon.memory.lifetimes import OWNED_MARKER, parse_owned
+from axon.memory.retrieval.scores import min_score_problem
 
 memory_app = typer.Typer(
     name="memory",
@@ -331,6 +332,13 @@ def search_cmd(
     retrieval: Annotated[
         str, typer.Option("--retrieval", help="exact, keyword, semantic or hybrid.")
     ] = "keyword",
+    min_score: Annotated[
+        float | None,
+        typer.Option(
+            "--min-score",
+            help="Relevance floor from 0 to 1 (0: the TOP_K nearest whatever they score).",
+        ),
+    ] = None,
     memory_dir: MemoryDir = None,
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
@@ -344,6 +352,11 @@ def search_cmd(
 
     async def body() -> None:
         check_count(top_k, "--top-k")
+        if min_score is not None and min_score_problem(min_score) is not None:
+            raise Failed(
+                f"error: --min-score must be a number from 0 to 1, not {min_score:g}",
+                out.EXIT_USAGE,
+            )
         if retrieval not in RETRIEVAL_MODES:
             close = difflib.get_close_matches(retrieval, RETRIEVAL_MODES, n=1)
             hint = f"; did you mean '{close[0]}'?" if close else ""
@@ -368,13 +381,17 @@ def search_cmd(
                 mode = "keyword"
             if mode in ("semantic", "hybrid"):
                 await _embed_with_progress(backend, memory)
-            results = await backend.retrieve(query, top_k, memory, mode=mode)
+            found = await backend.retrieve_counted(
+                query, top_k, memory, mode=mode, min_score=min_score
+            )
+        results = found.entries
         if wants_json:
             say_json(
                 {
                     "memory": memory,
                     "query": query,
                     "retrieval": mode,
+                    "below_floor": found.below_floor,
                     "results": [
                         {
                             **entry_data(r),
@@ -386,12 +403,15 @@ def search_cmd(
                 }
             )
             return
-        from axon.render import recall_table
+        from axon.render import below_floor_line, recall_table
 
         record = {"results": [{"key": r.key, "score": r.score, "value": r.value} for r in results]}
         say(f"{len(results)} result{'s' if len(results) != 1 else ''} ({mode})")
         if results:
             say(recall_table(record, terminal_width()))
+        note = below_floor_line(found.below_floor)
+        if note:
+            say(note)
 
     run(body)
 

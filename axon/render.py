@@ -106,10 +106,22 @@ def format_record(record: Mapping[str, Any]) -> str:
                 f"  {i:>2}. {result['key']}  score={score_text(result['score'])}  "
                 f"{shorten(result['value'])}"
             )
+        note = below_floor_line(record.get("below_floor"))
+        if note:
+            lines.append(f"  ({note})")
         return "\n".join(lines)
     if record["op"] == "forget":
         return f"{forget_line(record)}  ({where})"
     return json.dumps(record, ensure_ascii=False, default=str)
+
+
+def below_floor_line(count: Any) -> str | None:
+    """`3 entries scored below the floor (min_score 0 shows them)`: why a recall came back
+    empty or short (its record's `below_floor`); None when nothing was left out."""
+    if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+        return None
+    entries = f"{count} entr{'y' if count == 1 else 'ies'}"
+    return f"{entries} scored below the floor (min_score 0 shows them)"
 
 
 def forget_line(record: Mapping[str, Any]) -> str:

@@ -1,9 +1,9 @@
 """Memory declarations -> `IRMemory`: fields checked, defaults applied, backend resolved.
 
 The rules (docs/language.md, Memory declarations): known fields only, store types,
-retrieval strategies the backend can do, decay durations, a positive `top_k`, and
-no `store: persistent` on a backend that keeps nothing. Backend names and
-capabilities come from the registry, never from a list here.
+retrieval strategies the backend can do, decay durations, a positive `top_k`, a
+`min_score` from 0 to 1, and no `store: persistent` on a backend that keeps nothing.
+Backend names and capabilities come from the registry, never from a list here.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from axon.compiler.names import did_you_mean
 from axon.errors import Diagnostic
 from axon.memory.backend import MAX_TOP_K, RETRIEVAL_MODES, Capabilities
 from axon.memory.registry import BackendRegistry
+from axon.memory.retrieval.scores import min_score_problem
 from axon.source import Span
 
 STORE_TYPES = ("ephemeral", "none", "persistent", "session")
@@ -73,6 +74,7 @@ class _Memory:
     decay_seconds: float | None = None
     link: str = "none"
     top_k: int = DEFAULT_TOP_K
+    min_score: float | None = None
     location: str | None = None
     tiers: tuple[str, ...] = ()
     promote_after: int | None = None
@@ -213,6 +215,11 @@ def _top_k(m: _Memory, f: ast.Field | None) -> None:
         m.top_k = positive_int(f, f"in memory '{m.name}'", m.report) or DEFAULT_TOP_K
 
 
+def _min_score(m: _Memory, f: ast.Field | None) -> None:
+    if f is not None:
+        m.min_score = min_score(f, f"in memory '{m.name}'", m.report)
+
+
 def _location(m: _Memory, f: ast.Field | None) -> None:
     if f is None:
         return
@@ -241,6 +248,7 @@ _VALIDATORS: dict[str, Callable[[_Memory, ast.Field | None], None]] = {
     "decay": _decay,
     "link": _link,
     "top_k": _top_k,
+    "min_score": _min_score,
     "location": _location,
     "promote_after": check_promote_after,
     "demote_after": check_demote_after,
@@ -281,6 +289,7 @@ def check_memory(decl: ast.Declaration, backends: BackendRegistry, report: Repor
         decay=memory.decay,
         decay_seconds=memory.decay_seconds,
         top_k=memory.top_k,
+        min_score=memory.min_score,
         location=memory.location,
         link=memory.link,
         tiers=memory.tiers,
@@ -307,6 +316,18 @@ def _word(f: ast.Field | None, what: str, memory: str, report: Reporter) -> str 
         value_span(f),
     )
     return None
+
+
+def min_score(f: ast.Field, where: str, report: Reporter) -> float | None:
+    """A `min_score`: a number from 0 to 1 (`scores.min_score_problem`, the rule the
+    Python API and the backends apply too)."""
+    value = plain(f.value)
+    problem = min_score_problem(value)
+    if problem is not None:
+        report.error(problem.replace("min_score", f"min_score {where}", 1), value_span(f))
+        return None
+    assert isinstance(value, int | float)  # min_score_problem accepts only numbers
+    return float(value)
 
 
 def positive_int(f: ast.Field, where: str, report: Reporter) -> int | None:

@@ -170,6 +170,9 @@ def check_recall(checker: Checker, stmt: ast.Recall, bound: set[str]) -> ir.IRRe
         retrieval=retrieval,
         filters=checked.filters,
         tiers=checked.tiers,
+        min_score=checked.min_score if checked.min_score is not None else (
+            memory.min_score if memory else None
+        ),
     )
 
 

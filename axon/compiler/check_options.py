@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 
 from axon.compiler import ast
-from axon.compiler.check_memory import Reporter, positive_int
+from axon.compiler.check_memory import Reporter, min_score, positive_int
 from axon.compiler.durations import DurationError, parse_decay
 from axon.compiler.ir import JSON
 from axon.compiler.lowering import plain, value_span
@@ -39,7 +39,9 @@ REMEMBER_OPTIONS = (
     "expires_in", "importance", "key", "metadata", "related", "tags", "tier", "type",
 )
 """What `with { ... }` accepts on remember (`tier`: tiered memories only, see the checker)."""
-RECALL_OPTIONS = ("min_importance", "retrieval", "tags", "tiers", "top_k", "type", "where")
+RECALL_OPTIONS = (
+    "min_importance", "min_score", "retrieval", "tags", "tiers", "top_k", "type", "where",
+)
 """What `with { ... }` accepts on recall (`tiers`: tiered memories only, see the checker)."""
 TIER_NAMES = ("ephemeral", "session", "persistent")
 """The tiers `tier` and `tiers` may name (fastest first, as `check_tiers.TIER_ORDER`)."""
@@ -77,6 +79,7 @@ class RecallOptions:
     retrieval_field: ast.Field | None = attrs.field(default=None, eq=False)
     tiers: tuple[str, ...] | None = None
     tiers_field: ast.Field | None = attrs.field(default=None, eq=False)
+    min_score: float | None = None
 
 
 def _fields(op: str, options: ast.MapValue | None, report: Reporter) -> dict[str, ast.Field]:
@@ -453,8 +456,9 @@ def recall_options(options: ast.MapValue | None, report: Reporter) -> RecallOpti
             report.error(problem, value_span(fields["tiers"]))
         elif isinstance(value, list):
             tiers = tuple(dict.fromkeys(str(t) for t in value))
+    floor = min_score(fields["min_score"], "in recall", report) if "min_score" in fields else None
     return RecallOptions(
-        top_k, retrieval, filters, fields.get("retrieval"), tiers, fields.get("tiers")
+        top_k, retrieval, filters, fields.get("retrieval"), tiers, fields.get("tiers"), floor
     )
 
 

@@ -18,7 +18,7 @@ import attrs
 from axon.errors import Diagnostic
 from axon.source import Span
 
-IR_VERSION = 3
+IR_VERSION = 4
 """The shape of `IRProgram.to_dict()`. 1: no `ir_version` key, `runs` beside
 `statements`, `on_failure` as written. 2: `on_failure` an `IROnFailure` node, flows
 carry `result_name`, no `runs` (a run is in `statements`). Still 2 with `IRForget`:
@@ -26,7 +26,9 @@ a new node type, no existing node changed shape (a reader of version 2 that meet
 node it does not know should refuse the program, not skip the statement). 3: tiered
 memories: `IRMemory` carries `tiers`, `promote_after`, `demote_after`,
 `demote_after_seconds` and `persist_if` (an `IRTierPolicy` or null), `IRRemember`
-carries `tier`, `IRRecall` carries `tiers` (docs/language.md, Tiered memories)."""
+carries `tier`, `IRRecall` carries `tiers` (docs/language.md, Tiered memories). 4:
+`IRMemory` and `IRRecall` carry `min_score` (a number, or null for the default floor;
+docs/language.md, `min_score`)."""
 
 JSON: TypeAlias = "str | int | float | bool | list[JSON] | dict[str, JSON] | None"
 """Plain data as the checker keeps a field's value: names as their text."""
@@ -139,6 +141,8 @@ class IRMemory(_Located):
     demote_after_seconds: float | None = None
     persist_if: IRTierPolicy | None = None
     """The write policy: which entries go to the persistent tier when `with` names none."""
+    min_score: float | None = None
+    """The relevance floor of its recalls, 0 to 1; None: the default (relevance above 0)."""
 
 
 @attrs.frozen
@@ -230,7 +234,8 @@ class IRRemember(_Located):
 
 @attrs.frozen
 class IRRecall(_Located):
-    """`recall(query) from memory_source`: `top_k` resolved from `with` or the memory.
+    """`recall(query) from memory_source`: `top_k` and `min_score` resolved from `with`
+    or the memory.
 
     `query` is the text as written (a string's value, or a name); `query_value`
     is evaluated at run time (a bound name's value, else its text). `filters`
@@ -249,6 +254,8 @@ class IRRecall(_Located):
     filters: dict[str, JSON] = attrs.field(factory=dict)
     tiers: tuple[str, ...] | None = None
     """`with { tiers: [...] }` of a tiered memory: the tiers searched (None: all)."""
+    min_score: float | None = None
+    """The relevance floor, from `with { min_score: ... }` or the memory's; None: the default."""
 
 
 @attrs.frozen(kw_only=True)

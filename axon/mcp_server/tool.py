@@ -151,18 +151,28 @@ INPUT_SCHEMA: dict[str, Any] = {
             "maxItems": MAX_TAGS,
             "description": "Names of stored memories to associate with name (associate, write)",
         },
+        "min_relevance": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": (
+                "Search: keep results at least this relevant, 0 to 1 (default: above the "
+                "model's calibrated floor; 0: the limit nearest whatever they score)"
+            ),
+        },
     },
     "required": ["action"],
     "additionalProperties": False,
 }
-"""Seed 002's input schema, plus `related` for associate (docs/agents.md, the input schema)."""
+"""Seed 002's input schema, plus `related` for associate and `min_relevance` for search
+(docs/agents.md, the input schema)."""
 
 _ALLOWED: dict[str, tuple[str, ...]] = {
     "write": ("name", "content", "memory_type", "importance", "tags", "expires_in_days",
               "related"),
     "read": ("name",),
     "list": ("memory_type", "importance", "tags", "limit"),
-    "search": ("query", "memory_type", "importance", "tags", "limit"),
+    "search": ("query", "memory_type", "importance", "tags", "limit", "min_relevance"),
     "delete": ("name",),
     "associate": ("name", "related"),
 }
@@ -244,6 +254,18 @@ def _limit(args: Mapping[str, Any], default: int) -> int:
     if not 1 <= value <= MAX_LIMIT:
         raise ToolError(f"limit must be from 1 to {MAX_LIMIT}, got {value}")
     return value
+
+
+def _min_relevance(args: Mapping[str, Any]) -> float | None:
+    """`min_relevance`: a search's `min_score` (docs/language.md), a number from 0 to 1."""
+    value = args.get("min_relevance")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ToolError(f"min_relevance must be a number from 0 to 1, not {json_kind(value)}")
+    if not 0 <= value <= 1:  # NaN too
+        raise ToolError(f"min_relevance must be from 0 to 1, got {value!r}")
+    return float(value)
 
 
 def _expires_in(args: Mapping[str, Any]) -> float | None:
@@ -450,7 +472,9 @@ class MemoryTool:
     async def _search(self, args: dict[str, Any]) -> Payload:
         query = _required(args, "query", MAX_QUERY_CHARS, "search")
         limit = _limit(args, DEFAULT_SEARCH_LIMIT)
-        found = await self.handle.recall(query, top_k=limit, **self._filters(args))
+        found = await self.handle.recall(
+            query, top_k=limit, min_score=_min_relevance(args), **self._filters(args)
+        )
         results = []
         for result in found:
             content = _content(result.value)
@@ -470,6 +494,7 @@ class MemoryTool:
             "success": True,
             "query": query,
             "count": len(results),
+            "below_floor": found.below_floor,
             "notice": RECALLED_NOTICE,
             "results": results,
         }

@@ -50,6 +50,11 @@ from axon.memory.retrieval.hybrid import HybridWeights
 from axon.memory.retrieval.scores import (
     IMPORTANCE_POOL,
     SCORE_ROUNDING,
+    cut_at_floor,
+    hybrid_relevance,
+    keeps_everything,
+    min_score_problem,
+    relevant,
     semantic_score,
     similarity_floor,
     weigh_importance,
@@ -102,6 +107,16 @@ class Capabilities:
             if mode in self.retrieval:
                 return mode
         return "exact"
+
+
+@attrs.frozen
+class Retrieved:
+    """What `MemoryBackend.retrieve_counted` returns: the results, best first, and
+    `below_floor`, how many of the `top_k` nearest entries were left out for scoring
+    below the relevance floor (how many more `min_score: 0` would have returned)."""
+
+    entries: list[MemoryEntry]
+    below_floor: int = 0
 
 
 class MinimalMemoryBackend(abc.ABC):
@@ -294,8 +309,30 @@ class MemoryBackend(MinimalMemoryBackend):
         mode: str | None = None,
         filters: Mapping[str, Any] | None = None,
         linked: bool = False,
+        min_score: float | None = None,
     ) -> list[MemoryEntry]:
         """The best `top_k` unexpired entries for `query`, best first, from `scope` (or all).
+
+        `retrieve_counted(...).entries`: see there for every argument.
+        """
+        found = await self.retrieve_counted(
+            query, top_k, scope, mode=mode, filters=filters, linked=linked, min_score=min_score
+        )
+        return found.entries
+
+    async def retrieve_counted(
+        self,
+        query: str,
+        top_k: int = 5,
+        scope: str | None = None,
+        *,
+        mode: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+        linked: bool = False,
+        min_score: float | None = None,
+    ) -> Retrieved:
+        """The best `top_k` unexpired entries for `query`, best first, from `scope` (or all),
+        and how many of the `top_k` nearest were left out for scoring below the floor.
 
         As in the seed, a falsy `scope` (None or "") searches every scope: it is
         normalised to None here, so the retrieval primitives (`_retrieve_exact`,
@@ -308,12 +345,19 @@ class MemoryBackend(MinimalMemoryBackend):
         memory declared `link: sequence`: keyword matching (alone or in hybrid) then
         also reads each entry's context (the entry stored just before it, see
         `text.CONTEXT_WEIGHT`); otherwise an entry is found by its own words only.
+        `min_score` (0 to 1) is the relevance floor (`scores.relevant`): None keeps
+        entries of relevance above 0, 0 the `top_k` nearest whatever they score.
+
+        The optional richer form of `retrieve`, implemented here for every backend
+        (a backend implements the primitives below, never this).
         """
         self._check_open()
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise AxonMemoryError(
                 f"top_k must be a positive integer, got {top_k!r}", memory=scope
             )
+        if min_score is not None and (problem := min_score_problem(min_score)) is not None:
+            raise AxonMemoryError(problem, memory=scope)
         if not isinstance(query, str):
             query = str(query)
         query = valid_query(query)
@@ -330,21 +374,24 @@ class MemoryBackend(MinimalMemoryBackend):
         # cut: keyword and semantic over at least IMPORTANCE_POOL of them, hybrid in `fuse`.
         fetch = max(top_k, IMPORTANCE_POOL)
         if mode == "exact":
-            results = await self._retrieve_exact(query, top_k, scope, filters, now)
+            ranked = await self._retrieve_exact(query, top_k, scope, filters, now)
+            results, below = cut_at_floor(ranked, top_k, min_score)
         elif mode == "keyword":
             found = await self._retrieve_keyword(query, fetch, scope, filters, now, linked)
-            results = weigh_importance(found)[:top_k]
+            results, below = cut_at_floor(weigh_importance(found), top_k, min_score)
         elif mode == "semantic":
-            results = weigh_importance(await self._semantic(query, fetch, scope, filters, now))
-            results = results[:top_k]
+            found = await self._semantic(query, fetch, scope, filters, now)
+            results, below = cut_at_floor(weigh_importance(found), top_k, min_score)
         else:
-            results = await self._hybrid(query, top_k, scope, filters, now, linked)
+            results, below = await self._hybrid(
+                query, top_k, scope, filters, now, linked, min_score
+            )
         if self._tracer is not None:
             self._tracer.emit(
                 TraceEventType.MEMORY_READ,
                 data={"query": query, "results_count": len(results), "top_k": top_k},
             )
-        return results
+        return Retrieved(results, below)
 
     async def clear(self, scope: str | None = None) -> int:
         """Delete every entry of `scope` (or of all scopes); returns how many were removed."""
@@ -640,12 +687,11 @@ class MemoryBackend(MinimalMemoryBackend):
             want *= 4
         found = meaningful[:top_k]
         floor = similarity_floor(embedder)
-        # A cosine at or below the embedder's "unrelated" floor scores 0 (up to float
-        # rounding, which differs between stores: `SCORE_ROUNDING`): not a match, so a
-        # recall for something the memory holds nothing about is a miss (an empty list),
-        # in `semantic` as in `exact` and `keyword` (and `hybrid`, whose candidates these are).
-        scored = (entry.with_score(semantic_score(entry.score, floor)) for entry in found)
-        return [entry for entry in scored if entry.score > SCORE_ROUNDING]
+        # A cosine at or below the embedder's "unrelated" floor scores 0: not a match, so
+        # a recall for something the memory holds nothing about is a miss (an empty list)
+        # unless it asks for `min_score: 0`; `cut_at_floor` and `_hybrid` drop them (up to
+        # float rounding, which differs between stores: `SCORE_ROUNDING`).
+        return [entry.with_score(semantic_score(entry.score, floor)) for entry in found]
 
     async def _hybrid(
         self,
@@ -655,22 +701,45 @@ class MemoryBackend(MinimalMemoryBackend):
         filters: Mapping[str, Any] | None,
         now: float,
         linked: bool = False,
-    ) -> list[MemoryEntry]:
+        min_score: float | None = None,
+    ) -> tuple[list[MemoryEntry], int]:
+        """The hybrid results and `below_floor`.
+
+        The fused candidates are always keyword's matches and the semantic entries
+        above the model's floor, so a `min_score` filters the very ranking an unset one
+        gives (`scores.hybrid_relevance` decides what passes). `min_score: 0` then
+        fills the places left with the nearest other entries, in cosine order, scored 0.
+        """
         from axon.memory.retrieval.hybrid import CANDIDATES_PER_RESULT, fuse
 
         pool = max(top_k * CANDIDATES_PER_RESULT, 50)
         keyword = await self._retrieve_keyword(query, pool, scope, filters, now, linked)
-        semantic = await self._semantic(query, pool, scope, filters, now)
-        return fuse(
+        nearest = await self._semantic(query, pool, scope, filters, now)
+        semantic = [entry for entry in nearest if entry.score > SCORE_ROUNDING]
+        relevance = hybrid_relevance(keyword, semantic)
+        filtering = min_score is not None and not keeps_everything(min_score)
+        results = fuse(
             keyword,
             semantic,
-            top_k=top_k,
+            top_k=len(relevance) if filtering else top_k,
             now=now,
             weights=self.hybrid_weights,
             query=query,
             linked=linked,
             importance=True,
         )
+        if filtering:
+            results = [
+                entry for entry in results
+                if relevant(relevance[(entry.scope, entry.key)], min_score)
+            ][:top_k]
+        candidates = set(relevance) | {(entry.scope, entry.key) for entry in nearest}
+        if keeps_everything(min_score) and len(results) < top_k:
+            taken = {(entry.scope, entry.key) for entry in results}
+            results += [
+                entry for entry in nearest if (entry.scope, entry.key) not in taken
+            ][: top_k - len(results)]
+        return results, max(0, min(top_k, len(candidates)) - len(results))
 
     # ------------------------------------------------------------------ paging and vectors
 

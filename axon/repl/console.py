@@ -236,6 +236,9 @@ class Console:
             self.print_line(render.recall_heading(record), "bold")
             if record.get("results"):
                 self._say(render.recall_table(record, self.width))
+            note = render.below_floor_line(record.get("below_floor"))
+            if note:
+                self.print_line(note, "dim")
         elif record.get("op") == "forget":
             self.print_line(render.forget_line(record), "green")
         else:

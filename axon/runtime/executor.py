@@ -152,9 +152,9 @@ class Executor:
         if isinstance(query, Recalled):
             query = " ".join(str(r.get("value")) for r in query.results)
         text = query if isinstance(query, str) else str(query)
-        entries, retrieval, pending = await self.memories.recall_pending(
+        entries, retrieval, pending, below_floor = await self.memories.recall_pending(
             stmt.memory_source, text, stmt.top_k, stmt.retrieval, stmt.filters,
-            tiers=stmt.tiers,
+            tiers=stmt.tiers, min_score=stmt.min_score,
         )
         results = tuple(recall_results(entries))
         frame.bind(
@@ -166,7 +166,7 @@ class Executor:
             recall_record(
                 stmt.memory_source, text, retrieval, stmt.top_k, stmt.alias, results,
                 line=stmt.line, column=stmt.column, flow=None if origin == "main" else origin,
-                pending_vectors=pending,
+                pending_vectors=pending, below_floor=below_floor,
             )
         )
 

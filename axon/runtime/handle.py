@@ -59,6 +59,7 @@ from axon.compiler.names import key_for_literal
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MAX_TOP_K
 from axon.memory.entry import MemoryEntry, UnstorableError, number_text, plain_json
+from axon.memory.retrieval.scores import min_score_problem
 from axon.runtime.manager import MemoryManager, embed_wait_seconds
 from axon.runtime.records import (
     entry_metadata,
@@ -141,6 +142,23 @@ class Result:
     signals: dict[str, float] | None = None
     tier: str | None = None
     """The tier the result was found in (a tiered memory's), else None."""
+
+
+class Results(list[Result]):
+    """What `recall` returns: its results, best first (a plain list otherwise), and
+    `below_floor`, how many of the `top_k` nearest entries were left out for scoring
+    below the relevance floor (`min_score`; docs/language.md). An empty or short
+    list with `below_floor > 0` is a miss the floor explains: `min_score=0` returns them.
+    """
+
+    __slots__ = ("below_floor",)
+
+    def __init__(self, results: Sequence[Result] = (), below_floor: int = 0) -> None:
+        super().__init__(results)
+        self.below_floor = below_floor
+
+    def __repr__(self) -> str:
+        return f"Results({list.__repr__(self)}, below_floor={self.below_floor})"
 
 
 @attrs.frozen
@@ -391,6 +409,7 @@ class _Recall:
     embed_wait: float | None = None
     """Seconds to wait for pending vectors (inf: all); None: the session's default."""
     tiers: tuple[str, ...] | None = None
+    min_score: float | None = None
 
 
 def _recall_args(
@@ -404,6 +423,7 @@ def _recall_args(
     min_importance: Importance | None = None,
     embed_wait: float | str | None = None,
     tiers: Sequence[str] | None = None,
+    min_score: float | None = None,
 ) -> _Recall:
     op = f"{memory}.recall"
     chosen_tiers = _tiers(tiers, op, memory)
@@ -423,7 +443,12 @@ def _recall_args(
         _check(retrieval_problem(retrieval), op, memory)
     filters = _filters(tags, where, op, memory, record_type, min_importance)
     wait = None if embed_wait is None else embed_wait_seconds(embed_wait, op, memory)
-    return _Recall(query, top_k, retrieval, filters, wait, chosen_tiers)
+    if min_score is not None:
+        if isinstance(min_score, bool) or not isinstance(min_score, int | float):
+            raise TypeError(f"{op}: {min_score_problem(min_score)} (memory '{memory}')")
+        _check(min_score_problem(min_score), op, memory)
+        min_score = float(min_score)
+    return _Recall(query, top_k, retrieval, filters, wait, chosen_tiers, min_score)
 
 
 # ---------------------------------------------------------------- the operations
@@ -445,21 +470,23 @@ async def _do_remember(
 
 async def _do_recall(
     memories: MemoryManager, records: list[dict[str, Any]], memory: str, args: _Recall
-) -> list[Result]:
+) -> Results:
     decl = memories.get(memory).decl
     top_k = args.top_k or decl.top_k
     mode = args.retrieval or decl.retrieval
+    floor = decl.min_score if args.min_score is None else args.min_score
     wait = memories.call_embed_wait if args.embed_wait is None else args.embed_wait
-    entries, effective, pending = await memories.recall_pending(
+    entries, effective, pending, below = await memories.recall_pending(
         memory, args.query, top_k, mode, args.filters or None, embed_wait=wait,
-        tiers=args.tiers,
+        tiers=args.tiers, min_score=floor,
     )
     results = recall_results(entries)
     records.append(
         recall_record(memory, args.query, effective, top_k, None, results,
-                      line=None, column=None, flow=None, pending_vectors=pending)
+                      line=None, column=None, flow=None, pending_vectors=pending,
+                      below_floor=below)
     )
-    return [
+    return Results([
         Result(
             key=r["key"],
             value=copy.deepcopy(r["value"]),
@@ -469,7 +496,7 @@ async def _do_recall(
             tier=r.get("tier"),
         )
         for r in results
-    ]
+    ], below)
 
 
 async def _do_get(memories: MemoryManager, memory: str, key: str) -> Entry | None:
@@ -587,11 +614,15 @@ class MemoryHandle:
         min_importance: Importance | None = None,
         embed_wait: float | str | None = None,
         tiers: Sequence[str] | None = None,
+        min_score: float | None = None,
         keep_record: bool = True,
-    ) -> list[Result]:
+    ) -> Results:
         """The best entries for `query`, best first: a recall statement's results.
 
-        `top_k` and `retrieval` default to the memory's; `tags` keeps entries with
+        `top_k`, `retrieval` and `min_score` default to the memory's; `min_score` (0
+        to 1) keeps results of at least that relevance, 0 the `top_k` nearest whatever
+        they score, and the returned list's `below_floor` says how many of the `top_k`
+        nearest the floor left out (docs/language.md, `min_score`). `tags` keeps entries with
         one of the tags, `type` the records of that type, `min_importance` (a
         number or a level) those at least that important (an entry without an
         importance counts as normal), `where` those whose metadata has the given
@@ -604,7 +635,7 @@ class MemoryHandle:
         """
         args = _recall_args(
             self.name, query, top_k, retrieval, tags, where, type, min_importance,
-            embed_wait, tiers
+            embed_wait, tiers, min_score
         )
         kept = _kept(keep_record)
         return self._run(lambda m, r: _do_recall(m, kept(r), self.name, args))
@@ -737,12 +768,13 @@ class AsyncMemoryHandle:
         min_importance: Importance | None = None,
         embed_wait: float | str | None = None,
         tiers: Sequence[str] | None = None,
+        min_score: float | None = None,
         keep_record: bool = True,
-    ) -> list[Result]:
+    ) -> Results:
         """See `MemoryHandle.recall`."""
         args = _recall_args(
             self.name, query, top_k, retrieval, tags, where, type, min_importance,
-            embed_wait, tiers
+            embed_wait, tiers, min_score
         )
         kept = _kept(keep_record)
         return await self._run(lambda m, r: _do_recall(m, kept(r), self.name, args))

@@ -531,13 +531,15 @@ class MemoryManager:
         filters: Mapping[str, Any] | None = None,
         *,
         tiers: Sequence[str] | None = None,
+        min_score: float | None = None,
     ) -> tuple[list[MemoryEntry], str]:
         """The results of a recall and the retrieval mode that produced them.
 
-        `tiers` (tiered memories only) is `with { tiers: [...] }`: see `tiered_ops.recall`.
+        `tiers` (tiered memories only) is `with { tiers: [...] }`: see `tiered_ops.recall`;
+        `min_score` the relevance floor (None: the default, `scores.relevant`).
         """
-        entries, effective, _ = await self.recall_pending(
-            name, query, top_k, mode, filters, tiers=tiers
+        entries, effective, _, _ = await self.recall_pending(
+            name, query, top_k, mode, filters, tiers=tiers, min_score=min_score
         )
         return entries, effective
 
@@ -551,10 +553,13 @@ class MemoryManager:
         *,
         tiers: Sequence[str] | None = None,
         embed_wait: float | None = None,
-    ) -> tuple[list[MemoryEntry], str, int]:
-        """`recall`, and how many entries were still without a vector (`reads.recall_pending`)."""
+        min_score: float | None = None,
+    ) -> tuple[list[MemoryEntry], str, int, int]:
+        """`recall`, how many entries were still without a vector, and how many scored
+        below the floor (`reads.recall_pending`)."""
         return await reads.recall_pending(
-            self, name, query, top_k, mode, filters, tiers=tiers, embed_wait=embed_wait
+            self, name, query, top_k, mode, filters, tiers=tiers, embed_wait=embed_wait,
+            min_score=min_score,
         )
 
     async def recall_one(
@@ -566,10 +571,12 @@ class MemoryManager:
         filters: Mapping[str, Any] | None,
         *,
         embed_wait: float | None = None,
+        min_score: float | None = None,
     ) -> tuple[list[MemoryEntry], str, dict[str, Any], int]:
         """One memory's (or one tier's) recall and its event's data (`reads.recall_one`)."""
         return await reads.recall_one(
-            self, bound, query, top_k, mode, filters, embed_wait=embed_wait
+            self, bound, query, top_k, mode, filters, embed_wait=embed_wait,
+            min_score=min_score,
         )
 
     async def clear(self, name: str) -> int:

@@ -49,11 +49,13 @@ class InMemoryBackend(_EngineInMemoryBackend):
         mode: str | None = None,
         filters: Mapping[str, Any] | None = None,
         linked: bool = False,
+        min_score: float | None = None,
     ) -> list[MemoryEntry]:
         """`retrieve` as the engine's, except that `top_k <= 0` slices as the seed does."""
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k > 0:
             return await super().retrieve(
-                query, top_k, scope, mode=mode, filters=filters, linked=linked
+                query, top_k, scope, mode=mode, filters=filters, linked=linked,
+                min_score=min_score,
             )
         results: list[MemoryEntry] = []
         live = await self.count(scope or None)
@@ -61,7 +63,8 @@ class InMemoryBackend(_EngineInMemoryBackend):
             tracer, self._tracer = self._tracer, None  # one event, with the caller's top_k
             try:
                 ranked = await super().retrieve(
-                    query, live, scope, mode=mode, filters=filters, linked=linked
+                    query, live, scope, mode=mode, filters=filters, linked=linked,
+                    min_score=min_score,
                 )
             finally:
                 self._tracer = tracer

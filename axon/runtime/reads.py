@@ -38,24 +38,29 @@ async def recall_pending(
     *,
     tiers: Sequence[str] | None = None,
     embed_wait: float | None = None,
-) -> tuple[list[MemoryEntry], str, int]:
-    """`recall`, and how many entries of the memory were still without a vector after
-    waiting at most `embed_wait` seconds for them (None: `statement_embed_wait`)."""
+    min_score: float | None = None,
+) -> tuple[list[MemoryEntry], str, int, int]:
+    """`recall`, how many entries of the memory were still without a vector after
+    waiting at most `embed_wait` seconds for them (None: `statement_embed_wait`), and
+    how many of the `top_k` nearest scored below the floor (`min_score`, None: the
+    default floor; the event's `below_floor`, `scores.cut_at_floor`)."""
     tiered = manager.tiered.get(name)
     if tiered is not None:
         return await tiered_ops.recall(manager,
-            tiered, query, top_k, mode, filters, tiers, embed_wait=embed_wait
+            tiered, query, top_k, mode, filters, tiers, embed_wait=embed_wait,
+            min_score=min_score,
         )
     if tiers is not None:
         raise AxonMemoryError("memory has no tiers: cannot recall from tiers", memory=name)
     manager._count(name, "recalls")
     started = time.perf_counter()
     results, effective, data, pending = await manager.recall_one(
-        manager.get(name), query, top_k, mode, filters, embed_wait=embed_wait
+        manager.get(name), query, top_k, mode, filters, embed_wait=embed_wait,
+        min_score=min_score,
     )
     data["duration_ms"] = elapsed_ms(started)
     manager.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=elapsed_ms(started))
-    return results, effective, pending
+    return results, effective, pending, data["below_floor"]
 
 
 async def recall_one(
@@ -67,9 +72,11 @@ async def recall_one(
     filters: Mapping[str, Any] | None,
     *,
     embed_wait: float | None = None,
+    min_score: float | None = None,
 ) -> tuple[list[MemoryEntry], str, dict[str, Any], int]:
-    """One memory's (or one tier's) recall: results, mode, its event's data and how
-    many of its entries were still without a vector (see `recall_pending`)."""
+    """One memory's (or one tier's) recall: results, mode, its event's data (with
+    `below_floor`) and how many of its entries were still without a vector (see
+    `recall_pending`)."""
     name = bound.name
     await manager.maybe_sweep(bound)
     if mode in ("semantic", "hybrid") and bound.backend.embedder is None:
@@ -89,19 +96,22 @@ async def recall_one(
     if physical_filters is not None and physical_filters.get("scope") == name:
         physical_filters["scope"] = bound.scope
     with errors_named(name):
-        found = await bound.backend.retrieve(
+        found = await bound.backend.retrieve_counted(
             query,
             top_k,
             bound.scope,
             mode=effective,
             filters=physical_filters,
             linked=bound.decl.link == "sequence",
+            min_score=min_score,
         )
-    results = [_named(entry, name) for entry in found]
+    results = [_named(entry, name) for entry in found.entries]
     data: dict[str, Any] = {
         "query": query,
         "results_count": len(results),
         "top_k": top_k,
+        "below_floor": found.below_floor,
+        **({"min_score": min_score} if min_score is not None else {}),
         "memory": name,
         "backend": bound.backend_key[0],
         "retrieval": effective,

@@ -20,7 +20,8 @@ from axon.compiler.ir import IRMemory
 from axon.memory.entry import DEFAULT_IMPORTANCE, RECORD_TYPES, MemoryEntry
 
 Record = dict[str, Any]
-"""An output record (LANGUAGE.md §4): what a remember, recall or delete reports."""
+"""An output record (docs/language.md, Output records): what a remember, recall or delete
+reports."""
 
 NEVER = math.inf
 """`expires_in` of an entry that never expires (`with { expires_in: never }`)."""
@@ -123,13 +124,18 @@ def recall_record(
     memory: str, query: str, retrieval: str, top_k: int, alias: str | None,
     results: Sequence[Mapping[str, Any]], *,
     line: int | None, column: int | None, flow: str | None, pending_vectors: int = 0,
+    below_floor: int = 0,
 ) -> Record:
     """The output record of one recall (a statement's or the handle's).
 
     `pending_vectors` (only when some were): entries of the memory that had no vector
     yet when the recall ran (its embedding budget ran out, see `DEFAULT_EMBED_WAIT`).
+    `below_floor` (only when some were): how many of the `top_k` nearest entries were
+    left out for scoring below the relevance floor (`min_score`).
     """
     extra: Record = {"pending_vectors": pending_vectors} if pending_vectors else {}
+    if below_floor:
+        extra["below_floor"] = below_floor
     return {
         "op": "recall",
         "memory": memory,
@@ -150,7 +156,7 @@ def forget_record(
     line: int | None, column: int | None, flow: str | None,
     filters: Mapping[str, Any] | None = None,
 ) -> Record:
-    """The output record of a delete (LANGUAGE.md §7's `forget`): how many entries went.
+    """The output record of a delete (docs/language.md, `forget`): how many entries went.
 
     A delete by key (a forget statement's or the handle's `delete`) has `key`; a
     filtered forget has `filter` (the merged `tags` and `where`) instead.

