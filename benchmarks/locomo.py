@@ -258,6 +258,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     cached: CachedEmbedder | None = None
     if embedder is not None and args.cache:
         cached = CachedEmbedder(embedder, Path(args.cache))
+        if args.floor is not None:
+            cached.similarity_floor = args.floor
         embedder = cached
     with tempfile.TemporaryDirectory(prefix="axon-locomo-") as tmp:
         backend = make_backend(args.backend, embedder, Path(tmp))
@@ -378,6 +380,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="store every turn at one time (no session times: no neighbours, one episode)",
     )
     parser.add_argument("--cache", default=None, help="keep passage vectors in DIR (iteration)")
+    parser.add_argument(
+        "--floor", type=float, default=None,
+        help="with --cache: the model's relevance floor instead of its own (a before/after)",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     return parser
 

@@ -68,6 +68,11 @@ class MiniLMEmbedder:
     dim = DIM
     model_id = MODEL_ID
     max_tokens = MAX_TOKENS
+    similarity_floor = 0.23
+    """Cosine below which a text is unrelated (`retrieval.scores`), chosen by
+    `benchmarks/relevance_floor.py --embedder minilm` (best F2 of "related" on LoCoMo
+    dev and notes pairs: recall 0.971, precision 0.878; docs/performance.md, "The
+    relevance floor")."""
 
     def __init__(self, threads: int | None = None) -> None:
         self._threads = threads

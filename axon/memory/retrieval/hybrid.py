@@ -20,7 +20,7 @@ match):
   metadata in [0, 1]), off unless weighted.
 
 In a memory of independent entries (`link: none`, the default) that is all, and
-semantic weighs `HybridWeights.semantic` (0.6): on independent notes keyword's
+semantic weighs `HybridWeights.semantic` (0.7): on independent notes keyword's
 first hit is often a near-miss that shares a name with the answer, and meaning
 decides (`benchmarks/notes.py`). In a linked memory semantic weighs
 `linked_semantic` (0.4): there keyword, reading each entry with its context, is
@@ -98,7 +98,10 @@ class HybridWeights:
     """
 
     keyword: float = 0.8
-    semantic: float = 0.6
+    semantic: float = 0.7
+    """Chosen on the notes benchmark: 0.6 at the old semantic floor (cosine 0.8), 0.7 since
+    the calibrated floor (0.775) gave semantic scores a new scale (docs/performance.md,
+    "The relevance floor")."""
     mention: float = 0.3
     recency: float = 0.0
     importance: float = 0.0
@@ -414,8 +417,9 @@ class _Pool:
 
 
 PLACE_TOLERANCE = 1e-5
-"""Scores closer than this share a place: backends agree on scores within 1e-6 (LANGUAGE.md §6),
-not exactly, so a near-tie must not order two candidates differently on two backends."""
+"""Scores closer than this share a place: backends agree on scores within 1e-6
+(docs/backends.md, "Scores"), not exactly, so a near-tie must not order two candidates
+differently on two backends."""
 
 
 def _places(scores: Mapping[_Ident, float]) -> dict[_Ident, int]:
