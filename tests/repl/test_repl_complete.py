@@ -44,8 +44,8 @@ def test_memory_names_after_arrow_from_and_in(completer: AxonCompleter) -> None:
 
 def test_memory_fields_and_their_values(completer: AxonCompleter) -> None:
     assert complete(completer, "memory M {\n  ") == [
-        "backend: ", "decay: ", "demote_after: ", "link: ", "location: ", "persist_if: ",
-        "promote_after: ", "retrieval: ", "store: ", "tiers: ", "top_k: ",
+        "backend: ", "decay: ", "demote_after: ", "link: ", "location: ", "min_score: ",
+        "persist_if: ", "promote_after: ", "retrieval: ", "store: ", "tiers: ", "top_k: ",
     ]
     assert complete(completer, "memory M { link: ") == ["none", "sequence"]
     assert complete(completer, "memory M { store: session, re") == ["retrieval: "]
@@ -71,7 +71,8 @@ def test_with_options(completer: AxonCompleter) -> None:
         "type: ",
     ]
     assert complete(completer, 'recall("x") from Notes with { tags: ["a"], ') == [
-        "min_importance: ", "retrieval: ", "tiers: ", "top_k: ", "type: ", "where: ",
+        "min_importance: ", "min_score: ", "retrieval: ", "tiers: ", "top_k: ", "type: ",
+        "where: ",
     ]
     assert complete(completer, 'recall("x") from Notes with { retrieval: k') == ["keyword"]
 
