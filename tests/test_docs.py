@@ -73,7 +73,8 @@ def test_no_page_a_user_reads_speaks_of_the_seed() -> None:
     import re
 
     link_target = re.compile(r"\]\([^)\s]*seed-api\.md(?:#[^)\s]*)?\)")
-    pages = [DOCS.parent / "README.md", *(p for p in sorted(DOCS.rglob("*.md")) if p.name != "seed-api.md")]
+    docs = (p for p in sorted(DOCS.rglob("*.md")) if p.name != "seed-api.md")
+    pages = [DOCS.parent / "README.md", *docs]
     found = [
         f"{page.relative_to(DOCS.parent)}:{number}: {line.strip()}"
         for page in pages
