@@ -58,7 +58,7 @@ from axon.memory.backend import (
     MemoryBackend,
     decode_cursor,
 )
-from axon.memory.entry import MemoryEntry, encode_json
+from axon.memory.entry import MemoryEntry, encode_json, json_kind, matches_filters
 from axon.memory.lifetimes import OWNED_MARKER, parse_owned
 from axon.memory.retrieval.scores import min_score_problem
 
@@ -69,6 +69,23 @@ memory_app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+Tags = Annotated[
+    list[str] | None,
+    typer.Option("--tag", help="Only entries with this tag (repeatable: any of them)."),
+]
+Wheres = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--where",
+        help="Only entries whose metadata FIELD=VALUE (repeatable: all of them; "
+        "VALUE is read as JSON when it parses, else as text).",
+    ),
+]
+
+SHOW_LIMIT = 20
+"""How many entries `show` lists unless told (`--limit`)."""
 
 
 SESSION_HINT = (
@@ -194,11 +211,13 @@ async def _ls(store: Store, as_json: bool, *, sessions: bool, hint: bool) -> Non
 def show_cmd(
     ctx: typer.Context,
     memory: Annotated[str, typer.Argument(help="The memory to list.")],
-    limit: Annotated[int, typer.Option("--limit", "-n", help="How many entries.")] = 20,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many entries.")] = SHOW_LIMIT,
     after: Annotated[
         str | None,
         typer.Option("--after", help="Continue after this cursor (printed by the last page)."),
     ] = None,
+    tag: Tags = None,
+    where: Wheres = None,
     memory_dir: MemoryDir = None,
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
@@ -206,12 +225,14 @@ def show_cmd(
     chroma: ChromaLocation = None,
     as_json: AsJson = False,
 ) -> None:
-    """The newest entries of MEMORY, newest first, a page at a time (--after CURSOR)."""
+    """The newest entries of MEMORY, newest first, a page at a time (--after CURSOR);
+    with --tag/--where only those whose metadata matches."""
     store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
         check_count(limit, "--limit")
+        filters = _filters(tag or [], where or [])
         if after is not None:
             try:  # a cursor is checked here, so a bad one is exit 1, not a failed read (3)
                 decode_cursor(after, oldest_first=False, scope=memory)
@@ -223,19 +244,50 @@ def show_cmd(
             await require_memory(backend, store, memory)
             total = await backend.count(memory)
             now = backend.clock()
-            writer = _ShowWriter(memory, total, now, wants_json)
+            writer = _ShowWriter(memory, total, now, wants_json, filtered=filters is not None)
             cursor, left = after, limit
             while True:  # a page at a time, printed as it comes: memory stays flat
-                page = await backend.list_page(memory, limit=min(left, PAGE), after=cursor)
-                writer.page(page.entries)
-                left -= len(page.entries)
-                cursor = page.cursor
+                entries, cursor = await _show_page(backend, memory, left, cursor, filters)
+                writer.page(entries)
+                left -= len(entries)
                 if cursor is None or left <= 0:
                     break
                 out.flush()
-            writer.end(cursor)
+            again = ["axon", "memory", "show", memory, *store.options()]
+            if limit != SHOW_LIMIT:
+                again += ["--limit", str(limit)]
+            for item in tag or []:
+                again += ["--tag", item]
+            for item in where or []:
+                again += ["--where", item]
+            writer.end(cursor, again)
 
     run(body)
+
+
+async def _show_page(
+    backend: MemoryBackend,
+    memory: str,
+    left: int,
+    after: str | None,
+    filters: dict[str, Any] | None,
+) -> tuple[list[MemoryEntry], str | None]:
+    """Up to `left` entries of `memory` after the cursor `after` (those matching `filters`)
+    and the cursor after the last entry read.
+
+    Without filters one read of `min(left, PAGE)` entries. With filters a read of `PAGE`
+    entries, filtered; when more than `left` match, the page is read again up to the
+    `left`-th match, so the cursor continues right after the last entry shown.
+    """
+    if filters is None:
+        page = await backend.list_page(memory, limit=min(left, PAGE), after=after)
+        return page.entries, page.cursor
+    page = await backend.list_page(memory, limit=PAGE, after=after)
+    hits = [i for i, e in enumerate(page.entries) if matches_filters(e.metadata, filters)]
+    if len(hits) > left:
+        page = await backend.list_page(memory, limit=hits[left - 1] + 1, after=after)
+    matching = [e for e in page.entries if matches_filters(e.metadata, filters)]
+    return matching[:left], page.cursor
 
 
 class _ShowWriter:
@@ -243,10 +295,13 @@ class _ShowWriter:
     the columns (`render.TableWriter`), or one JSON document (`{"memory", "count",
     "entries", "next"}`, the same text `say_json` would print whole)."""
 
-    def __init__(self, memory: str, total: int, now: float, as_json: bool) -> None:
+    def __init__(
+        self, memory: str, total: int, now: float, as_json: bool, *, filtered: bool
+    ) -> None:
         from axon.render import ENTRY_COLUMNS, ENTRY_HEADERS, TableWriter
 
         self.memory, self.total, self.now, self.as_json = memory, total, now, as_json
+        self.filtered = filtered
         self.shown = 0
         self.table = TableWriter(ENTRY_HEADERS, width=terminal_width(), **ENTRY_COLUMNS)
 
@@ -266,16 +321,21 @@ class _ShowWriter:
         elif items:
             out.write(f", {items}")
 
-    def end(self, cursor: str | None) -> None:
+    def end(self, cursor: str | None, command: list[str]) -> None:
+        """The end of the output; on a table, when there is more, the command that shows
+        the next page (`command`: this one's words without `--after`), quoted to paste."""
+        import shlex
+
         from axon.render import terminal_json
 
         if self.as_json:
             out.out(f"], \"next\": {terminal_json(cursor)}}}")
         elif cursor is not None:
-            say(
-                f"({self.shown:,} of {self.total:,} entries; next page: "
-                f"axon memory show {self.memory} --after {cursor})"
+            shown = (
+                f"{self.shown:,} matching shown" if self.filtered
+                else f"{self.shown:,} of {self.total:,} entries"
             )
+            say(f"({shown}; next page: {shlex.join([*command, '--after', cursor])})")
 
 
 @memory_app.command("get")
@@ -305,12 +365,16 @@ def get_cmd(
         if wants_json:
             say_json({"memory": memory, **entry_data(entry)})
             return
+        from axon.render import importance_text, record_type
+
         value = entry.value if isinstance(entry.value, str) else encode_json(entry.value)
         meta = {k: v for k, v in entry.metadata.items() if k != "scope"}
         rows = [
             ("key", entry.key),
             ("value", value),
-            ("type", type(entry.value).__name__),
+            ("value type", json_kind(entry.value).split(" ", 1)[-1]),
+            ("type", record_type(meta) or "(none)"),
+            ("importance", importance_text(meta.get("importance")) or "(none)"),
             ("metadata", encode_json(meta)),
             ("created", when(entry.timestamp)),
             ("expires", when(entry.expires_at) or "never"),
@@ -330,8 +394,13 @@ def search_cmd(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     top_k: Annotated[int, typer.Option("--top-k", "-k", help="How many results.")] = 5,
     retrieval: Annotated[
-        str, typer.Option("--retrieval", help="exact, keyword, semantic or hybrid.")
-    ] = "keyword",
+        str | None,
+        typer.Option(
+            "--retrieval",
+            help="exact, keyword, semantic or hybrid (default: the best the store's backend "
+            "and the installed embedding model allow).",
+        ),
+    ] = None,
     min_score: Annotated[
         float | None,
         typer.Option(
@@ -339,6 +408,8 @@ def search_cmd(
             help="Relevance floor from 0 to 1 (0: the TOP_K nearest whatever they score).",
         ),
     ] = None,
+    tag: Tags = None,
+    where: Wheres = None,
     memory_dir: MemoryDir = None,
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
@@ -346,7 +417,8 @@ def search_cmd(
     chroma: ChromaLocation = None,
     as_json: AsJson = False,
 ) -> None:
-    """Recall from MEMORY: the best TOP_K entries for QUERY (default keyword retrieval)."""
+    """Recall from MEMORY: the best TOP_K entries for QUERY (with --tag/--where only among
+    those whose metadata matches)."""
     store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
@@ -357,7 +429,8 @@ def search_cmd(
                 f"error: --min-score must be a number from 0 to 1, not {min_score:g}",
                 out.EXIT_USAGE,
             )
-        if retrieval not in RETRIEVAL_MODES:
+        filters = _filters(tag or [], where or [])
+        if retrieval is not None and retrieval not in RETRIEVAL_MODES:
             close = difflib.get_close_matches(retrieval, RETRIEVAL_MODES, n=1)
             hint = f"; did you mean '{close[0]}'?" if close else ""
             raise Failed(
@@ -366,23 +439,25 @@ def search_cmd(
             )
         if not store.exists():
             raise missing_store(store, memory)
-        semantic = retrieval in ("semantic", "hybrid")
+        mode = retrieval or _default_retrieval(store)
+        semantic = mode in ("semantic", "hybrid")
         async with opened(store, embedder=semantic) as backend:
             await require_memory(backend, store, memory)
-            mode = retrieval
-            if semantic and backend.embedder is None:
+            if semantic and backend.embedder is None and retrieval is None:
+                mode = "keyword"  # no model: the best left, as a recall of the memory would
+            elif semantic and backend.embedder is None:
                 from axon.memory.embeddings.availability import keyword_fallback_warning
 
                 out.err(
                     "warning: "
-                    + (keyword_fallback_warning(memory, retrieval) or "no embedding model")
+                    + (keyword_fallback_warning(memory, mode) or "no embedding model")
                     + " (searching with keyword retrieval)"
                 )
                 mode = "keyword"
             if mode in ("semantic", "hybrid"):
                 await _embed_with_progress(backend, memory)
             found = await backend.retrieve_counted(
-                query, top_k, memory, mode=mode, min_score=min_score
+                query, top_k, memory, mode=mode, filters=filters, min_score=min_score
             )
         results = found.entries
         if wants_json:
@@ -414,6 +489,21 @@ def search_cmd(
             say(note)
 
     run(body)
+
+
+def _default_retrieval(store: Store) -> str:
+    """The retrieval `search` uses unless told: the store does not record how a memory was
+    declared, so the best its backend answers (`Capabilities.best_natural_language_mode`:
+    what a declaration without `retrieval:` gets), or `keyword` when that needs an
+    embedding model and none is installed (`semantic_unavailable_reason`)."""
+    from axon.memory.embeddings.availability import semantic_unavailable_reason
+    from axon.memory.registry import registry
+
+    info = registry.lookup(store.backend_name)
+    best = info.resolved_capabilities().best_natural_language_mode if info else "keyword"
+    if best in ("semantic", "hybrid") and semantic_unavailable_reason() is not None:
+        return "keyword"
+    return best
 
 
 async def _embed_with_progress(backend: MemoryBackend, memory: str) -> None:
@@ -481,13 +571,18 @@ def forget_cmd(
     ctx: typer.Context,
     memory: Annotated[str, typer.Argument(help="The memory.")],
     key: Annotated[str | None, typer.Argument(help="The key to delete.")] = None,
-    tag: Annotated[
-        list[str] | None, typer.Option("--tag", help="Delete the entries with this tag.")
-    ] = None,
-    where: Annotated[
-        list[str] | None,
-        typer.Option("--where", help="Delete the entries whose metadata FIELD=VALUE."),
-    ] = None,
+    tag: Tags = None,
+    where: Wheres = None,
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes", "-y", help="Delete what --tag/--where match without asking."
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="List what --tag/--where would delete; delete nothing."),
+    ] = False,
     memory_dir: MemoryDir = None,
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
@@ -495,7 +590,8 @@ def forget_cmd(
     chroma: ChromaLocation = None,
     as_json: AsJson = False,
 ) -> None:
-    """Delete KEY from MEMORY, or every entry matching --tag / --where."""
+    """Delete KEY from MEMORY, or every entry matching --tag / --where (asked first on a
+    terminal; --yes to delete without asking, --dry-run to list them)."""
     store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
@@ -504,6 +600,16 @@ def forget_cmd(
         if (key is None) == (filters is None):
             raise Failed(
                 "error: forget takes a KEY or --tag/--where filters (one of the two)",
+                out.EXIT_USAGE,
+            )
+        if key is not None and dry_run:
+            raise Failed("error: --dry-run goes with --tag/--where, not a KEY", out.EXIT_USAGE)
+        asking = filters is not None and not yes and not dry_run
+        if asking and not sys.stdin.isatty():
+            raise Failed(
+                "error: forget --tag/--where asks before deleting, and stdin is not a "
+                "terminal: pass --yes to delete without asking (--dry-run lists what "
+                "would go)",
                 out.EXIT_USAGE,
             )
         if not store.exists():
@@ -518,6 +624,12 @@ def forget_cmd(
                 deleted = 1
             else:
                 doomed = await _matching_keys(backend, memory, filters)
+                if dry_run:
+                    _would_forget(memory, filters, doomed, wants_json)
+                    return
+                if asking and doomed and not _confirm(memory, filters, len(doomed)):
+                    say("nothing forgotten")
+                    return
                 deleted = sum([await delete_entry(backend, k, memory) for k in doomed])
             from axon.runtime.tiers import count_persisted  # a tiered memory's counters
 
@@ -531,8 +643,40 @@ def forget_cmd(
     run(body)
 
 
+def _would_forget(
+    memory: str, filters: dict[str, Any] | None, keys: list[str], as_json: bool
+) -> None:
+    """`forget --dry-run`: the keys that would be deleted, nothing deleted."""
+    if as_json:
+        say_json(
+            {"op": "forget", "memory": memory, "filter": filters, "dry_run": True,
+             "deleted": 0, "would_delete": keys}
+        )
+        return
+    say(f"would forget {len(keys)} entr{'y' if len(keys) == 1 else 'ies'} from {memory} "
+        "(--dry-run: nothing deleted)")
+    for key in keys:
+        say(f"  {key}")
+
+
+def _confirm(memory: str, filters: dict[str, Any] | None, count: int) -> bool:
+    """Ask on the terminal (prompt on stderr) whether to delete `count` entries."""
+    from axon.render import shorten, visible
+
+    entries = f"{count} entr{'y' if count == 1 else 'ies'}"
+    matching = shorten(json.dumps(filters, ensure_ascii=False), 60)
+    try:
+        return typer.confirm(
+            visible(f"delete {entries} of {memory} matching {matching}?"), err=True
+        )
+    except typer.Abort:  # Ctrl-D or Ctrl-C at the question: nothing deleted
+        return False
+
+
 def _filters(tags: list[str], where: list[str]) -> dict[str, Any] | None:
-    """`--tag`/`--where` as recall filters (a JSON value after '=' is parsed as JSON)."""
+    """`--tag`/`--where` as recall filters (`matches_filters`): tags match when an entry
+    has any of them; each `FIELD=VALUE` must hold (VALUE read as JSON when it parses,
+    else as text), a field at most once."""
     filters: dict[str, Any] = {}
     if tags:
         filters["tags"] = list(tags)
@@ -540,6 +684,12 @@ def _filters(tags: list[str], where: list[str]) -> dict[str, Any] | None:
         field, sep, text = item.partition("=")
         if not sep or not field:
             raise Failed(f"error: --where takes FIELD=VALUE, not '{item}'", out.EXIT_USAGE)
+        if field in filters:
+            raise Failed(
+                f"error: --where {field}= names a field twice (one value a field; "
+                "--tag is the field tags)",
+                out.EXIT_USAGE,
+            )
         try:
             value: Any = json.loads(text)
         except ValueError:

@@ -88,6 +88,7 @@ class Store:
         pg_schema: str | None,
         chroma: str | None = None,
     ) -> None:
+        self.given = (memory_dir, pg_dsn, use_pg, pg_schema, chroma)
         if (pg_dsn or use_pg) and memory_dir is not None:
             raise Failed("error: give --memory-dir or --pg-dsn/--pg, not both", out.EXIT_USAGE)
         if (pg_dsn or use_pg) and chroma:
@@ -122,6 +123,33 @@ class Store:
         from axon.memory.backends.postgres_schema import DEFAULT_SCHEMA, SCHEMA_ENV
 
         return self.pg_schema or os.environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA
+
+    @property
+    def backend_name(self) -> str:
+        """The registry name of the backend `open` creates."""
+        if self.chroma is not None:
+            return "chroma"
+        return "sqlite" if self.pg_dsn is None else "pgvector"
+
+    def options(self) -> list[str]:
+        """The command-line options that name this store again, as they were given (for a
+        hint a person pastes: `--memory-dir D`, `--pg`, `--pg-dsn DSN`, `--pg-schema S`,
+        `--chroma LOCATION`). A DSN holding a password is written `--pg` when it is
+        `$AXON_PG_DSN`, else with the password as `***` (it is never printed)."""
+        memory_dir, pg_dsn, use_pg, pg_schema, chroma = self.given
+        words: list[str] = []
+        if memory_dir is not None:
+            words += ["--memory-dir", str(memory_dir)]
+        if use_pg or (pg_dsn and pg_dsn == os.environ.get("AXON_PG_DSN")
+                      and redact_secrets(pg_dsn) != pg_dsn):
+            words.append("--pg")
+        elif pg_dsn:
+            words += ["--pg-dsn", redact_secrets(pg_dsn)]
+        if pg_schema is not None:
+            words += ["--pg-schema", pg_schema]
+        if chroma:
+            words += ["--chroma", chroma]
+        return words
 
     @property
     def label(self) -> str:

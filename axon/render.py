@@ -16,7 +16,7 @@ import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from axon.memory.entry import MemoryEntry
+from axon.memory.entry import IMPORTANCE_LEVELS, MemoryEntry
 from axon.redaction import redact_secrets
 
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
@@ -321,8 +321,8 @@ def memories_table(memories: Iterable[Mapping[str, Any]], width: int = 100) -> s
     return text_table(headers, rows, right={5, 6}, flex=7, width=width)
 
 
-ENTRY_HEADERS = ("key", "age", "value", "tags", "expires in")
-ENTRY_COLUMNS: dict[str, Any] = {"right": {1, 4}, "flex": 2}
+ENTRY_HEADERS = ("key", "age", "type", "importance", "value", "tags", "expires in")
+ENTRY_COLUMNS: dict[str, Any] = {"right": {1, 3, 6}, "flex": 4}
 """How `entries_table` lays out its columns (and `axon memory show`, a page at a time)."""
 
 
@@ -332,22 +332,45 @@ def entries_table(entries: Iterable[MemoryEntry], now: float, width: int = 100) 
 
 
 def entry_rows(entries: Iterable[MemoryEntry], now: float) -> list[tuple[str, ...]]:
-    """The rows of `entries_table`: key, age, value (shortened), tags, expires in."""
+    """The rows of `entries_table`: key, age, type, importance, value (shortened), tags,
+    expires in (type and importance from the entry's metadata, blank when it has none)."""
     rows: list[tuple[str, ...]] = []
     for entry in entries:
-        tags = entry.metadata.get("tags") if isinstance(entry.metadata, Mapping) else None
+        meta = entry.metadata if isinstance(entry.metadata, Mapping) else {}
+        tags = meta.get("tags")
         tag_text = ", ".join(map(str, tags)) if isinstance(tags, list | tuple) else ""
         expires = "" if entry.expires_at is None else age_text(entry.expires_at - now)
         rows.append(
             (
                 entry.key,
                 age_text(now - entry.timestamp),
+                record_type(meta),
+                importance_text(meta.get("importance")),
                 shorten(entry.value, 200),
                 tag_text,
                 expires,
             )
         )
     return rows
+
+
+def record_type(metadata: Mapping[str, Any]) -> str:
+    """An entry's record type (metadata `type`: `long_term`, `short_term`, ...), else ''."""
+    kind = metadata.get("type")
+    return "" if kind is None else shorten(kind, 40)
+
+
+def importance_text(importance: Any) -> str:
+    """Metadata `importance` for people: the level's name when it is one (`high`), else
+    the number (`0.6`), '' when there is none."""
+    if importance is None:
+        return ""
+    if _is_number(importance):
+        for level, number in IMPORTANCE_LEVELS.items():
+            if importance == number:
+                return level
+        return _number(importance, "g")
+    return shorten(importance, 20)
 
 
 MAX_AGE_DAYS = 99_999

@@ -91,7 +91,8 @@ def test_every_command_with_json(store: Store, tmp_path: Path) -> None:
     got = as_json(store("get", "Notes", "tally", "--json"))
     assert got["value"] == {"count": 3, "done": False}
     assert got["metadata"]["tags"] == ["home"] and "scope" not in got["metadata"]
-    found = as_json(store("search", "Notes", "quarterly report", "--json"))
+    found = as_json(store("search", "Notes", "quarterly report", "--retrieval", "keyword",
+                          "--json"))
     assert [r["key"] for r in found["results"]] == ["report"] and found["retrieval"] == "keyword"
     assert "signals" not in found["results"][0]  # docs/cli.md: only hybrid results have them
     exact = as_json(store("search", "Notes", "tally", "--retrieval", "exact", "--json"))
@@ -118,7 +119,7 @@ def test_every_command_with_json(store: Store, tmp_path: Path) -> None:
 
     forgot = as_json(store("forget", "Notes", "report", "--json"))
     assert forgot == {"op": "forget", "memory": "Notes", "key": "report", "deleted": 1}
-    assert as_json(store("forget", "Notes", "--tag", "home", "--json")) == {
+    assert as_json(store("forget", "Notes", "--tag", "home", "--yes", "--json")) == {
         "op": "forget", "memory": "Notes", "filter": {"tags": ["home"]}, "deleted": 1
     }
     assert as_json(store("ls", "--json"))["memories"] == [{"memory": "Diary", "entries": 1}]
@@ -141,10 +142,12 @@ def test_tables_for_people(store: Store) -> None:
     assert "Notes" in bare.stdout and "subcommands:" in bare.stdout
     shown = store("show", "Diary")
     lines = shown.stdout.splitlines()
-    assert lines[0].split() == ["key", "age", "value", "tags", "expires", "in"]
+    assert lines[0].split() == [
+        "key", "age", "type", "importance", "value", "tags", "expires", "in"
+    ]
     assert "田中さん" in lines[2]
     got = store("get", "Notes", "tally")
-    assert '{"count":3,"done":false}' in got.stdout and "dict" in got.stdout
+    assert '{"count":3,"done":false}' in got.stdout and "object" in got.stdout
 
 
 def test_errors_are_one_line_with_the_right_exit_code(store: Store, tmp_path: Path) -> None:

@@ -75,7 +75,9 @@ def test_show_prints_each_page_before_reading_the_next(
         assert len(result.stdout.splitlines()) == 1
     else:
         lines = result.stdout.splitlines()
-        assert lines[0].split() == ["key", "age", "value", "tags", "expires", "in"]
+        assert lines[0].split() == [
+            "key", "age", "type", "importance", "value", "tags", "expires", "in"
+        ]
         assert len(lines) == 2 + ENTRIES  # one header, one rule: pages add no headers
         assert lines[2].startswith("k00000 ") and lines[-1].startswith(f"k{ENTRIES - 1:05d} ")
         assert len({line.index("value") if "value" in line else 0 for line in lines[2:]}) == 1
