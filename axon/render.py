@@ -463,7 +463,10 @@ def format_event(event: Mapping[str, Any]) -> str:
     parts = [f"{shorten(event.get('event_type', '?'), 40):<13}"]
     if event.get("step_name"):
         parts.append(f"[{shorten(event['step_name'], 40)}]")
-    parts.append(", ".join(f"{shorten(k, 40)}={shorten(v, 40)}" for k, v in data.items()))
+    stamp = event.get("timestamp")
+    parts.append(
+        ", ".join(f"{shorten(k, 40)}={_event_value(k, v, stamp)}" for k, v in data.items())
+    )
     if duration is not None:
         parts.append(f"({_number(duration, '.2f')} ms)")
     line = "  ".join(p for p in parts if p)
@@ -480,6 +483,46 @@ def format_event(event: Mapping[str, Any]) -> str:
             score = result.get("score", 0)
             line += f"\n    -> {shorten(result.get('key'), 60)}  score={score_text(score)}{explain}"
     return line
+
+
+def _event_value(name: Any, value: Any, stamp: Any) -> str:
+    """A field of an event's data for people: a time (`expires_at`, any `*_at`) as an ISO
+    8601 date in UTC with how far it is from the event (`2026-12-12T09:08:15Z (in 7d)`),
+    a duration (`*_seconds`) as one (`3h 20m`), anything else shortened."""
+    if isinstance(name, str) and _is_number(value):
+        try:
+            seconds = float(value)
+        except OverflowError:  # a 400-digit integer in a hand-edited file
+            return shorten(value, 40)
+        if math.isnan(seconds):
+            return shorten(value, 40)
+        if name.endswith("_at"):
+            text = date_text(seconds)
+            if _is_number(stamp) and math.isfinite(seconds - float(stamp)):
+                gap = round(seconds - float(stamp))
+                text += f" (in {duration_text(gap)})" if gap >= 0 else (
+                    f" ({duration_text(-gap)} ago)"
+                )
+            return text
+        if name.endswith("_seconds"):
+            return duration_text(seconds)
+    return shorten(value, 40)
+
+
+def date_text(timestamp: float) -> str:
+    """A Unix timestamp as an ISO 8601 date in UTC to the second (`2026-12-12T09:08:15Z`);
+    never raises: past the year 9999 it reads `9999-12-31T23:59:59Z` (as `iso_utc`)."""
+    try:
+        moment = _EPOCH + datetime.timedelta(seconds=int(timestamp))
+    except (OverflowError, ValueError):
+        moment = _LATEST if timestamp > 0 else _EARLIEST
+    return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def duration_text(seconds: float) -> str:
+    """A duration in at most two units, spaced: `7d`, `3h 20m`, `45s` (`age_text`'s bounds:
+    `>99999d`, `∞`)."""
+    return re.sub(r"(?<=[dhms])(?=\d)", " ", age_text(seconds))
 
 
 def _is_number(value: Any) -> bool:
