@@ -4,8 +4,10 @@
 runs the prompt_toolkit loop (`axon.repl.prompt`); otherwise it reads all of
 stdin and runs it statement by statement (`Console.run_script`), exiting 1 if
 any input failed. Both go through one `Console` (`axon.repl.console`), which
-executes inputs and dot commands and prints what happened. Every backend is
-closed on the way out, whatever the way out is.
+executes inputs and dot commands and prints what happened. At a terminal the
+banner lists the memories the store holds that the session has not declared
+(`.declare NAME`, `axon.repl.stored`). Every backend is closed on the way out,
+whatever the way out is.
 """
 
 from __future__ import annotations
@@ -96,6 +98,9 @@ def _interactive(
         ".help for commands, Ctrl-D to leave.",
         "dim",
     )
+    stored = console.stored_line()  # what a program left in the store, not yet declared
+    if stored:
+        console.print_line(stored, "dim")
     if file is not None:
         console.preload(file)
     return run_interactive(console, prompt_session)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import time
 import traceback
 from collections.abc import Callable, Coroutine, Iterator, Mapping
@@ -39,7 +40,10 @@ T = TypeVar("T")
 
 COMMANDS: dict[str, str] = {
     ".help": "show this help",
-    ".memories": "list memories: store, backend, retrieval, decay, entry count",
+    ".memories": "list memories: store, backend, retrieval, decay, entry count; and those "
+    "the store holds that this session has not declared",
+    ".declare": ".declare NAME: declare a memory the store holds, with the store's settings "
+    "(persistent, sqlite)",
     ".show": ".show NAME [N]: the N newest entries of memory NAME (default 10)",
     ".stats": ".stats [NAME...]: per tier stores, recalls, forgets, promotions, demotions",
     ".clear": ".clear NAME: delete every entry of memory NAME",
@@ -189,7 +193,9 @@ class Console:
         try:
             records = self.session.execute(text, filename)
         except AxonError as exc:
-            return self._fail(self.render_error(exc))
+            self._fail(self.render_error(exc))
+            self._note_stored(_undefined_memories(exc))
+            return False
         except KeyboardInterrupt:
             return self._fail("interrupted")
         except Exception as exc:  # a bug in AXON: say so briefly and keep the session
@@ -336,6 +342,65 @@ class Console:
             self._fail(str(exc))
         return None
 
+    # ------------------------------------------------------------ the store's memories
+    def stored_undeclared(self) -> dict[str, int]:
+        """The memories the session's store (its memory directory) holds that this session
+        has not declared, with their entry counts."""
+        from axon.repl.stored import stored_memories
+
+        stored = self._in_session(stored_memories(self.session.memories.memory_dir))
+        declared = set(self.session.memory_names())
+        return {name: count for name, count in stored.items() if name not in declared}
+
+    def stored_line(self) -> str | None:
+        """`the store holds 2 memories not declared in this session: Notes (3 entries),
+        ...; .declare NAME declares one`, or None when there are none."""
+        stored = self.stored_undeclared()
+        if not stored:
+            return None
+        shown = ", ".join(f"{name} ({_entries(count)})" for name, count in stored.items())
+        return (
+            f"the store holds {render.counted(len(stored), 'memory', 'memories')} not "
+            f"declared in this session: {shown}; .declare NAME declares one"
+        )
+
+    def _note_stored(self, names: list[str]) -> None:
+        """After an error naming undeclared memories: say which ones the store holds."""
+        if not names:
+            return
+        try:
+            stored = self.stored_undeclared()
+        except AxonError:  # a store that cannot be read now: the error said enough
+            return
+        for name in names:
+            if name in stored:
+                self._error(
+                    f"note: the store holds a memory '{name}' ({_entries(stored[name])}) "
+                    f"not declared in this session: .declare {name} declares it"
+                )
+
+    def declare_stored(self, name: str) -> bool:
+        """`.declare NAME`: declare a memory the store holds with the store's settings
+        (`axon.repl.stored.declaration`); announced like any declaration."""
+        from axon.repl.stored import declaration
+
+        if name in self.session.memory_names():
+            return self._fail(f"error: memory '{name}' is already declared in this session")
+        stored = self.stored_undeclared()
+        if name not in stored:
+            close = difflib.get_close_matches(name, list(stored), n=1, cutoff=0.6)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            held = f"; it holds: {', '.join(stored)}" if stored and not close else ""
+            where = self.session.memories.memory_dir
+            return self._fail(f"error: the store in {where} holds no memory '{name}'{hint}{held}")
+        text = declaration(name)
+        if text is None:
+            return self._fail(
+                f"error: '{name}' is not a name a program can declare a memory as "
+                "(axon memory export/import --into copies it under another name)"
+            )
+        return self.run_source(text, "<.declare>")
+
     # ------------------------------------------------------------ dot commands
     def command(self, line: str) -> bool:
         """Run one dot command; False when it failed (unknown command, bad argument)."""
@@ -360,6 +425,10 @@ class Console:
                 return self._fail("error: usage: .show NAME [N]  (N a positive number)")
             case ".stats", names:
                 return self.show_stats(names)
+            case ".declare", [name]:
+                return self.declare_stored(name)
+            case ".declare", _:
+                return self._fail("error: usage: .declare NAME")
             case ".clear", [name]:
                 return self.clear(name)
             case ".clear", _:
@@ -408,10 +477,16 @@ class Console:
 
     def show_memories(self) -> bool:
         memories = self.session.describe_memories()
+        stored = self.stored_undeclared()
         if not memories:
             self._say("no memories declared yet (memory Notes { store: session })")
-            return True
-        self._say(render.memories_table(memories, self.width))
+        else:
+            self._say(render.memories_table(memories, self.width))
+        if stored:
+            self._say("")
+            self._say("in the store, not declared in this session (.declare NAME declares one):")
+            rows = [(name, f"{count:,}") for name, count in stored.items()]
+            self._say(render.text_table(("memory", "entries"), rows, right={1}, width=self.width))
         return True
 
     def show_stats(self, names: list[str]) -> bool:
@@ -451,6 +526,7 @@ class Console:
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         known = f"; declared: {', '.join(names)}" if names and not close else ""
         self._fail(f"error: no memory named '{name}'{hint}{known}")
+        self._note_stored([name])
         return False
 
     def _count(self, name: str) -> int:
@@ -659,6 +735,16 @@ def _line_starts(text: str) -> list[int]:
         if char == "\n":
             starts.append(i + 1)
     return starts
+
+
+_UNDEFINED = re.compile(r"Undefined memory '([^']+)'")
+
+
+def _undefined_memories(exc: AxonError) -> list[str]:
+    """The memory names an error says are undefined (the checker's 'Undefined memory')."""
+    if not isinstance(exc, AxonCheckError):
+        return []
+    return [m.group(1) for d in exc.diagnostics for m in _UNDEFINED.finditer(d.message)]
 
 
 def _entries(count: int) -> str:
