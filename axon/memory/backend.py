@@ -33,6 +33,7 @@ from axon.memory.entry import (
     MemoryEntry,
     NewEntry,
     can_name_entry,
+    context_problem,
     filter_predicate,
     valid_query,
     validate_entry,
@@ -213,6 +214,8 @@ class MemoryBackend(MinimalMemoryBackend):
         entries = self._checked(items)
         await self._put(entries)
         self._traced_writes(entries)
+        if any(entry.context is not None for entry in entries):
+            entries = [dataclasses.replace(entry, context=None) for entry in entries]
         return entries
 
     def _checked(self, items: Sequence[NewEntry]) -> list[MemoryEntry]:
@@ -233,6 +236,8 @@ class MemoryBackend(MinimalMemoryBackend):
                     memory=_scope(item.metadata),
                     key=item.key,
                 )
+            if item.context is not None and (problem := context_problem(item.context)):
+                raise AxonMemoryError(problem, memory=_scope(item.metadata), key=item.key)
         now = self.clock()
         entries = [
             MemoryEntry(
@@ -241,6 +246,7 @@ class MemoryBackend(MinimalMemoryBackend):
                 metadata=metadata or {},
                 timestamp=now if item.timestamp is None else item.timestamp,
                 expires_at=item.expires_at,
+                context=item.context,
             )
             for item, (value, metadata) in zip(items, checked, strict=True)
         ]
@@ -491,7 +497,12 @@ class MemoryBackend(MinimalMemoryBackend):
 
     @abc.abstractmethod
     async def _put(self, entries: Sequence[MemoryEntry]) -> None:
-        """Insert or replace validated entries, all or nothing."""
+        """Insert or replace validated entries, all or nothing.
+
+        A backend that keeps `link: sequence` contexts (see `read_contexts`) gives a new
+        entry the text stored just before it in its scope and keeps a replaced one's,
+        except that an entry whose `context` is not None keeps that one (an import's).
+        """
 
     @abc.abstractmethod
     async def _retrieve_exact(
@@ -804,6 +815,27 @@ class MemoryBackend(MinimalMemoryBackend):
         if not items:
             return 0
         return await self._write_vectors(scope, model_id, items)
+
+    async def read_contexts(self, scope: str | None, keys: Sequence[str]) -> dict[str, str]:
+        """The `link: sequence` context of the entries `keys` of `scope`, by key.
+
+        An entry's context is what its linked recall matches besides its own key and
+        text (at `text.CONTEXT_WEIGHT`): the text stored just before its first store in
+        its scope, kept when it is stored again, or the `NewEntry.context` it was stored
+        with. Export reads a page of keys at a time and writes each context, and import
+        stores each entry with it, so linked recall ranks after a move as before. Keys
+        with no entry are left out. A backend that keeps no contexts returns {} (this
+        default); one that returns them also honours `NewEntry.context`.
+        """
+        self._check_open()
+        named = [key for key in keys if isinstance(key, str) and can_name_entry(key)]
+        if not named:
+            return {}
+        return await self._read_contexts(scope, named)
+
+    async def _read_contexts(self, scope: str | None, keys: list[str]) -> dict[str, str]:
+        """See `read_contexts`; the default keeps no contexts."""
+        return {}
 
     async def _list_after(
         self,

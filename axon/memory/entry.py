@@ -25,6 +25,14 @@ metadata too (`axon.memory.links`), so every entry an export writes can be impor
 
 MAX_KEY_CHARS = 1024
 
+MAX_CONTEXT_JSON_CHARS = 5 * MAX_VALUE_BYTES + 2
+"""The longest JSON (characters, quotes included, as an export writes it) of a
+`link: sequence` context (`NewEntry.context`). A context is the text (`value_text`) of
+another entry's value, whose JSON is at most `MAX_VALUE_BYTES` bytes: a string's text
+is that string, whose JSON is the value's; a list's or dict's text is Python's `str()`
+of it, whose JSON is at most 5 characters per byte of the value's JSON (DEL is one byte
+there, `'\\x7f'` in `str()` and `\\\\x7f` in JSON), plus its two quotes."""
+
 MAX_INT_DIGITS = 4300
 """Most decimal digits of an int in a value or metadata: Python's own default limit on
 converting an int to and from text (`sys.get_int_max_str_digits`), past which JSON can
@@ -60,6 +68,9 @@ class MemoryEntry:
     timestamp: float = 0.0
     expires_at: float | None = None
     signals: dict[str, float] | None = field(default=None, compare=False)
+    context: str | None = field(default=None, compare=False, repr=False)
+    """On an entry being written only (what `_put` gets): `NewEntry.context`. Entries
+    read back never carry it (`MemoryBackend.read_contexts` gives contexts)."""
 
     @property
     def scope(self) -> str | None:
@@ -100,6 +111,12 @@ class NewEntry:
 
     `timestamp` is None for "now" (the backend's clock); an import gives the entry's
     original time instead, so recency and newest-first order survive a move.
+
+    `context` is None for the backend's own `link: sequence` context (the text stored
+    just before the entry's first store, kept when it is stored again); an import
+    gives the one the export read (`MemoryBackend.read_contexts`), which the entry then
+    keeps, whether new or replacing one, so linked recall ranks as on the source. A
+    backend that keeps no contexts ignores it. See `MAX_CONTEXT_JSON_CHARS`.
     """
 
     key: str
@@ -107,6 +124,7 @@ class NewEntry:
     metadata: Mapping[str, Any] | None = None
     expires_at: float | None = None
     timestamp: float | None = None
+    context: str | None = None
 
 
 def scope_of(metadata: Mapping[str, Any] | None) -> str | None:
@@ -385,6 +403,25 @@ def validate_entry(
         )
     check_metadata_size(metadata_text, memory=memory, key=key)
     return value, plain_metadata
+
+
+def context_problem(context: Any) -> str | None:
+    """Why `context` cannot be an entry's `link: sequence` context (`NewEntry.context`),
+    or None when it can: it must be valid Unicode text whose JSON is at most
+    `MAX_CONTEXT_JSON_CHARS` characters (what the text of a stored value can be)."""
+    if not isinstance(context, str):
+        return f"an entry's context must be a string, not {type(context).__name__}"
+    if not is_valid_unicode(context):
+        return "an entry's context contains an unpaired surrogate, which is not valid Unicode"
+    size = len(context) * 6 + 2  # at most six characters each (`\u0001`): often enough
+    if size > MAX_CONTEXT_JSON_CHARS:
+        size = len(encode_json(context))
+    if size > MAX_CONTEXT_JSON_CHARS:
+        return (
+            f"an entry's context is {size:,} characters as JSON (at most "
+            f"{MAX_CONTEXT_JSON_CHARS:,}, the longest text of a value)"
+        )
+    return None
 
 
 def check_metadata_size(text: str, *, memory: str | None, key: str, why: str = "") -> None:

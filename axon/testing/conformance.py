@@ -8,8 +8,8 @@ tests/memory/test_conformance.py runs it over every built-in backend. Time is
 driven with the `clock` fixture (a `FakeClock`): a backend must read the time
 only from the clock it is given, and embed with the given embedder.
 
-The tests live in five groups, `contract_entries`, `contract_links`,
-`contract_retrieval`, `contract_paging` and `contract_vectors`, over
+The tests live in six groups, `contract_entries`, `contract_links`,
+`contract_retrieval`, `contract_contexts`, `contract_paging` and `contract_vectors`, over
 `contract_helpers` (fixtures and helpers); this module gathers them, so one
 star-import takes every test.
 
@@ -19,12 +19,14 @@ Needs pytest and pytest-asyncio (`asyncio_mode = "auto"`): `axon-memory[testing]
 from __future__ import annotations
 
 from axon.testing import (
+    contract_contexts,
     contract_entries,
     contract_links,
     contract_paging,
     contract_retrieval,
     contract_vectors,
 )
+from axon.testing.contract_contexts import *  # noqa: F403
 from axon.testing.contract_entries import *  # noqa: F403
 from axon.testing.contract_helpers import backend_env, clock
 from axon.testing.contract_links import *  # noqa: F403
@@ -38,6 +40,7 @@ __all__ = [  # what `from axon.testing.conformance import *` takes: the fixtures
     *sorted(
         contract_entries.__all__
         + contract_links.__all__
+        + contract_contexts.__all__
         + contract_retrieval.__all__
         + contract_paging.__all__
         + contract_vectors.__all__

@@ -11,7 +11,9 @@ Layout. One collection (the location's) holds two kinds of records:
   an upsert into the old one; its document is the lower-cased key and text
   (`exact` candidates come from Chroma's `$contains`) followed by term markers
   (`keyword` candidates: `\x02stem\x03` per stem of key and text, `\x04stem\x03`
-  per stem of the context); its vector (Chroma needs one) is its BM25 lengths;
+  per stem of the context: `ctx`, the scope's `last` text when the entry was first
+  stored, or the one a store gives, `NewEntry.context`); its vector (Chroma needs
+  one) is its BM25 lengths;
 - a record per scope, id `s<sha1 of scope>`, holding the text last stored there
   (the context of `link: sequence`) and making `scopes(prefix)` cheap.
 
@@ -391,7 +393,11 @@ class ChromaBackend(MemoryBackend):
                         "seq": int(before["seq"]) if before else _SEQ.next(),
                         "vgen": secrets.token_hex(8),
                         "vm": "",
-                        "ctx": str(before["ctx"]) if before else last[scope],
+                        "ctx": (
+                            entry.context
+                            if entry.context is not None  # an import's: kept as given
+                            else str(before["ctx"]) if before else last[scope]
+                        ),
                     }
                 )
                 context = str(metas[-1]["ctx"])
@@ -773,6 +779,20 @@ class ChromaBackend(MemoryBackend):
             )
 
         self._db.run(body)
+
+    async def _read_contexts(self, scope: str | None, keys: list[str]) -> dict[str, str]:
+        """Each entry's `ctx` (its record's metadata)."""
+        by_id = {entry_id(scope, key): key for key in keys}
+
+        def body(db: ChromaConnection) -> dict[str, str]:
+            got = self._entries(db).get(ids=list(by_id), include=["metadatas"])
+            return {
+                by_id[ident]: str(meta["ctx"])
+                for ident, meta in zip(got["ids"], got["metadatas"] or [], strict=True)
+            }
+
+        found: dict[str, str] = self._db.run(body)
+        return found
 
     async def _read_vectors(
         self, scope: str | None, keys: list[str], model_id: str

@@ -251,6 +251,9 @@ class InMemoryBackend(MemoryBackend):
         ]
         batches: dict[str | None, list[tuple[Hashable, str, str, float, int]]] = {}
         for scope, key, entry, text, terms in prepared:
+            given = entry.context
+            if given is not None:  # kept below; the stored entry does not carry it
+                entry = dataclasses.replace(entry, context=None)
             state = self._scopes.get(scope)
             if state is None:
                 state = self._scopes[scope] = _Scope(scope)
@@ -268,8 +271,12 @@ class InMemoryBackend(MemoryBackend):
                 )
             else:
                 state.expiring.pop(key, None)
-            # The context (see `text.CONTEXT_WEIGHT`) is fixed when a key is first stored.
-            state.context.setdefault(key, state.last_text)
+            # The context (see `text.CONTEXT_WEIGHT`) is fixed when a key is first stored,
+            # unless the entry gives its own (an import's).
+            if given is not None:
+                state.context[key] = given
+            else:
+                state.context.setdefault(key, state.last_text)
             state.last_text = text
             state.keyword.add(key, terms)
             state.index_linked(key, text, terms)
@@ -283,6 +290,12 @@ class InMemoryBackend(MemoryBackend):
         for scope, items in batches.items():
             self._scopes[scope].exact.add_many(items)
         self._trim_expiry()
+
+    async def _read_contexts(self, scope: str | None, keys: list[str]) -> dict[str, str]:
+        state = self._scopes.get(scope)
+        if state is None:
+            return {}
+        return {key: state.context[key] for key in keys if key in state.entries}
 
     async def _write_links(
         self,

@@ -63,6 +63,7 @@ from axon.memory.backends.postgres_pool import (
 from axon.memory.backends.postgres_schema import (
     DEFAULT_SCHEMA,
     SCHEMA_ENV,
+    Indexed,
     check_schema_name,
     counted_terms,
     entry_terms,
@@ -125,6 +126,17 @@ _UPSERT_ARRAYS = (
     "FROM {source} ORDER BY u.n " + postgres_copy.ON_CONFLICT_UPDATE
 )
 """A small batch's upsert, its rows sent as one array per column (`{source}`)."""
+
+_SET_CONTEXTS = (
+    "UPDATE {entries} AS e SET context = u.context, "
+    "context_terms = u.context_terms::text[], context_counts = u.context_counts::int[], "
+    "context_length = u.context_length "
+    "FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::int[]) "
+    "AS u(key, context, context_terms, context_counts, context_length) "
+    "WHERE e.key = u.key AND {where} AND e.context IS DISTINCT FROM u.context"
+)
+"""The contexts entries give (`NewEntry.context`) onto the rows of one scope that an
+upsert kept their old context in; the statistics triggers count the change."""
 
 
 
@@ -249,16 +261,21 @@ class PostgresBackend(MemoryBackend):
         latest: dict[tuple[str | None, str], MemoryEntry] = {}
         for entry in entries:
             latest[(scope_of(entry.metadata), entry.key)] = entry
-        rows = []
+        rows: list[tuple[Any, ...]] = []
         # Each text's counted stems, reused for the next row's context when the stored
         # text is the same (no NUL dropped): one tokenisation per text, not two.
         counted: list[tuple[Counter[str], int] | None] = []
+        # The contexts the entries give (an import's), as stored, with their terms.
+        given: dict[int, tuple[str, Indexed]] = {}
         for (scope, key), entry in latest.items():
             if scope is not None and "\x00" in scope:
                 raise AxonMemoryError("a memory scope must not contain NUL characters", key=key)
             full_text = value_text(entry.value)
             text = db_text(full_text)
             counts = counted_terms(full_text)
+            if entry.context is not None:
+                context = db_text(entry.context)
+                given[len(rows)] = (context, indexed_terms(context))
             rows.append((*write_row(entry, text), *entry_terms(key, *counts)))
             counted.append(counts if text == full_text else None)
         scopes = list(dict.fromkeys(row[0] for row in rows))
@@ -277,22 +294,48 @@ class PostgresBackend(MemoryBackend):
 
         def with_contexts(conn: Connection[Any]) -> list[Row]:
             """The complete rows (`postgres_copy.COLUMNS`), with their contexts
-            (text.CONTEXT_WEIGHT): each is the text stored just before it in its
-            scope, the previous row of the batch, else the newest row stored. Kept by
-            a new row only (an update keeps its own)."""
+            (text.CONTEXT_WEIGHT): the one the entry gives, else the text stored just
+            before it in its scope, the previous row of the batch, else the newest row
+            stored. Kept by a new row only (an update keeps its own; `given_contexts`
+            then writes a given one)."""
             found = conn.execute(latest_sql, (scopes,)).fetchall()
             previous: dict[str | None, tuple[str, tuple[Counter[str], int] | None]] = {
                 scopes[int(n) - 1]: (text or "", None) for n, text in found
             }
             complete = []
-            for row, counts in zip(rows, counted, strict=True):
-                context, context_counts = previous[row[0]]
-                terms = (
-                    indexed_terms(context) if context_counts is None else indexed(*context_counts)
-                )
+            for n, (row, counts) in enumerate(zip(rows, counted, strict=True)):
+                if n in given:
+                    context, terms = given[n]
+                else:
+                    context, context_counts = previous[row[0]]
+                    terms = (
+                        indexed_terms(context)
+                        if context_counts is None
+                        else indexed(*context_counts)
+                    )
                 complete.append((*row, context, *terms))
                 previous[row[0]] = (row[4], counts)
             return complete
+
+        def given_contexts(conn: Connection[Any]) -> None:
+            """Give the rows that replaced a stored one the context their entry gives
+            (new rows have it already: `with_contexts`)."""
+            by_scope: dict[str | None, list[tuple[str, str, Indexed]]] = {}
+            for n, (context, terms) in given.items():
+                by_scope.setdefault(rows[n][0], []).append((rows[n][1], context, terms))
+            for scope, items in by_scope.items():
+                where, params = self._exact_scope_sql(scope)
+                conn.execute(
+                    q.query(_SET_CONTEXTS, where=where),
+                    (
+                        [key for key, _, _ in items],
+                        [context for _, context, _ in items],
+                        [text_array(terms[0]) for _, _, terms in items],
+                        [int_array(terms[1]) for _, _, terms in items],
+                        [terms[2] for _, _, terms in items],
+                        *params,
+                    ),
+                )
 
         body: Callable[[Connection[Any]], None]
         if len(rows) < COPY_THRESHOLD:
@@ -323,7 +366,15 @@ class PostgresBackend(MemoryBackend):
         else:
             body = self._copy_body(with_contexts)
             atomic = True
-        return body, atomic
+        if not given:
+            return body, atomic
+        write = body
+
+        def write_with_contexts(conn: Connection[Any]) -> None:
+            write(conn)
+            given_contexts(conn)
+
+        return write_with_contexts, True
 
     async def _write_links(
         self,
@@ -846,6 +897,19 @@ class PostgresBackend(MemoryBackend):
             return rows
 
         return [(self._entry(row), int(row[0])) for row in self._run(body)]
+
+    async def _read_contexts(self, scope: str | None, keys: list[str]) -> dict[str, str]:
+        where, params = self._exact_scope_sql(scope)
+        statement = self._q.query(
+            "SELECT e.key, e.context FROM {entries} AS e WHERE {where} AND e.key = ANY(%s)",
+            where=where,
+        )
+
+        def body(conn: Connection[Any]) -> dict[str, str]:
+            rows = conn.execute(statement, (*params, keys)).fetchall()
+            return {str(key): str(context) for key, context in rows}
+
+        return self._run(body, atomic=False)
 
     async def _read_vectors(
         self, scope: str | None, keys: list[str], model_id: str

@@ -4,7 +4,8 @@
 the same way; only their SQL dialects differ (placeholders, quoting, how text is
 matched). What is the same is written here once:
 
-- the row a write sends (`write_row`) and the entry a read builds (`row_entry`);
+- the row a write sends (`write_row`), the contexts an import gives its entries
+  (`given_contexts`) and the entry a read builds (`row_entry`);
 - `lower_if_not_ascii`: the `key_lc` / `text_lc` columns, so `exact` folds case
   in SQL exactly as Python's `str.lower()` does;
 - keyword recall's budget: `candidate_count(top_k)` candidates rescored per round
@@ -77,6 +78,19 @@ def write_row(entry: MemoryEntry, text: str) -> WriteRow:
         entry.timestamp,
         entry.expires_at,
     )
+
+
+def given_contexts(entries: Sequence[MemoryEntry]) -> dict[tuple[str | None, str], str]:
+    """The contexts `entries` give (`NewEntry.context`, an import's) by `(scope, key)`;
+    within a batch the last entry of an identity wins, as its row does."""
+    given: dict[tuple[str | None, str], str] = {}
+    for entry in entries:
+        identity = (scope_of(entry.metadata), entry.key)
+        if entry.context is not None:
+            given[identity] = entry.context
+        else:
+            given.pop(identity, None)
+    return given
 
 
 def _as_is(value: Any) -> Any:

@@ -68,6 +68,7 @@ from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
 from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
 from axon.memory.backends.sql_common import (
     WriteRow,
+    given_contexts,
     purge_in_batches,
     quiet_sweep,
     row_entry,
@@ -392,7 +393,8 @@ class SQLiteBackend(MemoryBackend):
 
     async def _put(self, entries: Sequence[MemoryEntry]) -> None:
         rows: list[WriteRow] = [write_row(entry, value_text(entry.value)) for entry in entries]
-        self._write(lambda conn: upsert_rows(conn, rows))
+        contexts = given_contexts(entries)
+        self._write(lambda conn: upsert_rows(conn, rows, contexts))
         self._writes_since_purge += len(rows)
         self._maybe_purge(self.clock())
 
@@ -434,7 +436,9 @@ class SQLiteBackend(MemoryBackend):
                     store.metadata, old and old[1], memory=scope, key=store.key
                 )
                 stored = dataclasses.replace(store, metadata=meta)
-                upsert_rows(conn, [write_row(stored, value_text(stored.value))])
+                upsert_rows(
+                    conn, [write_row(stored, value_text(stored.value))], given_contexts([stored])
+                )
             updates: list[tuple[str, int]] = []
             changed: list[str] = []
             for change in [*unlink, *changes]:
@@ -737,6 +741,25 @@ class SQLiteBackend(MemoryBackend):
             return rows
 
         return [(self._entry(row), int(row[0])) for row in self._read(body)]
+
+    async def _read_contexts(self, scope: str | None, keys: list[str]) -> dict[str, str]:
+        ident = scope if scope is not None else b"\x00"
+
+        def body(conn: sqlite3.Connection) -> dict[str, str]:
+            found: dict[str, str] = {}
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                found.update(
+                    conn.execute(
+                        "SELECT key, context FROM entries "
+                        f"WHERE ifnull(scope, X'00') = ? AND key IN ({marks})",
+                        (ident, *chunk),
+                    ).fetchall()
+                )
+            return found
+
+        return self._read(body)
 
     async def _read_vectors(
         self, scope: str | None, keys: list[str], model_id: str

@@ -58,7 +58,7 @@ Layout (version 9):
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from axon.errors import AxonMemoryError
@@ -403,14 +403,21 @@ def _existing(
     return found
 
 
-def upsert_rows(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
+def upsert_rows(
+    conn: sqlite3.Connection,
+    rows: Sequence[Row],
+    contexts: Mapping[tuple[str | None, str], str] | None = None,
+) -> None:
     """Insert or replace rows by `(scope, key)`, with their full-text entries.
 
     Runs inside the caller's write transaction. A replaced row keeps its id (its
     place in tie order); within one batch the last row of an identity wins and the
     first one's position counts. New rows get ids after the current maximum, which
-    no other writer can take while this transaction holds the write lock.
+    no other writer can take while this transaction holds the write lock. A row's
+    context is the text stored just before it in its scope, kept when it is replaced,
+    unless `contexts` gives one for its identity (an import's), which it then keeps.
     """
+    given = contexts or {}
     latest: dict[tuple[str | None, str], Row] = {}
     for row in rows:
         latest[(row[0], row[1])] = row
@@ -429,8 +436,11 @@ def upsert_rows(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
         delta = stats.setdefault(scope, [0, 0, 0])
         length = text_length(row[4])  # a token never spans the space of "key text"
         old = existing.get((scope, key))
+        own = given.get((scope, key))
         if old is None:
-            context, context_length = last_text[scope]
+            context, context_length = (
+                last_text[scope] if own is None else (own, text_length(own))
+            )
             inserts.append((next_id, *row, context))
             fts_insert.append((next_id, key, row[4], context))
             next_id += 1
@@ -438,12 +448,14 @@ def upsert_rows(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
             delta[1] += text_length(key) + length
             delta[2] += context_length
         else:
-            ident, old_text, context = old
-            updates.append((*row[3:], ident))
-            if old_text != row[4]:
-                fts_delete.append((ident, key, old_text, context))
+            ident, old_text, old_context = old
+            context = old_context if own is None else own
+            updates.append((*row[3:], context, ident))
+            if old_text != row[4] or context != old_context:
+                fts_delete.append((ident, key, old_text, old_context))
                 fts_insert.append((ident, key, row[4], context))
                 delta[1] += length - text_length(old_text)
+                delta[2] += text_length(context) - text_length(old_context)
         last_text[scope] = (row[4], length)
     conn.executemany(
         "INSERT INTO entries (id, scope, key, key_lc, value_json, text, text_lc, "
@@ -452,7 +464,7 @@ def upsert_rows(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
     )
     conn.executemany(
         "UPDATE entries SET value_json = ?, text = ?, text_lc = ?, metadata_json = ?, "
-        "timestamp = ?, expires_at = ? WHERE id = ?",
+        "timestamp = ?, expires_at = ?, context = ? WHERE id = ?",
         updates,
     )
     _fts_delete(conn, fts_delete)
