@@ -10,13 +10,15 @@ The format (docs/cli.md, Export format), one JSON object per line:
 - `memory` is the memory's name (the entry's scope); `metadata` is the entry's
   metadata without `scope` (the memory says it); `created_at` is the entry's
   timestamp and `expires_at` its expiry (Unix seconds, or null).
+- `context` is the entry's `link: sequence` context (`MemoryBackend.read_contexts`:
+  the text stored just before its first store), written when the backend keeps
+  contexts; an import stores the entry with it (`NewEntry.context`), so an entry
+  stored again after others keeps the context it had. A line without one (an older
+  export, a backend keeping none) gets the backend's own: the text stored before it.
 - Entries are written oldest first, ties in the order the backend lists them, so
   an import stores them in the order they were first stored: newest-first listing,
-  tie order (hence recall rankings) and the context of `link: sequence` memories
-  come out the same, but for an entry stored again after others: its context (the
-  text stored before its first store) is not written, so an import gives it the text
-  exported before it (a known gap: the xfail test in tests/memory/test_transfer.py).
-  Expired entries are not exported. Owned scopes (session and ephemeral entries of
+  tie order (hence recall rankings) and, with the contexts, linked recall come out
+  the same. Expired entries are not exported. Owned scopes (session and ephemeral entries of
   live or dead sessions, `axon.memory.lifetimes`) are never exported: they are not
   memories.
 - Unknown fields of an entry line are ignored, so a newer writer's extra fields do
@@ -31,10 +33,11 @@ The format (docs/cli.md, Export format), one JSON object per line:
   it ignores it (and embeds the entry itself).
 
 Streaming: export reads `PAGE` entries at a time with `list_page` (a keyset cursor
-over the backend's order index, oldest first: no OFFSET scan) and their vectors with
-`read_vectors`, holding the page and 8 bytes per key written (`_Written`, so that an
-entry stored again during the export is not written twice); import stores `BATCH`
-entries per `store_many` call, so neither holds the entries of the store.
+over the backend's order index, oldest first: no OFFSET scan), their contexts with
+`read_contexts` and their vectors with `read_vectors`, holding the page and 8 bytes
+per key written (`_Written`, so that an entry stored again during the export is not
+written twice); import stores `BATCH` entries per `store_many` call, so neither
+holds the entries of the store.
 
 Import is idempotent: an entry is identified by (memory, key) and carries its
 original timestamp, so importing the same file twice replaces each entry by
@@ -69,10 +72,12 @@ from axon.errors import AxonError, AxonMemoryError
 from axon.files import replacing
 from axon.memory.backend import MemoryBackend
 from axon.memory.entry import (
+    MAX_CONTEXT_JSON_CHARS,
     MAX_KEY_CHARS,
     MAX_VALUE_BYTES,
     MemoryEntry,
     NewEntry,
+    context_problem,
     encode_json,
     json_kind,
     scope_of,
@@ -112,6 +117,7 @@ _SKELETON = encode_json(
         "metadata": 0,
         "created_at": 0,
         "expires_at": 0,
+        "context": "",
         "vector": {"model": "", "dim": 0, "f32": ""},
     }
 )
@@ -124,11 +130,12 @@ MAX_LINE_CHARS = (
     + MAX_VALUE_BYTES  # the value's JSON, as measured when it was stored
     + 6 * MAX_KEY_CHARS  # the key, every character escaped (`\u0001`)
     + 2 * _LONGEST_FLOAT  # created_at, expires_at
+    + MAX_CONTEXT_JSON_CHARS  # the context's JSON (the skeleton has its quotes too)
     + len(str(MAX_VECTOR_DIM))
     + 6 * MAX_MODEL_CHARS
     + 4 * -(-4 * MAX_VECTOR_DIM // 3)  # base64 of MAX_VECTOR_DIM float32 values
 )
-"""The longest line export can write (2,361,984 characters): an import reads every
+"""The longest line export can write (7,361,999 characters): an import reads every
 line up to this, and refuses a longer one after reading only this much of it."""
 
 Progress = Callable[[int], None]
@@ -333,6 +340,11 @@ async def export_entries(
             if not page:
                 continue
             records = [entry_record(name, entry) for entry in page]
+            contexts = await backend.read_contexts(scope, [e.key for e in page])
+            for record in records:
+                context = contexts.get(record["key"])
+                if context is not None:
+                    record["context"] = context
             if with_vectors:
                 model_id = models[name]
                 found = await backend.read_vectors(scope, [e.key for e in page], model_id)
@@ -488,7 +500,16 @@ def parse_record(data: Any, where: str) -> NewEntry:
         validate_entry(key, data["value"], meta, memory=memory)
     except AxonMemoryError as exc:
         raise TransferError(str(exc), where=where) from None
-    return NewEntry(key, data["value"], meta, expires, float(created))
+    context = data.get("context")  # absent or null: the backend's own (an older export)
+    if context is not None:
+        if not isinstance(context, str):
+            raise TransferError(
+                f'"context" must be a string or null, not {_kind_of(context)}', where=where
+            )
+        problem = context_problem(context)
+        if problem is not None:
+            raise TransferError(f"memory '{memory}', key {key!r}: {problem}", where=where)
+    return NewEntry(key, data["value"], meta, expires, float(created), context)
 
 
 ImportedVector = tuple[str, int, bytes]

@@ -21,7 +21,13 @@ from axon.errors import AxonMemoryError
 from axon.memory import transfer
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.hashing import HashingEmbedder
-from axon.memory.entry import MAX_KEY_CHARS, MAX_VALUE_BYTES, NewEntry, encode_json
+from axon.memory.entry import (
+    MAX_CONTEXT_JSON_CHARS,
+    MAX_KEY_CHARS,
+    MAX_VALUE_BYTES,
+    NewEntry,
+    encode_json,
+)
 from axon.memory.lifetimes import Owner
 from axon.memory.registry import registry
 from axon.memory.transfer import (
@@ -32,7 +38,13 @@ from axon.memory.transfer import (
     memory_names,
     read_lines,
 )
-from tests.memory.conftest import FakeClock, pg_dsn_or_skip, pg_test_schema
+from tests.memory.conftest import (
+    BACKEND_FACTORIES,
+    BackendEnv,
+    FakeClock,
+    pg_dsn_or_skip,
+    pg_test_schema,
+)
 
 WORDS = [
     "apple", "river", "stone", "cloud", "lamp", "garden",
@@ -208,7 +220,9 @@ async def test_round_trip_in_memory_sqlite_postgres_jsonl(tmp_path: Path) -> Non
         assert len(lines) == 1 + 42  # the expired entry is not exported
         assert all('"gone"' not in line for line in lines)
         record = json.loads(lines[1])
-        assert set(record) == {"memory", "key", "value", "metadata", "created_at", "expires_at"}
+        assert set(record) == {
+            "memory", "key", "value", "metadata", "created_at", "expires_at", "context"
+        }
         assert "scope" not in record["metadata"]
     finally:
         for backend in (origin, sqlite, postgres, final, *natives):
@@ -579,7 +593,7 @@ def test_a_line_past_the_limit_is_refused_without_reading_the_rest_of_it() -> No
     with pytest.raises(TransferError) as caught:
         next(lines)
     assert str(caught.value) == (
-        "huge.jsonl:2: error: line is more than 2,361,984 characters long "
+        "huge.jsonl:2: error: line is more than 7,361,999 characters long "
         "(the longest line an export writes)"
     )
     assert handle.tell() == len(header) + MAX_LINE_CHARS + 1  # the rest was never read
@@ -683,8 +697,10 @@ async def test_an_entry_stored_again_during_the_export_is_written_once(
 async def test_an_entry_at_every_cap_exports_to_a_line_import_reads(tmp_path: Path) -> None:
     """The longest line export can write: a value and a metadata (with a long memory
     name in its "scope") of 1 MB of JSON each, all of it escapes, a 1,024-character key
-    of escapes, long times and a 65,536-dimension vector. It is within MAX_LINE_CHARS
-    (derived from those caps, not far above them) and imports back as it was."""
+    of escapes, long times, a 65,536-dimension vector and the longest context (the text
+    of a list of 1 MB of DEL characters stored before it: `'\\x7f'` in its text, five
+    characters each in JSON). It is within MAX_LINE_CHARS (derived from those caps, not
+    far above them) and imports back as it was."""
     clock = FakeClock()
     embedder = HashingEmbedder(transfer.MAX_VECTOR_DIM)
     memory = "N" * 1000  # a name a program can declare, long
@@ -700,7 +716,10 @@ async def test_an_entry_at_every_cap_exports_to_a_line_import_reads(tmp_path: Pa
     metadata = {"scope": memory, "blob": "\x01" * ((MAX_VALUE_BYTES - base) // 6)}
     assert MAX_VALUE_BYTES - 6 < len(encode_json(metadata)) <= MAX_VALUE_BYTES
     source, target = make("caps"), make("caps-copy")
+    before = ["\x7f" * (MAX_VALUE_BYTES - 4)]  # `["..."]`: 1 MB of JSON
+    assert len(encode_json(before).encode()) == MAX_VALUE_BYTES
     try:
+        await source.store("before", before, {"scope": memory})  # the next one's context
         await source.store_many(
             [NewEntry(key, value, metadata, -1.2345678901234567e-300 + 9e10,
                       -2.2250738585072014e-308 + 1.7e9 + 0.123456789)]
@@ -709,11 +728,13 @@ async def test_an_entry_at_every_cap_exports_to_a_line_import_reads(tmp_path: Pa
         assert await source.write_vectors(memory, embedder.model_id, [(key, unit)]) == 1
         out = io.StringIO()
         await export_memories(source, out, with_vectors=True)
-        line = out.getvalue().splitlines(keepends=True)[1]
+        line = out.getvalue().splitlines(keepends=True)[2]
         assert MAX_LINE_CHARS - 20_000 < len(line) <= MAX_LINE_CHARS, len(line)
+        assert json.loads(line)["context"] == str(before)
         out.seek(0)
         report = await import_memories(target, read_lines(out, "caps.jsonl"))
-        assert report.entries == 1 and report.vectors_kept == 1
+        assert report.entries == 2 and report.vectors_kept == 1
+        assert await target.read_contexts(memory, [key]) == {key: str(before)}
         got, original = await target.get(key, memory), await source.get(key, memory)
         assert got is not None and original is not None
         assert (got.value, got.metadata, got.timestamp, got.expires_at) == (
@@ -724,37 +745,112 @@ async def test_an_entry_at_every_cap_exports_to_a_line_import_reads(tmp_path: Pa
         await target.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 25 item 6: export does not carry each entry's link: sequence context "
-    "(kept at first store), so an import recomputes it from the file's order",
-)
+async def _linked(backend: MemoryBackend, query: str) -> list[tuple[str, float]]:
+    found = await backend.retrieve(query, 10, "M", mode="keyword", linked=True)
+    return [(e.key, round(e.score, 6)) for e in found]
+
+
 async def test_linked_recall_is_the_same_after_a_round_trip_of_replaced_entries(
-    tmp_path: Path,
+    backend: MemoryBackend, clock: FakeClock, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """Each entry's context (the text stored just before it, `link: sequence`) is fixed
-    at its first store; replacing entries later moves them in the oldest-first export,
-    and an import that stores them in that order gives them other contexts."""
-    clock = FakeClock()
-    source = _sqlite(tmp_path, clock, "linked")
-    words = ["apple", "river", "stone", "cloud", "lamp", "garden"]
-    for i, word in enumerate(words):
-        await source.store(f"k{i}", f"{word} note {i}", {"scope": "M"})
+    at its first store; replacing entries later moves them in the oldest-first export.
+    The export carries each context and the import stores it as written, into an empty
+    memory and into one holding the same keys with other contexts, so linked recall
+    ranks the same, and exporting the copy writes the same file."""
+    make = BACKEND_FACTORIES[request.node.callspec.params["backend"]]
+    count = 70  # one import batch past PostgreSQL's COPY_THRESHOLD (64): its COPY path
+    for i in range(count):
+        await backend.store(f"k{i}", f"{WORDS[i % 12]} note {i}", {"scope": "M"})
         clock.advance(1)
-    for i in (1, 3):  # stored again: new text, new timestamp, the context they had stays
-        await source.store(f"k{i}", f"{words[i]} changed {i}", {"scope": "M"})
+    for i in range(1, count, 7):  # stored again: new text and time, their context stays
+        await backend.store(f"k{i}", f"{WORDS[(i + 5) % 12]} changed {i}", {"scope": "M"})
         clock.advance(1)
-    target = _sqlite(tmp_path, clock, "linked-copy")
+    fresh = make(BackendEnv(tmp_path / "fresh", clock, HashingEmbedder()))
+    held = make(BackendEnv(tmp_path / "held", clock, HashingEmbedder()))
     try:
-        await _move(source, target)
-        for query in words:
-            found = [
-                [(e.key, round(e.score, 6)) for e in await b.retrieve(
-                    query, 6, "M", mode="keyword", linked=True
-                )]
-                for b in (source, target)
-            ]
-            assert found[0] == found[1], query
+        for i in reversed(range(count)):  # other order, other contexts: all replaced
+            await held.store(f"k{i}", f"{WORDS[i % 12]} placeholder", {"scope": "M"})
+        text = await _move(backend, fresh)
+        assert all('"context":' in line for line in text.splitlines()[1:])
+        await import_memories(held, io.StringIO(text))
+        for query in [*WORDS, "note changed", "changed"]:
+            expected = await _linked(backend, query)
+            assert expected, query
+            assert await _linked(fresh, query) == expected, query
+            assert await _linked(held, query) == expected, query
+        for copy in (fresh, held):
+            again = io.StringIO()
+            await export_memories(copy, again)
+            assert again.getvalue() == text
     finally:
-        await source.close()
+        await fresh.close()
+        await held.close()
+
+
+async def test_an_export_without_contexts_imports_as_before(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """An older export (no "context" field, or null) still imports: each entry gets the
+    backend's own context, the text stored just before it (the file's order)."""
+    header = json.dumps({"format": "axon-memory", "version": 1})
+    lines = [header] + [
+        json.dumps({"memory": "M", "key": f"k{i}", "value": f"{word} note", "metadata": {},
+                    "created_at": 1000.0 + i, "expires_at": None,
+                    **({"context": None} if i == 2 else {})})
+        for i, word in enumerate(WORDS[:4])
+    ]
+    report = await import_memories(backend, lines, source="old.jsonl")
+    assert report.entries == 4
+    contexts = await backend.read_contexts("M", ["k0", "k1", "k2", "k3"])
+    if contexts:  # a backend that keeps contexts
+        assert contexts == {
+            "k0": "", "k1": "apple note", "k2": "river note", "k3": "stone note"
+        }
+    found = await backend.retrieve("river", 5, "M", mode="keyword", linked=True)
+    assert [e.key for e in found] == ["k1", "k2"]  # k2 by its context
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        (7, '"context" must be a string or null, not a number'),
+        (["a"], '"context" must be a string or null, not a list'),
+        ("half \ud800", "memory 'A', key 'k': an entry's context contains an unpaired"),
+        ("\x7f" * 10, None),  # DEL is one character of JSON: fine
+    ],
+)
+async def test_a_bad_context_names_the_line(
+    tmp_path: Path, context: Any, message: str | None
+) -> None:
+    header = json.dumps({"format": "axon-memory", "version": 1})
+    line = json.dumps({"memory": "A", "key": "k", "value": "v", "created_at": 1.0,
+                       "context": context})
+    target = _sqlite(tmp_path, FakeClock(), "bad")
+    try:
+        if message is None:
+            await import_memories(target, [header, line], source="c.jsonl")
+            assert await target.read_contexts("A", ["k"]) == {"k": context}
+            return
+        with pytest.raises(TransferError) as info:
+            await import_memories(target, [header, line], source="c.jsonl")
+        assert str(info.value).startswith("c.jsonl:2: error: ")
+        assert message in str(info.value)
+        assert await target.count() == 0
+    finally:
         await target.close()
+
+
+def test_a_context_past_the_cap_is_refused_naming_memory_and_key() -> None:
+    """A context whose JSON is longer than any value's text can be (in a line within
+    MAX_LINE_CHARS) is refused with its line, memory and key."""
+    context = "\x7f" * (MAX_CONTEXT_JSON_CHARS - 1)  # JSON: its characters and 2 quotes
+    line = json.dumps({"memory": "A", "key": "k", "value": "v", "created_at": 1.0,
+                       "context": context}, ensure_ascii=False)
+    assert len(line) < MAX_LINE_CHARS
+    with pytest.raises(TransferError) as info:
+        transfer.parse_record(json.loads(line), "c.jsonl:2")
+    assert str(info.value).startswith(
+        "c.jsonl:2: error: memory 'A', key 'k': an entry's context is 5,000,003 characters"
+    )
+    transfer.parse_record(json.loads(line.replace("\x7f", "", 1)), "c.jsonl:2")  # at the cap
