@@ -23,6 +23,7 @@ import typer
 
 from axon.cli_output import (
     EXIT_CHECK,
+    EXIT_INTERRUPTED,
     EXIT_RUNTIME,
     EXIT_USAGE,
     OutputFailed,
@@ -33,6 +34,7 @@ from axon.cli_output import (
     out,
     output_failed,
 )
+from axon.cli_vectors import EMBED_WAIT_HELP
 from axon.errors import AxonCheckError, AxonError, AxonRuntimeError
 from axon.files import replacing
 from axon.redaction import redact_secrets
@@ -207,13 +209,23 @@ def run(
         str | None,
         typer.Option("--pg-dsn", help="PostgreSQL DSN for pgvector memories (else AXON_PG_DSN)."),
     ] = None,
+    embed_wait: Annotated[
+        str | None, typer.Option("--embed-wait", metavar="SECONDS|all", help=EMBED_WAIT_HELP)
+    ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log to stderr.")] = False,
 ) -> None:
     """Check and run FILE, printing every remember and recall."""
+    from axon.cli_store import Failed
+    from axon.cli_vectors import command_wait_progress, embed_wait_text
     from axon.runtime.session import Session
     from axon.source import Source
 
     configure_logging(verbose)
+    try:
+        wait = embed_wait_text(embed_wait)
+    except Failed as fail:
+        err(str(fail))
+        raise typer.Exit(fail.code) from None
     if trace is not None:
         _check_trace_target(trace)
     text = _read_source(file)
@@ -221,11 +233,19 @@ def run(
     code = 0
     try:
         # one program: every record is printed and every event goes to --trace
-        session = Session(memory_dir=memory_dir, pg_dsn=pg_dsn or None, history=None)
+        session = Session(
+            memory_dir=memory_dir, pg_dsn=pg_dsn or None, history=None, embed_wait=wait
+        )
+        session.memories.wait_progress = command_wait_progress  # a wait is never silent
         records: Iterable[Mapping[str, Any]] = ()
-        failure: AxonError | None = None
+        failure: AxonError | str | None = None
         try:
             records = session.execute(text, str(file))
+        except KeyboardInterrupt:
+            # Ctrl-C: the statement running was cancelled (its write is whole or not
+            # made); those before it took effect and are printed, then one line, exit 130.
+            failure, code = "interrupted", EXIT_INTERRUPTED
+            records = list(session.executor.run_records)
         except AxonCheckError as exc:
             failure, code = exc, EXIT_CHECK
         except AxonRuntimeError as exc:
@@ -252,6 +272,9 @@ def run(
     except AxonError as exc:
         err(str(exc))
         code = EXIT_RUNTIME
+    except KeyboardInterrupt:  # outside the program's statements: starting or printing
+        err("interrupted")
+        code = EXIT_INTERRUPTED
     except Exception as exc:
         internal(exc)
     finally:

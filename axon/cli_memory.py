@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import shlex
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -52,6 +53,13 @@ from axon.cli_store import (
     when,
 )
 from axon.cli_transfer import export_cmd, import_cmd
+from axon.cli_vectors import (
+    EMBED_WAIT_HELP,
+    budget_of,
+    embed_now,
+    embed_wait_text,
+    wait_for_vectors,
+)
 from axon.errors import AxonMemoryError
 from axon.memory.backend import (
     RETRIEVAL_MODES,
@@ -410,6 +418,9 @@ def search_cmd(
     ] = None,
     tag: Tags = None,
     where: Wheres = None,
+    embed_wait: Annotated[
+        str | None, typer.Option("--embed-wait", metavar="SECONDS|all", help=EMBED_WAIT_HELP)
+    ] = None,
     memory_dir: MemoryDir = None,
     pg_dsn: PgDsn = None,
     use_pg: UsePg = False,
@@ -430,6 +441,7 @@ def search_cmd(
                 out.EXIT_USAGE,
             )
         filters = _filters(tag or [], where or [])
+        budget = budget_of(embed_wait_text(embed_wait))
         if retrieval is not None and retrieval not in RETRIEVAL_MODES:
             close = difflib.get_close_matches(retrieval, RETRIEVAL_MODES, n=1)
             hint = f"; did you mean '{close[0]}'?" if close else ""
@@ -454,8 +466,9 @@ def search_cmd(
                     + " (searching with keyword retrieval)"
                 )
                 mode = "keyword"
-            if mode in ("semantic", "hybrid"):
-                await _embed_with_progress(backend, memory)
+            pending = 0
+            if mode in ("semantic", "hybrid"):  # progress on a terminal; --embed-wait bounds it
+                pending = await wait_for_vectors(backend, memory, budget)
             found = await backend.retrieve_counted(
                 query, top_k, memory, mode=mode, filters=filters, min_score=min_score
             )
@@ -467,6 +480,7 @@ def search_cmd(
                     "query": query,
                     "retrieval": mode,
                     "below_floor": found.below_floor,
+                    **({"pending_vectors": pending} if pending else {}),
                     "results": [
                         {
                             **entry_data(r),
@@ -478,13 +492,16 @@ def search_cmd(
                 }
             )
             return
-        from axon.render import below_floor_line, recall_table
+        from axon.render import below_floor_line, pending_line, recall_table
 
         record = {"results": [{"key": r.key, "score": r.score, "value": r.value} for r in results]}
         say(f"{len(results)} result{'s' if len(results) != 1 else ''} ({mode})")
         if results:
             say(recall_table(record, terminal_width()))
         note = below_floor_line(found.below_floor)
+        if note:
+            say(note)
+        note = pending_line(pending)
         if note:
             say(note)
 
@@ -504,15 +521,6 @@ def _default_retrieval(store: Store) -> str:
     if best in ("semantic", "hybrid") and semantic_unavailable_reason() is not None:
         return "keyword"
     return best
-
-
-async def _embed_with_progress(backend: MemoryBackend, memory: str) -> None:
-    """Compute missing vectors first, with a progress bar when there are many."""
-    if not sys.stderr.isatty():
-        return  # the recall embeds what it needs by itself
-    total = await backend.count(memory)
-    with progress(f"embedding {memory}", total) as advance:
-        await backend.ensure_vectors(memory, progress=advance)
 
 
 # ---------------------------------------------------------------------- embed
@@ -552,15 +560,15 @@ def embed_cmd(
                     out.EXIT_RUNTIME,
                 )
             model = backend.embedder.model_id
-            total = len(await backend._pending_texts(memory, model))
-            with progress(f"embedding {memory}", total) as advance:
-                computed = await backend.ensure_vectors(memory, progress=advance)
+            computed = await embed_now(backend, memory)
         if wants_json:
             say_json({"op": "embed", "memory": memory, "model": model, "embedded": computed})
             return
         say(f"embedded {computed:,} entr{'y' if computed == 1 else 'ies'} of {memory} ({model})")
 
-    run(body)
+    again = shlex.join(["axon", "memory", "embed", memory, *store.options()])
+    run(body, interrupted=f"interrupted: the vectors computed so far are saved; {again} "
+                          "computes the rest")
 
 
 # ---------------------------------------------------------------------- forget

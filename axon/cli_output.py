@@ -25,6 +25,7 @@ EXIT_CHECK = 1
 EXIT_USAGE = 2
 EXIT_RUNTIME = 3
 EXIT_INTERNAL = 4
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
 EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `yes | head -1`
 
 

@@ -279,8 +279,13 @@ def store_of(ctx: typer.Context, *options: Any) -> Store:
         raise typer.Exit(out.EXIT_USAGE) from None
 
 
-def run(command: Callable[[], Coroutine[Any, Any, None]]) -> None:
-    """Run one command: errors become one line and an exit code, never a traceback."""
+def run(
+    command: Callable[[], Coroutine[Any, Any, None]], *, interrupted: str = "interrupted"
+) -> None:
+    """Run one command: errors become one line and an exit code, never a traceback.
+
+    Ctrl-C cancels the command (asyncio's first-interrupt handling: its awaits unwind,
+    its backends close) and prints `interrupted`, exit 130."""
     import asyncio  # here, not at the top: `axon check` imports this module (~20 ms)
 
     out.configure_logging(False)
@@ -300,8 +305,8 @@ def run(command: Callable[[], Coroutine[Any, Any, None]]) -> None:
         out.err(message if isinstance(exc, TransferError) else f"error: {message}")
         code = out.EXIT_CHECK if isinstance(exc, TransferError) else out.EXIT_RUNTIME
     except KeyboardInterrupt:
-        out.err("interrupted")
-        code = 130
+        out.err(interrupted)
+        code = out.EXIT_INTERRUPTED
     except Exception as exc:
         out.internal(exc)
     if code:

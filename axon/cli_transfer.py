@@ -40,6 +40,7 @@ from axon.cli_store import (
     say_json,
     store_of,
 )
+from axon.cli_vectors import pending_lines
 from axon.files import replacing
 from axon.memory.backend import (
     MemoryBackend,
@@ -210,8 +211,20 @@ def import_cmd(
                         progress=tell,
                         addressable=addressable,
                     )
+                # Vectors are computed when a recall needs them, not here: say so
+                # (never a silent wait later), with the command that computes them now.
+                pending, notes = await pending_lines(
+                    backend, list(report.memories), store.options()
+                )
         if wants_json:
-            say_json({"op": "import", "file": source, **report.to_dict()})
+            say_json(
+                {
+                    "op": "import",
+                    "file": source,
+                    **report.to_dict(),
+                    "vectors_pending": sum(pending.values()),
+                }
+            )
         else:
             skipped = (
                 f" ({report.skipped_expired:,} already expired, skipped)"
@@ -231,6 +244,8 @@ def import_cmd(
                 f"{counted(len(report.memories), 'memory', 'memories')}"
                 f"{skipped}{vectors}"
             )
+            for note in notes:
+                say(note)
 
     run(body)
 

@@ -106,9 +106,12 @@ def format_record(record: Mapping[str, Any]) -> str:
                 f"  {i:>2}. {result['key']}  score={score_text(result['score'])}  "
                 f"{shorten(result['value'])}"
             )
-        note = below_floor_line(record.get("below_floor"))
-        if note:
-            lines.append(f"  ({note})")
+        for note in (
+            below_floor_line(record.get("below_floor")),
+            pending_line(record.get("pending_vectors")),
+        ):
+            if note:
+                lines.append(f"  ({note})")
         return "\n".join(lines)
     if record["op"] == "forget":
         return f"{forget_line(record)}  ({where})"
@@ -122,6 +125,19 @@ def below_floor_line(count: Any) -> str | None:
         return None
     entries = f"{count} entr{'y' if count == 1 else 'ies'}"
     return f"{entries} scored below the floor (min_score 0 shows them)"
+
+
+def pending_line(count: Any) -> str | None:
+    """`3 entries had no vector yet (not compared by meaning; --embed-wait all waits for
+    them)`: a semantic or hybrid recall that ran past its wait (its record's
+    `pending_vectors`); None when every vector was there."""
+    if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+        return None
+    entries = f"{count:,} entr{'y' if count == 1 else 'ies'}"
+    return (
+        f"{entries} had no vector yet (not compared by meaning; --embed-wait all waits "
+        "for them)"
+    )
 
 
 def forget_line(record: Mapping[str, Any]) -> str:

@@ -46,6 +46,7 @@ def main(
     before anything starts. The keyword arguments replace the standard streams
     and the terminal (tests drive the interactive loop through a pipe).
     """
+    from axon.cli_vectors import wait_progress
     from axon.runtime.session import Session
 
     stdin = stdin or sys.stdin
@@ -58,6 +59,7 @@ def main(
         stderr.write(f"{file}: error: {reason}\n")
         return 1
     session = Session(memory_dir=memory_dir)
+    session.memories.wait_progress = wait_progress  # a recall's wait is never silent
     code = 1
     try:
         console = Console(session, stdout, stderr)

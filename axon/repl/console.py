@@ -656,6 +656,18 @@ class Console:
             f"imported {_entries(report.entries)} into "
             f"{render.counted(len(report.memories), 'memory', 'memories')}{skipped}"
         )
+        for name in report.memories:  # their vectors: in the background, as after remembers
+            try:
+                pending = self._in_session(self.session.memories.resume_vectors(name))
+            except AxonError as exc:
+                return self._fail(f"error: {exc}")
+            if pending:
+                self.print_line(
+                    f"computing {render.counted(pending, 'vector', 'vectors')} of {name} in "
+                    "the background (a semantic or hybrid recall waits for them, showing "
+                    "progress)",
+                    "dim",
+                )
         return True
 
     def clear(self, name: str) -> bool:

@@ -61,7 +61,7 @@ from axon.runtime.tiers import COUNTERS, Tiered, TierStats
 from axon.runtime.tracer import TraceEventType, Tracer
 
 if TYPE_CHECKING:
-    from axon.memory.embeddings.worker import VectorWorker
+    from axon.memory.embeddings.worker import VectorWorker, WaitProgress
 
 EmbedderProvider = Callable[[], Embedder | None]
 """What `Session(embedder=...)` takes besides an `Embedder`: a zero-argument callable
@@ -161,6 +161,9 @@ class MemoryManager:
         self.call_embed_wait = DEFAULT_EMBED_WAIT if explicit is None else explicit
         """Budget of a handle's recall that does not give one."""
         self._vectors: VectorWorker | None = None
+        self.wait_progress: WaitProgress | None = None
+        """What a recall waiting for pending vectors shows (`worker.WaitProgress`; the CLI's
+        progress bar); None shows nothing (a library never prints)."""
         self.pg_dsn = pg_dsn
         """The server of `pgvector` memories that give no `location:` (else `AXON_PG_DSN`)."""
         self.pg_schema = pg_schema
@@ -316,6 +319,7 @@ class MemoryManager:
 
             self._vectors = VectorWorker()
         backend.embed_on_recall = False
+        self._vectors.wait_progress = self.wait_progress
         self._vectors.notify(backend, bound.scope)
         return self._vectors
 
@@ -343,6 +347,28 @@ class MemoryManager:
             return 0
         with errors_named(name):
             return await worker.embed_all(bound.backend, bound.scope, progress)
+
+    async def resume_vectors(self, name: str) -> int:
+        """Hand memory `name`'s entries without a vector to the background worker (after
+        entries were written around it: an import); returns how many are pending.
+
+        0 for a memory whose recall uses no vectors, or when no model is available. The
+        worker computes them while the session goes on; a recall waits as always.
+        """
+        tiered = self.tiered.get(name)
+        bindings = list(tiered.tiers.values()) if tiered is not None else [self.get(name)]
+        pending = 0
+        for bound in bindings:
+            if bound.decl.retrieval not in ("semantic", "hybrid"):
+                continue
+            if self._background_vectors(bound) is None:
+                continue
+            embedder = bound.backend.embedder
+            assert embedder is not None  # a worker is only made with a model
+            with errors_named(name):
+                found = await bound.backend._pending_texts(bound.scope, embedder.model_id)
+            pending += len(found)
+        return pending
 
     def get(self, name: str) -> BoundMemory:
         bound = self.bound.get(name)

@@ -91,7 +91,7 @@ async def recall_one(
         if worker is not None:
             budget = manager.statement_embed_wait if embed_wait is None else embed_wait
             with errors_named(name):
-                pending = await worker.wait(bound.backend, bound.scope, budget)
+                pending = await worker.wait(bound.backend, bound.scope, budget, name=name)
     physical_filters = dict(filters) if filters else None
     if physical_filters is not None and physical_filters.get("scope") == name:
         physical_filters["scope"] = bound.scope

