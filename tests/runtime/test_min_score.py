@@ -193,8 +193,9 @@ def test_axon_run_says_how_many_entries_scored_below_the_floor(tmp_path: Path) -
 def test_axon_memory_search_takes_min_score(tmp_path: Path) -> None:
     program = tmp_path / "p.axon"
     program.write_text(DECL + FACTS)
-    where = ["--memory-dir", str(tmp_path / "mem")]
-    assert cli("run", str(program), *where).returncode == 0
+    # The memory is keyword: search is told so (its default is the backend's best mode).
+    where = ["--memory-dir", str(tmp_path / "mem"), "--retrieval", "keyword"]
+    assert cli("run", str(program), "--memory-dir", str(tmp_path / "mem")).returncode == 0
     shown = cli("memory", "search", "Notes", "quarterly report", "--min-score", "1", *where)
     assert shown.returncode == 0, shown.stderr
     assert "0 results (keyword)" in shown.stdout

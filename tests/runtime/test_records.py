@@ -339,7 +339,7 @@ def test_axon_memory_forget_removes_the_association_too(tmp_path: Path) -> None:
         notes.remember("c", key="c", related=["a"])
     done = axon_cli("memory", "forget", "Notes", "b", "--memory-dir", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    done = axon_cli("memory", "forget", "Notes", "--where", "related=a",
+    done = axon_cli("memory", "forget", "Notes", "--where", "related=a", "--yes",
                     "--memory-dir", str(tmp_path))
     assert done.returncode == 0 and "forgot 1 entry" in done.stdout, done.stdout + done.stderr
     with axon.Session(memory_dir=tmp_path) as session:
