@@ -586,7 +586,11 @@ class SQLiteBackend(MemoryBackend):
     ) -> list[MemoryEntry]:
         """The seed's tiers, from the trigram index or recency scans
         (`sqlite_text_search.retrieve_exact`)."""
-        return await retrieve_exact(self, query, top_k, scope, filters, now)
+        self._maybe_purge(now)
+        scope_sql = self._scope_sql(scope)
+        return self._read(
+            lambda conn: retrieve_exact(conn, query, top_k, scope_sql, filters, now)
+        )
 
     async def _retrieve_keyword(
         self,
@@ -599,7 +603,11 @@ class SQLiteBackend(MemoryBackend):
     ) -> list[MemoryEntry]:
         """Per-scope BM25 over FTS5's candidates, in [0, 1]
         (`sqlite_text_search.retrieve_keyword`)."""
-        return await retrieve_keyword(self, query, top_k, scope, filters, now, linked)
+        self._maybe_purge(now)
+        scope_sql = self._scope_sql(scope, "e.scope")
+        return self._read(
+            lambda conn: retrieve_keyword(conn, query, top_k, scope_sql, filters, now, linked)
+        )
 
     # ------------------------------------------------------------------ semantic
 

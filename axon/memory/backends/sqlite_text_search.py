@@ -7,7 +7,8 @@ scans newest first, and scores each candidate with the seed's tiers in Python;
 indexes hold, `sqlite_fts`) and scores them with the scope's own BM25 statistics
 (`retrieval.scores`). Kept apart from `sqlite` (connection, writes, decay, vectors)
 because they are the two full-text read paths and the largest part of the backend;
-each function takes the backend whose connection, purge policy and rows it reads.
+each function reads an open connection, given the scope's SQL condition
+(`ScopeSQL`): the backend purges expired rows and opens the read itself.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from axon.memory.backend import best_first
-from axon.memory.backends.sql_common import candidate_count, quoted_terms
+from axon.memory.backends.sql_common import candidate_count, quoted_terms, row_entry
 from axon.memory.backends.sqlite_fts import match_expression, stem_token
 from axon.memory.backends.sqlite_schema import (
     _COLUMNS,
@@ -35,8 +36,8 @@ from axon.memory.retrieval.exact import SCORE_EQUAL, SCORE_KEY, SCORE_VALUE, see
 from axon.memory.retrieval.scores import ScopeStats, entry_counts, entry_length, keyword_score
 from axon.memory.retrieval.text import CONTEXT_WEIGHT, search_words, stem
 
-if TYPE_CHECKING:
-    from axon.memory.backends.sqlite import SQLiteBackend
+ScopeSQL = tuple[str, tuple[Any, ...]]
+"""A condition restricting rows to a scope (` AND scope = ?`, its parameters), or ("", ())."""
 
 SUBSTRING_CANDIDATES = 2000
 """`exact` reads the trigram index's matches of a needle when they are at most this many;
@@ -55,6 +56,10 @@ def fts_match_expression(query: str) -> str | None:
     return match_expression(search_words(query))
 
 
+def _entry(row: Any, score: float = 0.0) -> MemoryEntry:
+    return row_entry(row, score, json.loads)
+
+
 def _encodable(text: str) -> bool:
     """Whether `text` can be sent to SQLite (no lone surrogates)."""
     try:
@@ -64,11 +69,11 @@ def _encodable(text: str) -> bool:
     return True
 
 
-async def retrieve_exact(
-    backend: SQLiteBackend,
+def retrieve_exact(
+    conn: sqlite3.Connection,
     query: str,
     top_k: int,
-    scope: str | None,
+    scope_sql: ScopeSQL,
     filters: Mapping[str, Any] | None,
     now: float,
 ) -> list[MemoryEntry]:
@@ -84,13 +89,12 @@ async def retrieve_exact(
     seed's rules, so the results are the seed's.
     """
     accepts = filter_predicate(filters)
-    backend._maybe_purge(now)
     q = query.lower()
     # What SQL matches: a NUL is a space there, as in the stored `_lc` form (SQL's
     # string functions stop at a NUL); candidates are scored with `q` itself.
     needle = q.replace("\x00", " ")
     pattern = like_pattern(needle)
-    where, params = backend._scope_sql(scope)
+    where, params = scope_sql
     tiers: tuple[tuple[str, tuple[Any, ...], float], ...] = (
         (f"{KEY_LC} = ?", (q,), SCORE_EQUAL),
         (contains("key", pattern), (pattern, needle), SCORE_KEY),  # key-equal: skipped below
@@ -101,38 +105,35 @@ async def retrieve_exact(
         ),
     )
 
-    def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
-        indexed = _exact_indexed(backend, conn, q, top_k, (where, params), filters, now)
-        if indexed is not None:
-            return indexed
-        found: list[MemoryEntry] = []
-        for condition, args, tier_score in tiers:
-            if len(found) >= top_k:
+    indexed = _exact_indexed(conn, q, top_k, scope_sql, filters, now)
+    if indexed is not None:
+        return indexed
+    found: list[MemoryEntry] = []
+    for condition, args, tier_score in tiers:
+        if len(found) >= top_k:
+            break
+        sql = f"{_SELECT} WHERE {condition} AND {LIVE}{where} ORDER BY timestamp DESC, id"
+        if tier_score == SCORE_KEY:  # ids from the covering index, then the rows
+            sql = f"SELECT id FROM entries WHERE {condition} AND {LIVE}{where} "
+            sql += "ORDER BY timestamp DESC, id"
+        for row in conn.execute(sql, (*args, now, *params)):
+            if tier_score == SCORE_KEY:
+                row = conn.execute(f"{_SELECT} WHERE id = ?", (row[0],)).fetchone()
+            entry = _entry(row)
+            score = seed_score(q, entry.key, entry.value)
+            if score != tier_score or not accepts(entry.metadata):
+                continue
+            found.append(entry.with_score(score))
+            if len(found) == top_k:
                 break
-            sql = f"{_SELECT} WHERE {condition} AND {LIVE}{where} ORDER BY timestamp DESC, id"
-            if tier_score == SCORE_KEY:  # ids from the covering index, then the rows
-                sql = f"SELECT id FROM entries WHERE {condition} AND {LIVE}{where} "
-                sql += "ORDER BY timestamp DESC, id"
-            for row in conn.execute(sql, (*args, now, *params)):
-                if tier_score == SCORE_KEY:
-                    row = conn.execute(f"{_SELECT} WHERE id = ?", (row[0],)).fetchone()
-                entry = backend._entry(row)
-                score = seed_score(q, entry.key, entry.value)
-                if score != tier_score or not accepts(entry.metadata):
-                    continue
-                found.append(entry.with_score(score))
-                if len(found) == top_k:
-                    break
-        return found
+    return found
 
-    return backend._read(body)
 
 def _exact_indexed(
-    backend: SQLiteBackend,
     conn: sqlite3.Connection,
     q: str,
     top_k: int,
-    scope_sql: tuple[str, tuple[Any, ...]],
+    scope_sql: ScopeSQL,
     filters: Mapping[str, Any] | None,
     now: float,
 ) -> list[MemoryEntry] | None:
@@ -166,7 +167,7 @@ def _exact_indexed(
         for row in conn.execute(
             f"{_SELECT} WHERE id IN ({marks}) AND {LIVE}{where}", (*ids, now, *params)
         ):
-            entry = backend._entry(row)
+            entry = _entry(row)
             score = seed_score(q, entry.key, entry.value)
             if score > 0 and accepts(entry.metadata):
                 ranked.append((best_first(score, entry.timestamp, row[0]), entry))
@@ -174,11 +175,11 @@ def _exact_indexed(
     return [entry.with_score(-order[0]) for order, entry in ranked[:top_k]]
 
 
-async def retrieve_keyword(
-    backend: SQLiteBackend,
+def retrieve_keyword(
+    conn: sqlite3.Connection,
     query: str,
     top_k: int,
-    scope: str | None,
+    scope_sql: ScopeSQL,
     filters: Mapping[str, Any] | None,
     now: float,
     linked: bool = False,
@@ -194,7 +195,6 @@ async def retrieve_keyword(
     the index searched (`entries_fts`) holds only key and text.
     """
     accepts = filter_predicate(filters)
-    backend._maybe_purge(now)
     match = fts_match_expression(query)
     if match is None:
         return []
@@ -202,44 +202,41 @@ async def retrieve_keyword(
     terms = [stem(word) for word in words]
     fts = "entries_fts_linked" if linked else "entries_fts"
     context_column = "e.context" if linked else "NULL"
-    where, params = backend._scope_sql(scope, "e.scope")
+    where, params = scope_sql
+    want = candidate_count(top_k)
+    while True:
+        rows = conn.execute(
+            f"SELECT {_COLUMNS}, e.text, {context_column} FROM (SELECT rowid, rank "
+            f"FROM {fts} WHERE {fts} MATCH ? ORDER BY rank LIMIT ?) AS m "
+            f"JOIN entries AS e ON e.id = m.rowid WHERE {LIVE_E}{where} ORDER BY m.rank",
+            (match, want, now, *params),
+        ).fetchall()
+        kept = (
+            [row for row in rows if accepts(json.loads(row[4]))]
+            if filters
+            else rows
+        )
+        if len(kept) >= top_k or want < 0 or not _more_matches(conn, fts, match, want):
+            break
+        want = want * 16 if want < 100_000 else -1  # -1: no limit
+    stats = {
+        name: _scope_stats(conn, name, fts, words, linked)
+        for name in {row[1] for row in kept}
+    }
+    scored = []
+    for row in kept:
+        context = row[8] if linked else None
+        score = keyword_score(
+            terms,
+            entry_counts(row[2], row[7], context),
+            entry_length(row[2], row[7], context),
+            stats[row[1]],
+        )
+        if score > 0.0:  # FTS5 only proposes: the shared terms decide
+            scored.append((*best_first(score, row[5], row[0]), row, score))
+    scored.sort(key=lambda item: item[:3])
+    return [_entry(item[3], item[4]) for item in scored[:top_k]]
 
-    def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
-        want = candidate_count(top_k)
-        while True:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS}, e.text, {context_column} FROM (SELECT rowid, rank "
-                f"FROM {fts} WHERE {fts} MATCH ? ORDER BY rank LIMIT ?) AS m "
-                f"JOIN entries AS e ON e.id = m.rowid WHERE {LIVE_E}{where} ORDER BY m.rank",
-                (match, want, now, *params),
-            ).fetchall()
-            kept = (
-                [row for row in rows if accepts(json.loads(row[4]))]
-                if filters
-                else rows
-            )
-            if len(kept) >= top_k or want < 0 or not _more_matches(conn, fts, match, want):
-                break
-            want = want * 16 if want < 100_000 else -1  # -1: no limit
-        stats = {
-            name: _scope_stats(conn, name, fts, words, linked)
-            for name in {row[1] for row in kept}
-        }
-        scored = []
-        for row in kept:
-            context = row[8] if linked else None
-            score = keyword_score(
-                terms,
-                entry_counts(row[2], row[7], context),
-                entry_length(row[2], row[7], context),
-                stats[row[1]],
-            )
-            if score > 0.0:  # FTS5 only proposes: the shared terms decide
-                scored.append((*best_first(score, row[5], row[0]), row, score))
-        scored.sort(key=lambda item: item[:3])
-        return [backend._entry(item[3], item[4]) for item in scored[:top_k]]
-
-    return backend._read(body)
 
 def _scope_stats(
     conn: sqlite3.Connection, scope: str | None, fts: str, words: Sequence[str], linked: bool
@@ -284,6 +281,7 @@ def _scope_stats(
             ).fetchone()[0]
             df[term] = int(count)
     return ScopeStats(docs, length, df)
+
 
 def _more_matches(conn: sqlite3.Connection, fts: str, match: str, seen: int) -> bool:
     """Whether the full-text index `fts` holds more than `seen` matches of `match`."""
