@@ -22,7 +22,7 @@
   (`scope_stats`, `term_stats`; only the rows of the rarer words when that provably changes
   nothing, `postgres_bm25.best_ranked`) and scores the best of them with
   `scores.keyword_score`, as every backend does; `semantic` is pgvector cosine
-  distance on an HNSW index per embedding model (score = 1 - distance; `postgres_vectors`) with
+  distance on an HNSW index per embedding model (score = 1 - distance) with
   iterative index scans, so scope and expiry conditions do not starve the result;
   `hybrid` is fused by the base class.
 - Every query restricts to the scope it was given (`scope = %s`) and to unexpired
@@ -53,11 +53,13 @@ from axon.memory.backend import (
     MemoryBackend,
     best_first,
 )
-from axon.memory.backends import postgres_copy, postgres_vectors
+from axon.memory.backends import postgres_copy
 from axon.memory.backends.postgres_bm25 import best_ranked, rank_sql, scope_stats, stored_counts
 from axon.memory.backends.postgres_filters import filter_condition
 from axon.memory.backends.postgres_pool import (
+    HNSW_EF_SEARCH,
     Connector,
+    VectorParam,
     import_driver,
 )
 from axon.memory.backends.postgres_schema import (
@@ -66,7 +68,9 @@ from axon.memory.backends.postgres_schema import (
     Indexed,
     check_schema_name,
     counted_terms,
+    ensure_vector_table,
     entry_terms,
+    find_vector_table,
     index_term,
     indexed,
     indexed_terms,
@@ -85,7 +89,13 @@ from axon.memory.backends.sql_common import (
     row_entry,
     write_row,
 )
-from axon.memory.entry import MemoryEntry, filter_predicate, scope_of, value_text
+from axon.memory.entry import (
+    MemoryEntry,
+    filter_predicate,
+    matches_filters,
+    scope_of,
+    value_text,
+)
 from axon.memory.links import (
     LinkChange,
     LinkWrite,
@@ -829,14 +839,118 @@ class PostgresBackend(MemoryBackend):
 
         return self._run(body, atomic=False)
 
-    # ------------------------------------------------------------------ semantic
-    # (the vector tables and their search: `postgres_vectors`)
+    # ------------------------------------------------------------------ vectors
+    # One pgvector table per embedding model (layout and creation: `postgres_schema`);
+    # a vector is tagged with its entry's `vgen`, so one written for an older text is
+    # never read; search is cosine distance on the table's HNSW index with iterative
+    # scans (`hnsw.ef_search` raised for the query when more rows are wanted),
+    # score = 1 - distance.
 
-    async def _pending_texts(self, scope: str | None, model_id: str) -> list[tuple[Any, str]]:
-        return await postgres_vectors.pending_texts(self, scope, model_id)
+    def _vector_table(
+        self, conn: Connection[Any], model_id: str, dim: int | None
+    ) -> Identifier | None:
+        """The vector table of `model_id` (created for `dim` if missing; None without `dim`)."""
+        table = self._vector_tables.get(model_id)
+        if table is None:
+            if dim is None:
+                name = find_vector_table(conn, self.schema, model_id)
+            else:
+                name = ensure_vector_table(conn, self.schema, model_id, dim)
+            if name is not None:
+                table = self._vector_tables[model_id] = self._q.sql.Identifier(
+                    self.schema, name
+                )
+        return table
 
-    async def _save_vectors(self, model_id: str, items: Sequence[tuple[Any, np.ndarray]]) -> None:
-        await postgres_vectors.save_vectors(self, model_id, items)
+    async def _pending_texts(
+        self, scope: str | None, model_id: str
+    ) -> list[tuple[Any, str]]:
+        """Live entries of `scope` whose current text has no `model_id` vector.
+
+        Only rows written since the last complete check (by transaction id) are
+        looked at, so a recall on an up-to-date store costs one index probe.
+        """
+        now = self.clock()
+        mark = (model_id, scope)
+        since = self._embedded_since.get(mark, 0)
+        where, params = self._scope_sql(scope)
+
+        def body(conn: Connection[Any]) -> tuple[int, list[tuple[Any, str]]]:
+            table = self._vector_table(conn, model_id, None)
+            q = self._q
+            missing = (
+                q.nothing
+                if table is None
+                else q.sql.SQL(
+                    " AND NOT EXISTS (SELECT 1 FROM {} AS v "
+                    "WHERE v.entry_id = e.id AND v.vgen = e.vgen)"
+                ).format(table)
+            )
+            # One statement, one snapshot: every transaction older than its xmin had
+            # finished, so its rows are either seen here or gone.
+            statement = q.query(
+                "SELECT h.xmin, p.id, p.vgen, p.text FROM (SELECT "
+                "pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin) AS h "
+                "LEFT JOIN LATERAL (SELECT e.id, e.vgen, e.text FROM {entries} AS e "
+                "WHERE e.wxid >= %s AND {live}{where}{missing}) AS p ON true ORDER BY p.id",
+                where=where,
+                missing=missing,
+            )
+            rows = conn.execute(statement, (since, now, *params)).fetchall()
+            horizon = int(rows[0][0]) if rows else since
+            pending = [((int(r[1]), int(r[2])), str(r[3])) for r in rows if r[1] is not None]
+            return horizon, pending
+
+        horizon, pending = self._run(body, atomic=False)
+        # The horizon is only trusted once the pending rows have vectors; until then
+        # the next check starts from the same place.
+        if not pending:
+            self._embedded_since[mark] = horizon
+        return pending
+
+    async def _save_vectors(
+        self, model_id: str, items: Sequence[tuple[Any, np.ndarray]]
+    ) -> None:
+        if not items:
+            return
+        # An entry rewritten or deleted since its text was read keeps no vector.
+        self._upsert_vectors(
+            model_id,
+            int(np.asarray(items[0][1]).shape[-1]),
+            self._q.sql.SQL("e.id = %s AND e.vgen = %s"),
+            [(VectorParam(vector), ident[0], ident[1]) for ident, vector in items],
+        )
+
+    def _upsert_vectors(
+        self, model_id: str, dim: int, match: SQL, rows: Sequence[tuple[Any, ...]]
+    ) -> int:
+        """Store vectors of `dim` for `model_id` (its table made on first use): each row
+        is the vector then the parameters of `match`, which picks the entry (alias `e`)
+        it belongs to; the vector is tagged with that entry's `vgen`. Returns how many
+        entries got one."""
+
+        def body(conn: Connection[Any]) -> int:
+            table = self._vector_table(conn, model_id, dim)
+            assert table is not None  # created for `dim`
+            with conn.cursor() as cur:
+                cur.executemany(
+                    self._q.query(
+                        "INSERT INTO {table} (entry_id, vgen, embedding) "
+                        "SELECT e.id, e.vgen, %s::vector FROM {entries} AS e "
+                        "WHERE {match} ON CONFLICT (entry_id) DO UPDATE "
+                        "SET vgen = excluded.vgen, embedding = excluded.embedding",
+                        table=table,
+                        match=match,
+                    ),
+                    rows,
+                )
+                return max(cur.rowcount, 0)  # summed over the batch
+
+        try:
+            return int(self._run(body))
+        except BaseException:
+            self._vector_tables.pop(model_id, None)  # its creation may have rolled back
+            raise
 
     async def _semantic_search(
         self,
@@ -846,8 +960,78 @@ class PostgresBackend(MemoryBackend):
         filters: Mapping[str, Any] | None,
         now: float,
     ) -> list[MemoryEntry]:
-        return await postgres_vectors.semantic_search(
-            self, query_vector, top_k, scope, filters, now
+        """Nearest live entries of `scope` by cosine (HNSW, iterative scan); score = cosine.
+
+        The join does not compare `vgen`: `ensure_vectors` has just replaced every
+        stale vector of the scope, and a second join condition makes the planner
+        misjudge the join and sort the whole table instead of walking the index.
+        """
+        model_id = self._require_embedder(scope).model_id
+        where, params = self._scope_sql(scope)
+        vector = VectorParam(query_vector)
+
+        def fetch(conn: Connection[Any], want: int) -> list[Row]:
+            table = self._vector_table(conn, model_id, None)
+            if table is None:
+                return []
+            sql = self._q.query(
+                "SELECT {columns}, v.embedding <=> %s::vector AS distance "
+                "FROM {table} AS v JOIN {entries} AS e ON e.id = v.entry_id "
+                "WHERE {live}{where} ORDER BY distance LIMIT %s",
+                table=table,
+                where=where,
+            )
+            values = (vector, now, *params, want)
+            if want <= HNSW_EF_SEARCH:  # the connection's settings suffice
+                return conn.execute(sql, values).fetchall()
+            with conn.transaction():
+                conn.execute(
+                    "SELECT set_config('hnsw.ef_search', %s, true)", (str(min(want, 1000)),)
+                )
+                return conn.execute(sql, values).fetchall()
+
+        def keep(row: Row) -> MemoryEntry | None:
+            entry = self._entry(row, 1.0 - float(row[7]))
+            return entry if matches_filters(entry.metadata, filters) else None
+
+        found = self._grow(fetch, keep, top_k, top_k if not filters else max(top_k * 4, 32))
+        # Equal distances: newest first, as everywhere else.
+        found.sort(key=lambda entry: best_first(entry.score, entry.timestamp))
+        return found
+
+    async def _read_vectors(
+        self, scope: str | None, keys: list[str], model_id: str
+    ) -> dict[str, np.ndarray]:
+        where, params = self._exact_scope_sql(scope)
+
+        def body(conn: Connection[Any]) -> dict[str, np.ndarray]:
+            table = self._vector_table(conn, model_id, None)
+            if table is None:
+                return {}
+            statement = self._q.query(
+                "SELECT e.key, v.embedding::real[] FROM {entries} AS e "
+                "JOIN {table} AS v ON v.entry_id = e.id AND v.vgen = e.vgen "
+                "WHERE {where} AND e.key = ANY(%s)",
+                table=table,
+                where=where,
+            )
+            rows = conn.execute(statement, (*params, list(keys))).fetchall()
+            return {str(key): np.asarray(values, dtype=np.float32) for key, values in rows}
+
+        return self._run(body, atomic=False)
+
+    async def _write_vectors(
+        self,
+        scope: str | None,
+        model_id: str,
+        items: Sequence[tuple[str, np.ndarray]],
+    ) -> int:
+        where, params = self._exact_scope_sql(scope)
+        return self._upsert_vectors(
+            model_id,
+            int(np.asarray(items[0][1]).shape[-1]),
+            self._q.sql.SQL("{} AND e.key = %s").format(where),
+            [(VectorParam(vector), *params, key) for key, vector in items],
         )
 
     # ------------------------------------------------------------------ paging and vectors
@@ -910,16 +1094,6 @@ class PostgresBackend(MemoryBackend):
             return {str(key): str(context) for key, context in rows}
 
         return self._run(body, atomic=False)
-
-    async def _read_vectors(
-        self, scope: str | None, keys: list[str], model_id: str
-    ) -> dict[str, np.ndarray]:
-        return await postgres_vectors.read_vectors(self, scope, keys, model_id)
-
-    async def _write_vectors(
-        self, scope: str | None, model_id: str, items: Sequence[tuple[str, np.ndarray]]
-    ) -> int:
-        return await postgres_vectors.write_vectors(self, scope, model_id, items)
 
 
 def _env_pool_size() -> int:
