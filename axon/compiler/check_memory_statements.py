@@ -2,19 +2,18 @@
 memory each names, its `with { ... }` options, tiers, retrieval mode and key.
 
 The checker walks statements and keeps the names in scope; these are the three
-statements that reach a memory, kept apart from `checker` because they are its
-largest part and are checked against the memory declarations (`check_memory`) and
-the options rules (`check_options`). Each function takes the `Checker` whose
-declared memories, bound names and report it uses.
+statements that reach a memory, checked against the memory declarations (`check_memory`)
+and the options rules (`check_options`). Each function takes its collaborators: the
+symbol table (`symbols.SymbolTable`: declared memories, bound names, suggestions), the
+`Reporter` its diagnostics go to and, for a recall's mode, the backend registry.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 from axon.compiler import ast, ir
-from axon.compiler.check_memory import DEFAULT_TOP_K
+from axon.compiler.check_memory import DEFAULT_TOP_K, Reporter
 from axon.compiler.check_options import (
     forget_options,
     key_problem,
@@ -24,10 +23,9 @@ from axon.compiler.check_options import (
 )
 from axon.compiler.lowering import expr, names_in, plain, text_of, value_span
 from axon.compiler.names import _a, key_for_literal, key_for_name
+from axon.compiler.symbols import SymbolTable
+from axon.memory.registry import BackendRegistry
 from axon.source import NO_SPAN, Span
-
-if TYPE_CHECKING:
-    from axon.compiler.checker import Checker
 
 CONSTANT_OPTIONS = frozenset({"key", "tags", "metadata", "where", "related"})
 """`with` options whose values are data (a key, tags, metadata, a filter, keys), where
@@ -43,33 +41,39 @@ def _written(options: ast.MapValue | None) -> dict[str, ir.JSON]:
 
 
 def _memory_ref(
-    checker: Checker, op: str, role: str, name: str, span: Span, bound: set[str]
+    names: SymbolTable,
+    report: Reporter,
+    op: str,
+    role: str,
+    name: str,
+    span: Span,
+    bound: set[str],
 ) -> ir.IRMemory | None:
-    symbol = checker.env.symbols.get(name)
+    symbol = names.env.symbols.get(name)
     if symbol is None and name in bound:  # a let, a flow parameter or a step
-        checker.error(
+        report.error(
             f"'{op}' {role} '{name}' is a bound name (a value), not a memory store"
-            f"{checker._suggest(name, 'memory')}",
+            f"{names.suggest(name, 'memory')}",
             span,
         )
         return None
     if symbol is None:
-        checker.error(f"Undefined memory '{name}'{checker._suggest(name, 'memory')}", span)
+        report.error(f"Undefined memory '{name}'{names.suggest(name, 'memory')}", span)
         return None
     if symbol.kind != "memory":
-        checker.error(
+        report.error(
             f"'{op}' {role} '{name}' is {_a(symbol.kind)}, not a memory store",
             span,
         )
         return None
-    memory = checker.memories.get(name)
+    memory = names.memories.get(name)
     if memory is None and isinstance(symbol.node, ir.IRMemory):
         memory = symbol.node
     return memory
 
 
 def _check_constant_options(
-    checker: Checker, options: ast.MapValue | None, bound: set[str]
+    report: Reporter, options: ast.MapValue | None, bound: set[str]
 ) -> None:
     """A bound name where a `with` option takes a constant is an error, never its text.
 
@@ -91,7 +95,7 @@ def _check_constant_options(
             for name in names_in(value):
                 if name.parts[0] not in bound:
                     continue
-                checker.error(
+                report.error(
                     f"'{name.text}' is a bound name, but the values of `with {{ {f.name}: "
                     f"... }}` are constants written in the program: a bare word there is "
                     f"its own text, not the value of '{name.text}'; write \"{name.text}\" "
@@ -101,14 +105,16 @@ def _check_constant_options(
 
 
 def check_remember(
-    checker: Checker, stmt: ast.Remember, bound: set[str], *, top: bool
+    names: SymbolTable, report: Reporter, stmt: ast.Remember, bound: set[str], *, top: bool
 ) -> ir.IRRemember:
-    memory = _memory_ref(checker, "remember", "target", stmt.target, stmt.target_span, bound)
-    checker._check_refs(stmt.value, bound, "remember", stmt.span, top=top)
-    _check_constant_options(checker, stmt.options, bound)
-    checked = remember_options(stmt.options, checker.report)
+    memory = _memory_ref(
+        names, report, "remember", "target", stmt.target, stmt.target_span, bound
+    )
+    names.check_refs(stmt.value, bound, "remember", stmt.span, report, top=top)
+    _check_constant_options(report, stmt.options, bound)
+    checked = remember_options(stmt.options, report)
     if memory is not None and checked.tier is not None and checked.tier_field is not None:
-        _check_tiers(checker, memory, checked.tier, checked.tier_field)
+        _check_tiers(names, report, memory, checked.tier, checked.tier_field)
     key = checked.key
     if key is None:
         if isinstance(stmt.value, ast.Name):
@@ -134,29 +140,39 @@ def check_remember(
 
 
 def _check_tiers(
-    checker: Checker, memory: ir.IRMemory, asked: str | tuple[str, ...], f: ast.Field
+    names: SymbolTable,
+    report: Reporter,
+    memory: ir.IRMemory,
+    asked: str | tuple[str, ...],
+    f: ast.Field,
 ) -> None:
     """`with { tier: ... }` / `with { tiers: [...] }` name tiers the memory has."""
-    if not memory.tiers and memory.name in checker._declares_tiers:
+    if not memory.tiers and memory.name in names.declares_tiers:
         return  # its `tiers:` is wrong, and that error is already reported
     problem = tier_membership_problem(
         memory.name, memory.tiers, asked if isinstance(asked, str) else list(asked)
     )
     if problem is not None:
-        checker.error(problem, value_span(f))
+        report.error(problem, value_span(f))
 
 
-def check_recall(checker: Checker, stmt: ast.Recall, bound: set[str]) -> ir.IRRecall:
-    memory = _memory_ref(checker, "recall", "source", stmt.source, stmt.source_span, bound)
-    _check_constant_options(checker, stmt.options, bound)
-    checked = recall_options(stmt.options, checker.report)
+def check_recall(
+    names: SymbolTable,
+    report: Reporter,
+    backends: BackendRegistry,
+    stmt: ast.Recall,
+    bound: set[str],
+) -> ir.IRRecall:
+    memory = _memory_ref(names, report, "recall", "source", stmt.source, stmt.source_span, bound)
+    _check_constant_options(report, stmt.options, bound)
+    checked = recall_options(stmt.options, report)
     top_k = checked.top_k or (memory.top_k if memory else DEFAULT_TOP_K)
     retrieval = memory.retrieval if memory else "exact"
     if checked.retrieval is not None and checked.retrieval_field is not None:
         retrieval = checked.retrieval
-        _check_mode(checker, memory, retrieval, value_span(checked.retrieval_field))
+        _check_mode(backends, report, memory, retrieval, value_span(checked.retrieval_field))
     if memory is not None and checked.tiers is not None and checked.tiers_field is not None:
-        _check_tiers(checker, memory, checked.tiers, checked.tiers_field)
+        _check_tiers(names, report, memory, checked.tiers, checked.tiers_field)
     bound.add(stmt.alias or stmt.source)
     return ir.IRRecall(
         query=text_of(stmt.query),
@@ -176,33 +192,35 @@ def check_recall(checker: Checker, stmt: ast.Recall, bound: set[str]) -> ir.IRRe
     )
 
 
-def check_forget(checker: Checker, stmt: ast.Forget, bound: set[str], *, top: bool) -> ir.IRForget:
+def check_forget(
+    names: SymbolTable, report: Reporter, stmt: ast.Forget, bound: set[str], *, top: bool
+) -> ir.IRForget:
     """A key (a non-empty string literal, or a name bound to one) or a filter, never both.
 
     Neither is an error: there is no statement that deletes every entry.
     """
-    _memory_ref(checker, "forget", "source", stmt.source, stmt.source_span, bound)
+    _memory_ref(names, report, "forget", "source", stmt.source, stmt.source_span, bound)
     filters: dict[str, ir.JSON] = {}
     key = stmt.key
     if key is not None:
-        _forget_key(checker, key, stmt, bound, top=top)
+        _forget_key(names, report, key, stmt, bound, top=top)
         if stmt.options is not None:
-            checker.error(
+            report.error(
                 f"forget takes a key or a filter, not both: forget(KEY) from {stmt.source} "
                 f"deletes one entry, forget from {stmt.source} with {{ ... }} every entry "
                 "the filter matches",
                 stmt.options.span,
             )
     elif stmt.options is None or not stmt.options.fields:
-        checker.error(
+        report.error(
             f'forget from {stmt.source} needs a key or a filter: forget("key") from '
             f"{stmt.source}, or forget from {stmt.source} with {{ tags: [...] }} "
             f"(or where: {{ field: value }}); there is no statement that deletes every entry",
             stmt.options.span if stmt.options is not None else stmt.span,
         )
     else:
-        _check_constant_options(checker, stmt.options, bound)
-        filters = forget_options(stmt.options, checker.report).filters
+        _check_constant_options(report, stmt.options, bound)
+        filters = forget_options(stmt.options, report).filters
     return ir.IRForget(
         memory_source=stmt.source,
         key=expr(key) if key is not None else None,
@@ -215,16 +233,22 @@ def check_forget(checker: Checker, stmt: ast.Forget, bound: set[str], *, top: bo
 
 
 def _forget_key(
-    checker: Checker, key: ast.Value, stmt: ast.Forget, bound: set[str], *, top: bool
+    names: SymbolTable,
+    report: Reporter,
+    key: ast.Value,
+    stmt: ast.Forget,
+    bound: set[str],
+    *,
+    top: bool,
 ) -> None:
     span = key.span if key.span.line else stmt.span
     if isinstance(key, ast.Name):
-        checker._check_refs(key, bound, "forget", stmt.span, top=top)
+        names.check_refs(key, bound, "forget", stmt.span, report, top=top)
     elif isinstance(key, ast.Literal) and isinstance(key.value, str):
         if problem := key_problem(key.value, " of forget"):
-            checker.error(problem, span)
+            report.error(problem, span)
     else:
-        checker.error(
+        report.error(
             f"The key of forget must be a string or a name bound to one, got "
             f"{json.dumps(plain(key))}; to forget by metadata write forget from "
             f"{stmt.source} with {{ where: {{ field: value }} }}",
@@ -232,15 +256,21 @@ def _forget_key(
         )
 
 
-def _check_mode(checker: Checker, memory: ir.IRMemory | None, mode: str, span: Span) -> None:
+def _check_mode(
+    backends: BackendRegistry,
+    report: Reporter,
+    memory: ir.IRMemory | None,
+    mode: str,
+    span: Span,
+) -> None:
     if memory is None:
         return
-    info = checker.backends.lookup(memory.backend)
+    info = backends.lookup(memory.backend)
     if info is None:
         return
     caps = info.resolved_capabilities()
     if mode not in caps.retrieval:
-        checker.error(
+        report.error(
             f"Backend '{memory.backend}' of memory '{memory.name}' cannot do {mode} retrieval",
             span,
         )

@@ -2,23 +2,21 @@
 arguments against the flow's parameters, the kinds of `as`, `within` and
 `constrained_by`, and its options (`on_failure`, `output_to`, `effort`).
 
-Kept apart from `checker`, which walks declarations, flows and statements, because a
-run is checked against flows rather than memories and has options of its own.
-`check_run` takes the `Checker` whose declared names, checked flows, bound names and
-report it uses; `run_bindings` is what a run binds for later statements.
+A run is checked against flows rather than memories and has options of its own.
+`check_run` takes its collaborators: the symbol table (`symbols.SymbolTable`: declared
+names, checked flows, bound names) and the `Reporter` its diagnostics go to;
+`run_bindings` is what a run binds for later statements.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 from axon.compiler import ast, ir
+from axon.compiler.check_memory import Reporter
 from axon.compiler.lowering import expr, plain, value_span
 from axon.compiler.names import _a, did_you_mean
-
-if TYPE_CHECKING:
-    from axon.compiler.checker import Checker
+from axon.compiler.symbols import SymbolTable
 
 EFFORTS = ("high", "low", "max", "medium")
 ON_FAILURE = ir.ON_FAILURE_KINDS
@@ -41,28 +39,28 @@ def run_bindings(flow: ir.IRFlow) -> set[str]:
     return names
 
 
-def check_run(checker: Checker, run: ast.Run) -> ir.IRRun:
+def check_run(names: SymbolTable, report: Reporter, run: ast.Run) -> ir.IRRun:
     flow_name = run.flow.text
-    flow_node = _run_target(checker, run)
-    checker._expect_kind(run.persona, "persona", "as", run.persona_span)
-    checker._expect_kind(run.context, "context", "within", run.context_span)
+    flow_node = _run_target(names, report, run)
+    names.expect_kind(run.persona, "persona", "as", run.persona_span, report)
+    names.expect_kind(run.context, "context", "within", run.context_span, report)
     for anchor, span in zip(run.anchors, run.anchor_spans, strict=False):
-        checker._expect_kind(anchor, "anchor", "constrained_by", span)
+        names.expect_kind(anchor, "anchor", "constrained_by", span, report)
     if flow_node is not None:
-        _check_args(checker, run, flow_node)
+        _check_args(report, run, flow_node)
     on_failure: ir.IROnFailure | None = None
     output_to = effort = None
     for f in run.options:
         if f.name == "on_failure":
-            on_failure = _on_failure(checker, f)
+            on_failure = _on_failure(report, f)
         elif f.name == "output_to":
-            output_to = _output_to(checker, f)
+            output_to = _output_to(report, f)
         elif f.name == "effort":
-            effort = _effort(checker, f)
+            effort = _effort(report, f)
     # A run binds the flow's result (and its steps' outputs) for later statements.
-    checker.env.bound.add(flow_name)
+    names.env.bound.add(flow_name)
     if flow_node is not None:
-        checker.env.bound |= run_bindings(flow_node)
+        names.env.bound |= run_bindings(flow_node)
     return ir.IRRun(
         flow=flow_name,
         args=tuple(ir.IRArg(name=a.name, value=expr(a.value)) for a in run.args),
@@ -77,27 +75,27 @@ def check_run(checker: Checker, run: ast.Run) -> ir.IRRun:
     )
 
 
-def _run_target(checker: Checker, run: ast.Run) -> ir.IRFlow | None:
+def _run_target(names: SymbolTable, report: Reporter, run: ast.Run) -> ir.IRFlow | None:
     """The flow a run names (checked here or by an earlier input), or None with an error."""
     flow_name = run.flow.text
-    symbol = checker.env.symbols.get(flow_name)
+    symbol = names.env.symbols.get(flow_name)
     if symbol is None:
-        checker.error(
-            f"Undefined flow '{flow_name}'{checker._suggest(flow_name, 'flow')}", run.flow.span
+        report.error(
+            f"Undefined flow '{flow_name}'{names.suggest(flow_name, 'flow')}", run.flow.span
         )
         return None
     if symbol.kind != "flow":
-        checker.error(
+        report.error(
             f"'run' expects a flow, but '{flow_name}' is {_a(symbol.kind)}", run.flow.span
         )
         return None
-    flow_node = checker.flows.get(flow_name)
+    flow_node = names.flows.get(flow_name)
     if flow_node is None and isinstance(symbol.node, ir.IRFlow):
         flow_node = symbol.node
     return flow_node
 
 
-def _check_args(checker: Checker, run: ast.Run, flow: ir.IRFlow) -> None:
+def _check_args(report: Reporter, run: ast.Run, flow: ir.IRFlow) -> None:
     """A run passes one argument per parameter of the flow (positional ones in order,
     named ones by their names): too many, an unknown name, or a parameter left
     without a value (it would be unbound when the flow reads it) is an error."""
@@ -105,7 +103,7 @@ def _check_args(checker: Checker, run: ast.Run, flow: ir.IRFlow) -> None:
     given = len(run.args)
     takes = f"Flow '{flow.name}' takes {len(params)} argument{'' if len(params) == 1 else 's'}"
     if given > len(params):
-        checker.error(f"{takes} but {given} were given", run.flow.span)
+        report.error(f"{takes} but {given} were given", run.flow.span)
         return
     names = {p.name for p in params}
     filled = {p.name for p, arg in zip(params, run.args, strict=False) if arg.name is None}
@@ -115,21 +113,21 @@ def _check_args(checker: Checker, run: ast.Run, flow: ir.IRFlow) -> None:
             continue
         if arg.name not in names:
             unknown = True
-            checker.error(
+            report.error(
                 f"Flow '{flow.name}' has no parameter '{arg.name}'{did_you_mean(arg.name, names)}",
                 arg.span,
             )
         filled.add(arg.name)
     missing = [p.name for p in params if p.name not in filled]
     if missing and not unknown:
-        checker.error(
+        report.error(
             f"{takes} but {given} {'was' if given == 1 else 'were'} given "
             f"(missing {', '.join(repr(name) for name in missing)})",
             run.flow.span,
         )
 
 
-def _on_failure(checker: Checker, f: ast.Field) -> ir.IROnFailure | None:
+def _on_failure(report: Reporter, f: ast.Field) -> ir.IROnFailure | None:
     """`on_failure: log | escalate | retry(...) | raise Name`, or None with an error."""
     value = plain(f.value)
     match f.value:
@@ -140,7 +138,7 @@ def _on_failure(checker: Checker, f: ast.Field) -> ir.IROnFailure | None:
         case _ if isinstance(value, str) and value in ON_FAILURE:
             kind, args = value, ()
         case _:
-            checker.error(
+            report.error(
                 f"Invalid on_failure {json.dumps(value)}. "
                 "Valid: log, escalate, retry(...), raise ErrorName",
                 value_span(f),
@@ -163,7 +161,7 @@ def _on_failure(checker: Checker, f: ast.Field) -> ir.IROnFailure | None:
             ):
                 attempts = given.value
             else:
-                checker.error(
+                report.error(
                     "max_attempts of on_failure retry must be a positive integer, "
                     f"got {json.dumps(plain(given))}",
                     arg.span if arg.span.line else value_span(f),
@@ -171,17 +169,17 @@ def _on_failure(checker: Checker, f: ast.Field) -> ir.IROnFailure | None:
     return ir.IROnFailure(kind="retry", max_attempts=attempts, arguments=arguments)
 
 
-def _output_to(checker: Checker, f: ast.Field) -> str | None:
+def _output_to(report: Reporter, f: ast.Field) -> str | None:
     value = plain(f.value)
     if isinstance(value, str):
         return value
-    checker.error("output_to must be a string (a file name)", value_span(f))
+    report.error("output_to must be a string (a file name)", value_span(f))
     return None
 
 
-def _effort(checker: Checker, f: ast.Field) -> str | None:
+def _effort(report: Reporter, f: ast.Field) -> str | None:
     value = plain(f.value)
     if isinstance(value, str) and value in EFFORTS:
         return value
-    checker.error(f"Invalid effort {json.dumps(value)}. Valid: {', '.join(EFFORTS)}", value_span(f))
+    report.error(f"Invalid effort {json.dumps(value)}. Valid: {', '.join(EFFORTS)}", value_span(f))
     return None

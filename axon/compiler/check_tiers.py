@@ -14,13 +14,14 @@ The rules: `tiers` is a non-empty list of distinct tier names in the order
 one of them; `promote_after`, `demote_after` and `persist_if` need at least two
 tiers (`persist_if` also a persistent one); `promote_after` is a positive
 integer and `demote_after` a positive duration. The validators here are run by
-`check_memory` with the others (`_VALIDATORS`), `tiers` first.
+`check_memory` with the others (`_VALIDATORS`), `tiers` first, on the declaration
+being checked; they know it only as `TieredDraft`, the fields they read and set.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from axon.compiler import ast, ir
 from axon.compiler.durations import DurationError, parse_decay
@@ -29,14 +30,35 @@ from axon.compiler.names import did_you_mean
 from axon.memory.entry import IMPORTANCE_LEVELS, RECORD_TYPES, is_number
 from axon.source import Span
 
-if TYPE_CHECKING:
-    from axon.compiler.check_memory import _Memory
-
 TIER_ORDER = ("ephemeral", "session", "persistent")
 """Every tier, fastest first: the order a `tiers:` list must keep."""
 
 POLICY_FIELDS = ("importance", "type")
 """What `persist_if: { ... }` may test."""
+
+
+class DiagnosticSink(Protocol):
+    """Where the validators' errors go (`check_memory.Reporter`)."""
+
+    def error(self, message: str, span: Span) -> None: ...
+
+
+class TieredDraft(Protocol):
+    """A memory declaration being checked (`check_memory`'s): its name, where errors go,
+    and the settings the tier validators read (`store`) and fill in."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def report(self) -> DiagnosticSink: ...
+
+    store: str
+    tiers: tuple[str, ...]
+    promote_after: int | None
+    demote_after: str | None
+    demote_after_seconds: float | None
+    persist_if: ir.IRTierPolicy | None
 
 
 def default_tier(tiers: tuple[str, ...]) -> str:
@@ -50,7 +72,7 @@ def _item_span(item: ast.Value, f: ast.Field) -> Span:
     return span if isinstance(span, Span) and span.line else value_span(f)
 
 
-def check_tiers(m: _Memory, f: ast.Field | None) -> None:
+def check_tiers(m: TieredDraft, f: ast.Field | None) -> None:
     """`tiers: [...]`: known names, each once, fastest first, at least one."""
     if f is None:
         return
@@ -97,7 +119,7 @@ def check_tiers(m: _Memory, f: ast.Field | None) -> None:
         m.tiers = tuple(tiers)
 
 
-def check_tier_store(m: _Memory, f: ast.Field | None) -> None:
+def check_tier_store(m: TieredDraft, f: ast.Field | None) -> None:
     """A tiered memory's `store:` is its default write tier: one of its tiers.
 
     Run after `_store` (which has already checked the name itself). Without
@@ -118,7 +140,7 @@ def check_tier_store(m: _Memory, f: ast.Field | None) -> None:
         m.store = default_tier(m.tiers)
 
 
-def _needs_tiers(m: _Memory, f: ast.Field, example: str) -> bool:
+def _needs_tiers(m: TieredDraft, f: ast.Field, example: str) -> bool:
     if len(m.tiers) >= 2:
         return True
     have = f"has one tier ({m.tiers[0]})" if m.tiers else "has no tiers"
@@ -130,7 +152,7 @@ def _needs_tiers(m: _Memory, f: ast.Field, example: str) -> bool:
     return False
 
 
-def check_promote_after(m: _Memory, f: ast.Field | None) -> None:
+def check_promote_after(m: TieredDraft, f: ast.Field | None) -> None:
     """`promote_after: N`: recalls before an entry moves one tier toward persistent."""
     if f is None or not _needs_tiers(m, f, "session, persistent"):
         return
@@ -145,7 +167,7 @@ def check_promote_after(m: _Memory, f: ast.Field | None) -> None:
     )
 
 
-def check_demote_after(m: _Memory, f: ast.Field | None) -> None:
+def check_demote_after(m: TieredDraft, f: ast.Field | None) -> None:
     """`demote_after: DURATION`: idle time before an entry moves one tier back."""
     if f is None or not _needs_tiers(m, f, "session, persistent"):
         return
@@ -170,7 +192,7 @@ def check_demote_after(m: _Memory, f: ast.Field | None) -> None:
     )
 
 
-def check_persist_if(m: _Memory, f: ast.Field | None) -> None:
+def check_persist_if(m: TieredDraft, f: ast.Field | None) -> None:
     """`persist_if: { importance: LEVEL, type: TYPE or [TYPES] }`: the write policy."""
     if f is None or not _needs_tiers(m, f, "session, persistent"):
         return

@@ -4,16 +4,16 @@
 holding all problems sorted by position. `env` carries what earlier inputs of the
 same session declared and bound, so a REPL line is checked against everything
 before it. Backend names and capabilities come from the memory registry.
-Remember, recall and forget are checked by `check_memory_statements`, a run by
-`check_runs`; memory declarations by `check_memory`.
+The checker walks the program and fills the symbol table (`symbols`); remember,
+recall and forget are checked by `check_memory_statements`, a run by `check_runs`,
+memory declarations by `check_memory`: each is given the table and the `Reporter`,
+never the checker.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import TypeAlias, assert_never
-
-import attrs
+from collections.abc import Iterable
+from typing import assert_never
 
 from axon.compiler import ast, ir
 from axon.compiler.check_memory import Reporter, check_memory
@@ -26,56 +26,19 @@ from axon.compiler.check_runs import EFFORTS as EFFORTS
 from axon.compiler.check_runs import ON_FAILURE as ON_FAILURE
 from axon.compiler.check_runs import check_run
 from axon.compiler.check_runs import run_bindings as run_bindings
-from axon.compiler.lowering import condition_text, expr, names_in, plain, text_of
-from axon.compiler.names import Suggester, _a, did_you_mean
+from axon.compiler.lowering import condition_text, expr, plain, text_of
+from axon.compiler.names import _a, did_you_mean
+from axon.compiler.symbols import IMPORTED as IMPORTED
+from axon.compiler.symbols import CheckEnv as CheckEnv
+from axon.compiler.symbols import Symbol as Symbol
+from axon.compiler.symbols import SymbolTable
 from axon.errors import AxonCheckError
 from axon.memory.embeddings.availability import keyword_fallback_warning
 from axon.memory.registry import BackendRegistry
 from axon.memory.registry import registry as default_registry
-from axon.source import NO_SPAN, Source, Span
+from axon.source import Source, Span
 
 STEP_FIELDS = ("ask", "confidence_floor", "given", "output", "probe", "reason", "use", "weave")
-
-
-SymbolNode: TypeAlias = (
-    ast.Declaration
-    | ast.TypeDecl
-    | ast.Flow
-    | ir.IRMemory
-    | ir.IRFlow
-    | ir.IRDeclaration
-    | ir.IRType
-    | None
-)
-
-
-IMPORTED = "imported name"
-"""The kind of a name brought in by `import a.b.{X}`: the module is not read, so the
-name stands for a persona, context, anchor or tool declared elsewhere, and a
-reference that needs one of those accepts it (a memory or a flow must be here)."""
-
-
-@attrs.frozen
-class Symbol:
-    """A declared name: what kind of thing it is and where it was declared."""
-
-    kind: str
-    name: str
-    line: int
-    column: int
-    node: SymbolNode = attrs.field(default=None, eq=False)
-    """The declaration: its AST while its input is checked, its IR once checked."""
-
-
-@attrs.define
-class CheckEnv:
-    """What earlier inputs of a session declared (`symbols`) and bound (`bound`)."""
-
-    symbols: dict[str, Symbol] = attrs.field(factory=dict)
-    bound: set[str] = attrs.field(factory=set)
-
-    def copy(self) -> CheckEnv:
-        return CheckEnv(dict(self.symbols), set(self.bound))
 
 
 class Checker:
@@ -83,16 +46,10 @@ class Checker:
 
     def __init__(self, source: Source, env: CheckEnv | None, backends: BackendRegistry) -> None:
         self.source = source
-        self.env = env.copy() if env else CheckEnv()
+        self.names = SymbolTable(env.copy() if env else CheckEnv())
+        self.env = self.names.env
         self.backends = backends
         self.report = Reporter()
-        self.memories: dict[str, ir.IRMemory] = {}
-        # Memories whose declaration names `tiers:` (their IR has none when it was wrong:
-        # that error is reported once, at the declaration, not again at every use).
-        self._declares_tiers: set[str] = set()
-        self.flows: dict[str, ir.IRFlow] = {}
-        self._suggesters: dict[str, Suggester] = {}
-        self._bound_names = Suggester()
 
     # ------------------------------------------------------------ reporting
     def error(self, message: str, span: Span) -> None:
@@ -100,14 +57,6 @@ class Checker:
 
     def warn(self, message: str, span: Span) -> None:
         self.report.warn(message, span)
-
-    def _suggest(self, name: str, kind: str) -> str:
-        """` (did you mean 'x'?)` among the declared names of one kind (fixed once declared)."""
-        suggester = self._suggesters.get(kind)
-        if suggester is None:
-            suggester = Suggester(s.name for s in self.env.symbols.values() if s.kind == kind)
-            self._suggesters[kind] = suggester
-        return suggester.did_you_mean(name)
 
     # ------------------------------------------------------------ entry point
     def check(self, program: ast.Program) -> ir.IRProgram:
@@ -126,14 +75,14 @@ class Checker:
                 memory = check_memory(item, self.backends, self.report)
                 if fallback := keyword_fallback_warning(memory.name, memory.retrieval):
                     self.report.warn(fallback, item.span)
-                self.memories[item.name] = memory
+                self.names.memories[item.name] = memory
                 memories.append(memory)
                 if any(f.name == "tiers" for f in item.fields):
-                    self._declares_tiers.add(item.name)
+                    self.names.declares_tiers.add(item.name)
         # Then flows: a run may come before the flow it runs.
         for item in program.items:
             if isinstance(item, ast.Flow):
-                self.flows[item.name] = self._flow(item)
+                self.names.flows[item.name] = self._flow(item)
         for item in program.items:
             match item:
                 case ast.Declaration(kind="memory"):
@@ -160,9 +109,9 @@ class Checker:
                         )
                     )
                 case ast.Flow():
-                    flows.append(self.flows[item.name])
+                    flows.append(self.names.flows[item.name])
                 case ast.Run():
-                    statements.append(check_run(self, item))
+                    statements.append(check_run(self.names, self.report, item))
                 case ast.Let() | ast.Remember() | ast.Recall() | ast.Forget():
                     statements.extend(self._statements([item], self.env.bound, top=True))
                 case _:
@@ -290,17 +239,17 @@ class Checker:
     def _statement(self, stmt: ast.Statement, bound: set[str], *, top: bool) -> ir.IRStatement:
         match stmt:
             case ast.Let(name=name, value=value):
-                self._check_refs(value, bound, "let", stmt.span, top=top)
+                self.names.check_refs(value, bound, "let", stmt.span, self.report, top=top)
                 bound.add(name)
                 return ir.IRLet(
                     name=name, value=expr(value), line=stmt.span.line, column=stmt.span.column
                 )
             case ast.Remember():
-                return check_remember(self, stmt, bound, top=top)
+                return check_remember(self.names, self.report, stmt, bound, top=top)
             case ast.Recall():
-                return check_recall(self, stmt, bound)
+                return check_recall(self.names, self.report, self.backends, stmt, bound)
             case ast.Forget():
-                return check_forget(self, stmt, bound, top=top)
+                return check_forget(self.names, self.report, stmt, bound, top=top)
             case ast.Step():
                 return self._step(stmt, bound, top=top)
             case (
@@ -465,51 +414,6 @@ class Checker:
         if symbol is not None and symbol.kind not in ("tool", IMPORTED):
             self.error(f"'use' expects a tool, but '{tool.text}' is {_a(symbol.kind)}", span)
 
-    def _check_refs(
-        self, value: ast.Value, bound: set[str], op: str, span: Span, *, top: bool
-    ) -> None:
-        """Names a statement reads must be bound; an error at top level, a warning in flows.
-
-        A value is also never a duration-like word (`3d`, `1e3`, `7x`, `0x10`): the lexer
-        reads those as durations, which only fields and options such as `decay:` and
-        `expires_in:` take, so as a value each is an error at the word rather than its
-        text stored in silence.
-        """
-        for word in _durations_in(value):
-            self.error(
-                f"'{word.text}' is not a value: a number is written 42, 0.85 or -4.5, a "
-                f'text in quotes ("{word.text}"); durations such as 3d are for decay: and '
-                "expires_in:",
-                word.span if word.span != NO_SPAN else span,
-            )
-        for name in names_in(value):
-            root = name.parts[0]
-            if root in bound:
-                continue
-            message = (
-                f"Unbound name '{name.text}' in {op}: bind it first "
-                f'(let, a step, a recall ... as) or write a literal such as "{name.text}"'
-                f"{self._suggest_bound(root, bound)}"
-            )
-            if top:
-                self.error(message, name.span if name.span != NO_SPAN else span)
-            else:
-                self.warn(message, name.span if name.span != NO_SPAN else span)
-
-    def _suggest_bound(self, name: str, bound: set[str]) -> str:
-        """` (did you mean 'x'?)` among the names bound here (one index for every scope)."""
-        self._bound_names.update(bound)
-        return self._bound_names.did_you_mean(name, bound)
-
-    def _expect_kind(self, name: str | None, kind: str, keyword: str, span: Span) -> None:
-        if name is None:
-            return
-        symbol = self.env.symbols.get(name)
-        if symbol is None:
-            self.error(f"Undefined {kind} '{name}'{self._suggest(name, kind)}", span)
-        elif symbol.kind != kind and symbol.kind != IMPORTED:
-            self.error(f"'{keyword}' expects {_a(kind)}, but '{name}' is {_a(symbol.kind)}", span)
-
 
 def _plain_fields(fields: Iterable[ast.Field]) -> dict[str, ir.JSON]:
     """Fields as plain data by name (the last of a duplicated name wins)."""
@@ -562,19 +466,3 @@ def extend_env(env: CheckEnv, program: ir.IRProgram) -> None:
                     env.bound |= run_bindings(symbol.node)
             case _:
                 pass
-
-
-def _durations_in(value: ast.Value) -> Iterator[ast.Duration]:
-    """The duration words of a value, in lists and maps too."""
-    match value:
-        case ast.Duration():
-            yield value
-        case ast.ListValue(items=items):
-            for item in items:
-                yield from _durations_in(item)
-        case ast.MapValue(fields=fields):
-            for f in fields:
-                yield from _durations_in(f.value)
-        case _:
-            return
-
