@@ -29,6 +29,7 @@ from axon.cli_output import (
     OutputFailed,
     configure_logging,
     err,
+    err_diagnostic,
     flush,
     internal,
     out,
@@ -82,7 +83,7 @@ def _read_source(path: Path) -> str:
 
 def _print_warnings(warnings: Iterable[Any], source: Any) -> None:
     for warning in warnings:
-        err(warning.render(source))
+        err_diagnostic(warning.render(source))
 
 
 def _version(value: bool) -> None:
@@ -140,7 +141,7 @@ def check(
                 continue
             ir_program = check_program(program, source)
         except AxonError as exc:
-            err(str(exc))
+            err_diagnostic(str(exc))
             failed = True
             continue
         except Exception as exc:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 import typer
 
@@ -42,6 +42,34 @@ def err(text: str) -> None:
     shown as escapes: `render.visible`); never raises."""
     try:
         sys.stderr.write(visible(redact_secrets(text)) + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed or full: nowhere left to say it
+        pass
+
+
+def colour_on(stream: TextIO) -> bool:
+    """Whether to write colour to `stream`: a terminal, `NO_COLOR` unset, `TERM` not dumb
+    (`FORCE_COLOR`, set and not empty, turns it on for any stream)."""
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def err_diagnostic(text: str) -> None:
+    """`err` for rendered diagnostics: their source lines highlighted by the `axon` lexer
+    when stderr takes colour (`colour_on`), plain otherwise."""
+    if not colour_on(sys.stderr):
+        err(text)
+        return
+    from axon.highlight import colour_excerpts
+
+    try:
+        sys.stderr.write(colour_excerpts(visible(redact_secrets(text))) + "\n")
         sys.stderr.flush()
     except (OSError, ValueError):  # stderr closed or full: nowhere left to say it
         pass

@@ -42,7 +42,7 @@ number) and the contents of string literals (escapes, control characters).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -595,3 +595,37 @@ def hidden_brackets(parser: lark.Lark) -> str:
     """
     names = [_STRING, *sorted(_tables(parser).skip)]
     return "|".join(f"(?:{_regexp(parser, name)})" for name in names)
+
+
+UNMATCHED = ""
+"""The kind `scan` gives a character no terminal of the grammar matches."""
+
+
+def scan(parser: lark.Lark, text: str) -> Iterator[tuple[str, int, int]]:
+    """Every token of `text` as `(terminal, start, end)` offsets, without parsing it.
+
+    For highlighting and editors, which see text that may not parse: the ignored
+    terminals (white space, comments) are included, a character no terminal
+    matches is one `UNMATCHED` token and scanning goes on after it, and a name
+    that is a keyword somewhere in the grammar is given that keyword's terminal
+    (whether it is one at that place only the parse state knows: `run` decides it).
+    """
+    tables = _tables(parser)
+    match_at, keywords = tables.master.match, tables.keywords
+    pos, end = (1 if text.startswith("\ufeff") else 0), len(text)
+    while pos < end:
+        m = match_at(text, pos)
+        if m is None or m.end() == pos:
+            yield UNMATCHED, pos, pos + 1
+            pos += 1
+            continue
+        kind: str = m.lastgroup  # type: ignore[assignment]  # every alternative is named
+        if kind == _NAME:
+            kind = keywords.get(m.group(), kind)
+        yield kind, pos, m.end()
+        pos = m.end()
+
+
+def ignored_terminals(parser: lark.Lark) -> frozenset[str]:
+    """The terminals the grammar ignores (white space, comments): `scan` yields them."""
+    return _tables(parser).skip

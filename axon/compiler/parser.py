@@ -9,6 +9,7 @@ the front end fast.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -342,6 +343,20 @@ def _name_pattern() -> re.Pattern[str]:
 def keywords() -> lexer.GrammarWords:
     """The grammar's keywords (all, statement starters, the rest), for messages and completion."""
     return lexer.grammar_words(_parser())
+
+
+def tokens(text: str) -> Iterator[tuple[str, int, int]]:
+    """Every token of `text`, parsed or not: `(terminal, start, end)` (`lexer.scan`).
+
+    White space and comments are included (`ignored_terminals`), and a character no
+    terminal matches is a `lexer.UNMATCHED` token; for highlighting and editors.
+    """
+    return lexer.scan(_parser(), text)
+
+
+def ignored_terminals() -> frozenset[str]:
+    """The terminals `tokens` yields that the parser skips: white space and comments."""
+    return lexer.ignored_terminals(_parser())
 
 
 def parse(text: str, filename: str = "<input>") -> ast.Program:

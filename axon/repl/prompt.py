@@ -4,8 +4,9 @@ Enter submits the input when it is complete and otherwise opens a continuation
 line (`...> `), indented by the open braces; Enter on an empty continuation
 line submits anyway so the parser's error is shown. Ctrl-C cancels the
 current input, Ctrl-D leaves. History lives in `~/.axon_history` (or
-`$AXON_HISTORY_FILE`; mode 0600, DSN passwords saved as `***`) and Tab
-completes through `AxonCompleter`.
+`$AXON_HISTORY_FILE`; mode 0600, DSN passwords saved as `***`), Tab
+completes through `AxonCompleter`, and what is typed is coloured by the `axon`
+Pygments lexer (`highlight.AxonLexer`).
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.lexers import PygmentsLexer
 from prompt_toolkit.output import Output
 
 from axon.files import replacing
+from axon.highlight import AxonLexer
 from axon.redaction import redact_secrets
 from axon.repl.complete import AxonCompleter
 from axon.repl.console import Console, needs_more
@@ -139,6 +142,7 @@ def make_prompt_session(
         key_bindings=key_bindings(),
         prompt_continuation=_continuation,
         completer=AxonCompleter(console.session),
+        lexer=PygmentsLexer(AxonLexer),
         complete_while_typing=False,
         auto_suggest=AutoSuggestFromHistory(),
         history=history if history is not None else InMemoryHistory(),

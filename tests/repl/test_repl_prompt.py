@@ -193,3 +193,17 @@ def test_unwritable_history_falls_back_to_memory(tmp_path: Path) -> None:
     blocker.write_text("")
     history = open_history(blocker / "hist")  # a path under a regular file
     assert not isinstance(history, FileHistory)
+
+
+def test_what_is_typed_is_highlighted_by_the_axon_lexer(repl: Repl, pipe: PipeInput) -> None:
+    from prompt_toolkit.document import Document
+    from prompt_toolkit.lexers import PygmentsLexer
+
+    from axon.highlight import AxonLexer
+
+    session = make_prompt_session(repl.console, input=pipe, output=DummyOutput())
+    assert isinstance(session.lexer, PygmentsLexer)
+    assert session.lexer.pygments_lexer_cls is AxonLexer
+    line = session.lexer.lex_document(Document("memory Notes { store: session }"))(0)
+    styles = {text: style for style, text, *_ in line}
+    assert "keyword" in styles["memory"] and "attribute" in styles["store"]
