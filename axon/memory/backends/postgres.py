@@ -55,7 +55,6 @@ from axon.memory.backend import (
 )
 from axon.memory.backends import postgres_copy
 from axon.memory.backends.postgres_bm25 import best_ranked, rank_sql, scope_stats, stored_counts
-from axon.memory.backends.postgres_filters import filter_condition
 from axon.memory.backends.postgres_pool import (
     HNSW_EF_SEARCH,
     Connector,
@@ -80,15 +79,17 @@ from axon.memory.backends.postgres_schema import (
     text_array,
 )
 from axon.memory.backends.postgres_sql import Fragments, Row, db_text
-from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
-from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
 from axon.memory.backends.sql_common import (
+    POSTGRES_FILTERS,
     candidate_count,
+    filter_condition,
     purge_in_batches,
     quiet_sweep,
     row_entry,
     write_row,
 )
+from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
+from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
 from axon.memory.entry import (
     MemoryEntry,
     filter_predicate,
@@ -610,7 +611,7 @@ class PostgresBackend(MemoryBackend):
     async def _list_matching(
         self, scope: str | None, filters: Mapping[str, Any], limit: int | None, now: float
     ) -> list[MemoryEntry]:
-        """The filter in the query (`postgres_filters`), newest first along
+        """The filter in the query (`sql_common.filter_condition`), newest first along
         `entries_scope_time`, each row checked with `matches_filters` too.
 
         With a `limit`, a first page of `limit` rows, then pages twice as large (at most
@@ -619,8 +620,9 @@ class PostgresBackend(MemoryBackend):
         """
         accepts = filter_predicate(filters)
         where, params = self._scope_sql(scope)
-        condition, values, _ = filter_condition(filters, "e.metadata")
+        text, values, _ = filter_condition(filters, "e.metadata", POSTGRES_FILTERS)
         q = self._q
+        condition = q.sql.SQL(text)
         statement = q.query(
             "SELECT {columns} FROM {entries} AS e WHERE {live}{where} AND {condition}{seek} "
             "ORDER BY e.timestamp DESC, e.id{page}",

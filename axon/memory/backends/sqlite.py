@@ -67,7 +67,9 @@ from axon.memory.backend import (
 from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
 from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
 from axon.memory.backends.sql_common import (
+    SQLITE_FILTERS,
     WriteRow,
+    filter_condition,
     given_contexts,
     purge_in_batches,
     quiet_sweep,
@@ -75,7 +77,6 @@ from axon.memory.backends.sql_common import (
     write_row,
 )
 from axon.memory.backends.sqlite_ann import AnnIndexes, prune_log, threshold_from_env
-from axon.memory.backends.sqlite_filters import filter_condition
 from axon.memory.backends.sqlite_schema import (
     _COLUMNS,
     _SELECT,
@@ -503,13 +504,13 @@ class SQLiteBackend(MemoryBackend):
     async def _list_matching(
         self, scope: str | None, filters: Mapping[str, Any], limit: int | None, now: float
     ) -> list[MemoryEntry]:
-        """The filter in the query (`sqlite_filters`), newest first along `entries_recent`:
-        only rows that pass are decoded, each checked with `matches_filters` too, and the
-        walk stops at `limit`."""
+        """The filter in the query (`sql_common.filter_condition`), newest first along
+        `entries_recent`: only rows that pass are decoded, each checked with
+        `matches_filters` too, and the walk stops at `limit`."""
         accepts = filter_predicate(filters)
         self._maybe_purge(now)
         where, params = self._scope_sql(scope)
-        condition, values = filter_condition(filters, "metadata_json")[:2]
+        condition, values = filter_condition(filters, "metadata_json", SQLITE_FILTERS)[:2]
         statement = (
             f"{_SELECT} WHERE {LIVE}{where} AND {condition} ORDER BY timestamp DESC, id"
         )
