@@ -16,7 +16,6 @@ exist, or an import file that is not an export, is exit 1 (one line on stderr).
 
 from __future__ import annotations
 
-import difflib
 import json
 import shlex
 import sys
@@ -60,6 +59,7 @@ from axon.cli_vectors import (
     embed_wait_text,
     wait_for_vectors,
 )
+from axon.compiler.names import Suggester
 from axon.errors import AxonMemoryError
 from axon.memory.backend import (
     RETRIEVAL_MODES,
@@ -443,8 +443,8 @@ def search_cmd(
         filters = _filters(tag or [], where or [])
         budget = budget_of(embed_wait_text(embed_wait))
         if retrieval is not None and retrieval not in RETRIEVAL_MODES:
-            close = difflib.get_close_matches(retrieval, RETRIEVAL_MODES, n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
+            close = Suggester(RETRIEVAL_MODES).closest(retrieval)
+            hint = f"; did you mean '{close}'?" if close else ""
             raise Failed(
                 f"error: --retrieval takes {', '.join(RETRIEVAL_MODES)}, not '{retrieval}'{hint}",
                 out.EXIT_USAGE,

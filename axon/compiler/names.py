@@ -1,4 +1,5 @@
-"""Naming rules shared by the checker and the runtime: keys, snake_case, suggestions."""
+"""Names -> keys, snake_case and suggestions: the naming rules shared by the checker,
+the runtime, the CLI and the REPL (`Suggester` is the one "did you mean" rule)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,6 @@ search for unclosed brackets steps over, come from the grammar (`lexer`).
 
 from __future__ import annotations
 
-import difflib
 import re
 from functools import cache
 
@@ -17,6 +16,7 @@ import lark
 from lark import Token
 
 from axon.compiler import lexer
+from axon.compiler.names import Suggester
 from axon.errors import AxonSyntaxError
 from axon.source import Source, Span, position_of
 
@@ -142,9 +142,8 @@ def _message_for_token(
         return f"expected ':' after field name '{previous}'", False, None
     keywords = _keyword_words(expected, parser)
     if token.type == "NAME" and keywords and "NAME" not in expected:
-        close = difflib.get_close_matches(str(token), keywords, n=1, cutoff=0.6)
-        if close:
-            return f"unknown keyword '{token}' (did you mean '{close[0]}'?)", False, None
+        if close := Suggester(keywords).closest(str(token)):
+            return f"unknown keyword '{token}' (did you mean '{close}'?)", False, None
         if set(keywords) & set(starters) and len(keywords) > 3:
             return (
                 f"unexpected {_describe_token(token)}: expected a declaration or statement "

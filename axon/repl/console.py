@@ -13,7 +13,6 @@ characters as escapes) and none of it is read as rich markup.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import time
@@ -27,6 +26,7 @@ from rich.markup import escape
 
 from axon import render
 from axon.compiler import ast
+from axon.compiler.names import Suggester, did_you_mean
 from axon.compiler.parser import parse
 from axon.errors import AxonCheckError, AxonError, AxonMemoryError, AxonSyntaxError, Diagnostic
 from axon.files import replacing
@@ -388,8 +388,8 @@ class Console:
             return self._fail(f"error: memory '{name}' is already declared in this session")
         stored = self.stored_undeclared()
         if name not in stored:
-            close = difflib.get_close_matches(name, list(stored), n=1, cutoff=0.6)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            close = Suggester(stored).closest(name)
+            hint = f" (did you mean '{close}'?)" if close else ""
             held = f"; it holds: {', '.join(stored)}" if stored and not close else ""
             where = self.session.memories.memory_dir
             return self._fail(f"error: the store in {where} holds no memory '{name}'{hint}{held}")
@@ -459,8 +459,7 @@ class Console:
             case ((".help" | ".quit" | ".exit" | ".memories"), _):
                 return self._fail(f"error: {word} takes no arguments")
             case _:
-                close = difflib.get_close_matches(word, list(COMMANDS), n=1, cutoff=0.5)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                hint = did_you_mean(word, COMMANDS)
                 return self._fail(f"error: unknown command '{word}'{hint}; .help lists them")
         return True
 
@@ -522,8 +521,8 @@ class Console:
         names = self.session.memory_names()
         if name in names:
             return True
-        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        close = Suggester(names).closest(name)
+        hint = f" (did you mean '{close}'?)" if close else ""
         known = f"; declared: {', '.join(names)}" if names and not close else ""
         self._fail(f"error: no memory named '{name}'{hint}{known}")
         self._note_stored([name])
@@ -616,8 +615,7 @@ class Console:
             if problem is not None:
                 raise AxonMemoryError(problem, memory=name, key=item.key)
             if name not in names:
-                close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                hint = did_you_mean(name, names)
                 raise AxonMemoryError(
                     f"memory '{name}' is not declared in this session{hint}; declare it first"
                 )

@@ -150,6 +150,14 @@ def test_tables_for_people(store: Store) -> None:
     assert '{"count":3,"done":false}' in got.stdout and "object" in got.stdout
 
 
+def test_a_mode_in_capitals_is_suggested_as_the_checker_suggests(store: Store) -> None:
+    """`--retrieval KEYWORD` got no suggestion (difflib alone finds nothing alike in
+    capitals); the CLI now uses the checker's `Suggester` (issue 27)."""
+    shouted = store("search", "Notes", "x", "--retrieval", "KEYWORD")
+    assert shouted.returncode == 2, shouted.stderr
+    assert "not 'KEYWORD'; did you mean 'keyword'?" in shouted.stderr, shouted.stderr
+
+
 def test_errors_are_one_line_with_the_right_exit_code(store: Store, tmp_path: Path) -> None:
     unknown = store("show", "Note")
     assert unknown.returncode == 1

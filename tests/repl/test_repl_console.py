@@ -420,3 +420,19 @@ def test_a_closed_session_is_an_error_not_an_internal_one(repl: Repl) -> None:
     assert not repl.run(".show Notes")
     _, err = repl.take()
     assert err.startswith("error: this session is closed") and "internal" not in err
+
+
+def test_suggestions_follow_the_checkers_rule_case_only_slips_too(repl: Repl) -> None:
+    """The REPL computed "did you mean" with difflib alone (cutoff 0.5 for commands):
+    `.SHOW` and `kb` for `KB` had no suggestion. It now uses the checker's
+    `Suggester`, which also suggests a name that differs only in case (issue 27)."""
+    repl.run("memory KB { store: session, retrieval: keyword }")
+    repl.take()
+    assert not repl.run(".show kb")
+    assert repl.take()[1] == "error: no memory named 'kb' (did you mean 'KB'?)\n"
+    assert not repl.run(".SHOW KB")
+    assert repl.take()[1] == (
+        "error: unknown command '.SHOW' (did you mean '.show'?); .help lists them\n"
+    )
+    assert not repl.run(".shwo KB")
+    assert "(did you mean '.show'?)" in repl.take()[1]
