@@ -157,10 +157,6 @@ class MemoryBackend(MinimalMemoryBackend):
     name: ClassVar[str] = "abstract"
     capabilities: ClassVar[Capabilities] = Capabilities(False, frozenset({"exact"}))
     default_mode: ClassVar[str] = "exact"
-    stores_any_value: ClassVar[bool] = False
-    """True for the seed's dictionary store (`axon.runtime.memory_backend`): values are
-    kept as Python objects, any of them, as the seed's dict does; every other backend
-    stores JSON and refuses what JSON cannot hold."""
 
     def __init__(
         self,
@@ -223,13 +219,7 @@ class MemoryBackend(MinimalMemoryBackend):
         the clock's time unless they give theirs; raises before anything is written."""
         checked: list[tuple[Any, dict[str, Any] | None]] = []
         for item in items:
-            value = None if self.stores_any_value else item.value  # None: nothing to check
-            plain, metadata = validate_entry(
-                item.key, value, item.metadata, memory=_scope(item.metadata)
-            )
-            # The values stored are `validate_entry`'s plain copies (the seed's
-            # any-value backend keeps the caller's object, as the seed did).
-            checked.append((item.value if self.stores_any_value else plain, metadata))
+            checked.append(self._validated(item))
             if item.timestamp is not None and not _finite_time(item.timestamp):
                 raise AxonMemoryError(
                     f"timestamp must be a finite number of Unix seconds, got {item.timestamp!r}",
@@ -251,6 +241,11 @@ class MemoryBackend(MinimalMemoryBackend):
             for item, (value, metadata) in zip(items, checked, strict=True)
         ]
         return entries
+
+    def _validated(self, item: NewEntry) -> tuple[Any, dict[str, Any] | None]:
+        """The value and metadata to store for `item`: `validate_entry`'s plain copies
+        (JSON values); raises `AxonMemoryError` naming the memory and key."""
+        return validate_entry(item.key, item.value, item.metadata, memory=_scope(item.metadata))
 
     def _traced_writes(self, entries: Sequence[MemoryEntry]) -> None:
         if self._tracer is not None:

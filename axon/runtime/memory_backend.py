@@ -9,9 +9,10 @@ scoring (case-insensitive, ties newest first), the scope filter,
 `memory_read {query, results_count, top_k}` tracer events.
 
 `MemoryBackend` here is the seed's three-method abstract class
-(`axon.memory.backend.MinimalMemoryBackend`): a store written as in the seed, with
-only `store`, `retrieve` and `clear`, subclasses it. Every AXON backend is one.
-The engine itself lives in `axon.memory`; this module only re-exports it.
+(`axon.memory.backend.MinimalMemoryBackend`, under the seed's name): a store written
+as in the seed, with only `store`, `retrieve` and `clear`, subclasses it. Every AXON
+backend is one. The engine itself lives in `axon.memory`; this module re-exports it
+and keeps the seed's quirks, which the engine knows nothing of.
 
 
 Two differences from the engine are kept here for the seed's sake. Values are any
@@ -20,25 +21,35 @@ which every persistent backend needs). And the seed slices its ranked candidates
 with `top_k` (`candidates[:top_k]`), so `retrieve(q, top_k=0)` returns `[]` and a
 negative `top_k` drops that many from the end. This module's `InMemoryBackend`
 does the same; the engine (`axon.memory`, every `backend:` of the language)
-refuses a `top_k` below 1, and `top_k: 0` in a program is a checker error.
+refuses a `top_k` below 1, and `top_k: 0` in a program is a checker error. The class
+that does both is `AnyValueInMemoryBackend`; `InMemoryBackend` is its seed name here
+(the engine's own is `axon.memory.backends.in_memory.InMemoryBackend`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from axon.memory.backend import MinimalMemoryBackend as MemoryBackend
-from axon.memory.backends.in_memory import InMemoryBackend as _EngineInMemoryBackend
+from axon.memory.backend import MinimalMemoryBackend
+from axon.memory.backends import in_memory
 from axon.memory.entry import MemoryEntry, NewEntry
 
+MemoryBackend = MinimalMemoryBackend
+"""The seed's abstract `MemoryBackend`: `store`, `retrieve` and `clear` only."""
 
-class InMemoryBackend(_EngineInMemoryBackend):
+
+class AnyValueInMemoryBackend(in_memory.InMemoryBackend):
     """The engine's in-memory backend with the seed's `top_k` slicing and the seed's
     values: any Python object (a date, a set, bytes, a dataclass, a text of any
     length), kept as it is and matched by its `str()` (see the module)."""
 
-    stores_any_value = True
+    def _validated(self, item: NewEntry) -> tuple[Any, dict[str, Any] | None]:
+        """The caller's object as it is, as the seed's dict keeps it; the key and
+        metadata are checked as on every backend."""
+        _, metadata = super()._validated(dataclasses.replace(item, value=None))
+        return item.value, metadata
 
     async def retrieve(
         self,
@@ -80,5 +91,8 @@ class InMemoryBackend(_EngineInMemoryBackend):
             )
         return results
 
+
+InMemoryBackend = AnyValueInMemoryBackend
+"""The seed's `InMemoryBackend(tracer=None)`: see `AnyValueInMemoryBackend`."""
 
 __all__ = ["InMemoryBackend", "MemoryBackend", "MemoryEntry", "NewEntry"]

@@ -280,3 +280,40 @@ async def test_seed_values_are_any_python_object() -> None:
                      "raw bytes": ["bytes"], "needle": ["big"]}
     with pytest.raises(AxonMemoryError, match="Cannot store value"):
         await EngineInMemory().store("set", {1, 2})  # the engine's backends store JSON
+
+
+def test_the_quirks_live_in_the_compatibility_module_under_unique_class_names() -> None:
+    """The engine carried the shim's quirk (`MemoryBackend.stores_any_value`) and two
+    classes were named `InMemoryBackend` (issue 27): the any-value store is now
+    `AnyValueInMemoryBackend`, exported under the old names only as aliases."""
+    import ast
+    from pathlib import Path
+
+    import axon.memory.backend
+    from axon.memory.backends import in_memory
+    from axon.runtime import memory_backend
+
+    assert not hasattr(axon.memory.backend.MemoryBackend, "stores_any_value")
+    assert InMemoryBackend is memory_backend.AnyValueInMemoryBackend
+    assert issubclass(InMemoryBackend, in_memory.InMemoryBackend)
+    assert MemoryBackend is axon.memory.backend.MinimalMemoryBackend
+    package = Path(axon.memory.backend.__file__).resolve().parents[1]
+    defined: dict[str, list[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                defined.setdefault(node.name, []).append(str(path.relative_to(package)))
+    for name in memory_backend.__all__:
+        assert len(defined.get(name, [])) <= 1, f"class {name} is defined in {defined[name]}"
+
+
+async def test_the_engine_still_refuses_what_json_cannot_hold() -> None:
+    """Only the compatibility store keeps any Python object; the engine's in-memory
+    backend (every `backend: in_memory` memory) refuses a set, naming the key."""
+    from axon.errors import AxonMemoryError
+    from axon.memory.backends.in_memory import InMemoryBackend as EngineInMemoryBackend
+
+    kept = {1, 2}
+    assert (await InMemoryBackend().store("k", kept)).value is kept
+    with pytest.raises(AxonMemoryError, match="key 'k'"):
+        await EngineInMemoryBackend().store("k", kept)
