@@ -1,0 +1,75 @@
+"""`axon studio`: a store's options and trace files in, AXON Studio served on a local
+address out (printed with its token; docs/studio.md).
+
+The store options are `axon memory`'s (`axon.cli_store`: `--memory-dir`, `--pg-dsn`/
+`--pg`, `--pg-schema`, `--chroma`); the app itself is `axon.studio`. A missing
+Starlette or uvicorn, an address that cannot be bound or a store that cannot be opened
+is one line on stderr and an exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from axon import cli_output as out
+from axon.cli_store import ChromaLocation, Failed, MemoryDir, PgDsn, PgSchema, Store, UsePg
+from axon.errors import AxonError
+
+Traces = Annotated[
+    list[Path] | None,
+    typer.Option("--trace", help="A trace file (axon run --trace) to show (repeatable)."),
+]
+
+
+def _say(text: str) -> None:
+    out.out(text)
+    out.flush()  # the address must show at once: the server runs until interrupted
+
+
+def studio_cmd(
+    memory_dir: MemoryDir = None,
+    pg_dsn: PgDsn = None,
+    use_pg: UsePg = False,
+    pg_schema: PgSchema = None,
+    chroma: ChromaLocation = None,
+    trace: Traces = None,
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on (warns unless loopback).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port (0: a free one).")] = 8470,
+    write: Annotated[
+        bool, typer.Option("--write", help="Allow forgetting, updating and purging entries.")
+    ] = False,
+    no_open: Annotated[
+        bool, typer.Option("--no-open", help="Do not open a browser.")
+    ] = False,
+) -> None:
+    """Serve AXON Studio: look at a store's memories, searches, entries and traces in a
+    browser (a local address with a secret token)."""
+    from axon.studio import serve
+
+    out.configure_logging(False)
+    if not 0 <= port <= 65535:
+        out.err(f"error: --port must be from 0 to 65535, not {port}")
+        raise typer.Exit(out.EXIT_USAGE)
+    try:
+        store = Store(memory_dir, pg_dsn, use_pg, pg_schema, chroma)
+        serve(
+            memory_dir=store.memory_dir, pg_dsn=store.pg_dsn, pg_schema=store.pg_schema,
+            chroma=store.chroma, traces=list(trace or []), host=host, port=port,
+            write=write, open_browser=not no_open,
+            say=_say, warn=out.err,
+        )
+    except Failed as fail:
+        out.err(str(fail))
+        raise typer.Exit(fail.code) from None
+    except AxonError as exc:
+        out.err(f"error: {' '.join(str(exc).split())}")
+        raise typer.Exit(out.EXIT_RUNTIME) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(out.EXIT_INTERRUPTED) from None
+    except Exception as exc:
+        out.internal(exc)
