@@ -505,5 +505,7 @@ if __name__ == "__main__":
     package_main()
 else:
     from axon.cli_memory import memory_app
+    from axon.cli_studio import studio_cmd
 
     app.add_typer(memory_app, name="memory")
+    app.command(name="studio")(studio_cmd)
