@@ -14,8 +14,9 @@ from __future__ import annotations
 import ipaddress
 import socket
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from axon.errors import AxonError, extra_hint
 
@@ -45,12 +46,30 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def store_arguments(
+    memory_dir: Path | None = None,
+    pg_dsn: str | None = None,
+    pg_schema: str | None = None,
+    chroma: str | None = None,
+) -> dict[str, Any]:
+    """`StudioData`'s store arguments for a memory directory (SQLite), a PostgreSQL DSN
+    and schema, or a Chroma location (as `axon memory`'s options name them)."""
+    if chroma:
+        return {"backend": "chroma", "location": chroma, "memory_dir": memory_dir}
+    if pg_dsn:
+        settings = {"schema": pg_schema} if pg_schema else {}
+        return {"backend": "pgvector", "location": pg_dsn, "settings": settings,
+                "memory_dir": memory_dir}
+    return {"backend": "sqlite", "memory_dir": memory_dir}
+
+
 def serve(
     *,
     memory_dir: Path | None = None,
     pg_dsn: str | None = None,
     pg_schema: str | None = None,
     chroma: str | None = None,
+    store: Mapping[str, Any] | None = None,
     traces: Sequence[Path] = (),
     host: str = "127.0.0.1",
     port: int = DEFAULT_PORT,
@@ -60,7 +79,9 @@ def serve(
     warn: Callable[[str], None] = lambda text: print(text, file=sys.stderr),
 ) -> None:
     """Serve Studio until interrupted: bind (`port` 0 picks a free one), print the
-    address with the token, open a browser unless told not to."""
+    address with the token, open a browser unless told not to. The store is `store`
+    (`StudioData`'s arguments: backend, location, settings, memory_dir...), else the
+    one `memory_dir`, `pg_dsn` and `pg_schema`, or `chroma` name (`store_arguments`)."""
     require_stack()
     import uvicorn
 
@@ -82,7 +103,8 @@ def serve(
         sock.close()
         raise AxonError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     bound = sock.getsockname()[1]
-    data = StudioData(memory_dir=memory_dir, pg_dsn=pg_dsn, pg_schema=pg_schema, chroma=chroma)
+    arguments = dict(store) if store else store_arguments(memory_dir, pg_dsn, pg_schema, chroma)
+    data = StudioData(**arguments)
     try:
         studio = Studio(data, traces, write=write)
         shown = f"[{host}]" if ":" in host else host
@@ -102,4 +124,11 @@ def serve(
         data.close()
 
 
-__all__ = ["DEFAULT_PORT", "StudioUnavailable", "is_loopback", "require_stack", "serve"]
+__all__ = [
+    "DEFAULT_PORT",
+    "StudioUnavailable",
+    "is_loopback",
+    "require_stack",
+    "serve",
+    "store_arguments",
+]

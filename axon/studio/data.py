@@ -184,22 +184,35 @@ class StudioData:
     def __init__(
         self,
         *,
+        backend: str = "sqlite",
+        location: str | None = None,
+        settings: Mapping[str, str] | None = None,
         memory_dir: Path | None = None,
-        pg_dsn: str | None = None,
-        pg_schema: str | None = None,
-        chroma: str | None = None,
+        label: str | None = None,
+        open_backend: Callable[[], Any] | None = None,
+        exists: Callable[[], bool] | None = None,
         embedder: Any = None,
         clock: Callable[[], float] | None = None,
     ) -> None:
+        """The store: `backend` (a registry name), its `location` and `settings` (as
+        `axon memory` names them: `Store.location`, `Store.settings`), the memory
+        directory; `open_backend` opens the store's backend and `exists` says whether it
+        is there (else the registry's backend is created from the same arguments)."""
         from axon import Session
+        from axon.memory.backend import resolve_memory_dir
 
-        self.memory_dir = memory_dir
-        self.pg_dsn = pg_dsn
-        self.pg_schema = pg_schema
-        self.chroma = chroma
+        self.backend = backend
+        self.location = location
+        self.settings = dict(settings or {})
+        self.memory_dir = resolve_memory_dir(memory_dir)
+        self._label = label
+        self._open_backend = open_backend
+        self._exists = exists
         self.clock = clock or time.time
+        pg = backend == "pgvector"
         self.session = Session(
-            memory_dir=memory_dir, pg_dsn=pg_dsn, pg_schema=pg_schema, embedder=embedder,
+            memory_dir=self.memory_dir, pg_dsn=location if pg else None,
+            pg_schema=self.settings.get("schema") if pg else None, embedder=embedder,
             clock=clock,
         )
         self.summaries = Summaries(self.clock)
@@ -211,37 +224,42 @@ class StudioData:
         self.session.close()
 
     # ------------------------------------------------------------ the store's memories
-    def _backend_args(self) -> tuple[str, dict[str, Any]]:
-        if self.chroma is not None:
-            return "chroma", {"location": self.chroma, "memory_dir": self.memory_dir}
-        if self.pg_dsn is not None:
-            return "pgvector", {"location": self.pg_dsn, "schema": self.pg_schema}
-        return "sqlite", {"memory_dir": self.memory_dir}
-
     def _stored_names(self) -> list[str]:
-        """The memories the store holds. Workaround: no public call lists them, so a
-        backend of the registry is opened and asked (`axon.memory.transfer.memory_names`,
-        what `axon memory ls` reads); a memory directory without a store file holds none
-        (nothing is created to find out)."""
-        from axon.memory.registry import registry
+        """The memories the store holds. Workaround: no public call lists them, so the
+        store's backend is opened and asked (`axon.memory.transfer.memory_names`, what
+        `axon memory ls` reads); a store that is not there holds none (nothing is created
+        to find out)."""
         from axon.memory.transfer import memory_names
 
-        kind, args = self._backend_args()
-        if kind == "sqlite":
-            from axon.memory.backend import resolve_memory_dir
+        if self._exists is not None:
+            if not self._exists():
+                return []
+        elif self.backend == "sqlite":
             from axon.memory.backends.sqlite import DB_FILENAME
 
-            if not (resolve_memory_dir(self.memory_dir) / DB_FILENAME).is_file():
+            if not (self.memory_dir / DB_FILENAME).is_file():
                 return []
 
         async def read() -> list[str]:
-            backend = registry.create(kind, **args)
+            backend = self._open()
             try:
                 return list(await memory_names(backend))
             finally:
                 await backend.close()
 
         return asyncio.run(read())
+
+    def _open(self) -> Any:
+        if self._open_backend is not None:
+            return self._open_backend()
+        from axon.memory.registry import registry
+
+        args: dict[str, Any] = {"memory_dir": self.memory_dir}
+        if self.location is not None:
+            args["location"] = self.location
+        if self.backend == "pgvector":
+            args = {"location": self.location, "schema": self.settings.get("schema")}
+        return registry.create(self.backend, **args)
 
     def names(self) -> list[str]:
         """The memories of the store that a program can name, declared in the session."""
@@ -259,13 +277,12 @@ class StudioData:
             return list(self._names)
 
     def _declaration(self, name: str) -> str:
-        kind, _ = self._backend_args()
-        if kind == "chroma":
-            return (
-                f"memory {name} {{ store: persistent backend: chroma "
-                f"location: {json.dumps(self.chroma)} }}"
-            )
-        return f"memory {name} {{ store: persistent backend: {kind} }}"
+        """`memory NAME { ... }` on the store: its backend, and its location unless the
+        session gives it (a memory directory's SQLite file, the session's PostgreSQL)."""
+        where = ""
+        if self.location is not None and self.backend not in ("sqlite", "pgvector"):
+            where = f" location: {json.dumps(self.location)}"
+        return f"memory {name} {{ store: persistent backend: {self.backend}{where} }}"
 
     def handle(self, name: str) -> Any:
         if name not in self.names():
@@ -307,13 +324,11 @@ class StudioData:
     def label(self) -> str:
         from axon.redaction import redact_secrets
 
-        if self.chroma is not None:
-            return f"Chroma {self.chroma}"
-        if self.pg_dsn is not None:
-            return redact_secrets(self.pg_dsn) + f" (schema {self.pg_schema or 'default'})"
-        from axon.memory.backend import resolve_memory_dir
-
-        return str(resolve_memory_dir(self.memory_dir))
+        if self._label is not None:
+            return self._label
+        if self.location is not None:
+            return f"{self.backend} {redact_secrets(self.location)}"
+        return str(self.memory_dir)
 
     def entries(self, name: str, query: Mapping[str, str]) -> dict[str, Any]:
         """One keyset page of a memory's entries, newest first (`handle.page`), with the
