@@ -492,6 +492,29 @@ def mcp_cmd(
         raise typer.Exit(code)
 
 
+@app.command(name="lsp")
+def lsp_cmd(
+    stdio: Annotated[
+        bool, typer.Option("--stdio", help="Talk over stdin/stdout (the default; editors pass it).")
+    ] = True,
+) -> None:
+    """Serve the AXON language server (diagnostics, completion, hover, definition, references,
+    rename, symbols) over stdio, for editors."""
+    from axon.errors import extra_hint
+
+    try:
+        from axon.lsp.server import serve
+    except ImportError as exc:
+        if exc.name is not None and exc.name.split(".")[0] in ("pygls", "lsprotocol"):
+            err("error: axon lsp needs pygls, which is not installed: " + extra_hint("lsp"))
+            raise typer.Exit(EXIT_USAGE) from None
+        raise
+    try:
+        serve()
+    except Exception as exc:
+        internal(exc)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -258,6 +258,23 @@ _VALIDATORS: dict[str, Callable[[_Memory, ast.Field | None], None]] = {
 
 MEMORY_FIELDS = tuple(sorted(_VALIDATORS))
 
+FIELD_MEANINGS: dict[str, str] = {
+    "store": "How long entries live: ephemeral | session | persistent | none (= ephemeral)",
+    "backend": "Where entries are kept: a registered backend name (sqlite, pgvector, ...)",
+    "retrieval": "How recall ranks entries: exact | keyword | semantic | hybrid",
+    "decay": "How long an entry is recalled after it is written: none | never | daily | "
+    "weekly | a duration (7d)",
+    "top_k": "How many entries a recall returns by default (1 to 1,000,000)",
+    "min_score": "The relevance floor of its recalls, 0 to 1",
+    "location": "A backend-specific place: a file, a DSN or \"env:VAR\"",
+    "link": "none | sequence: each entry is also found by the words of the one before it",
+    "tiers": "The lifetimes a tiered memory spans, fastest first: [session, persistent]",
+    "promote_after": "Recalls that move an entry one tier toward persistent",
+    "demote_after": "Idle time that moves an entry one tier back (never out of persistent)",
+    "persist_if": "The write policy of a tiered memory: which entries go straight to persistent",
+}
+"""One line on what each memory field means (editor hover: `axon lsp`; docs/language.md)."""
+
 
 def check_memory(decl: ast.Declaration, backends: BackendRegistry, report: Reporter) -> ir.IRMemory:
     """The IR of one memory declaration with every default applied; problems go to `report`.

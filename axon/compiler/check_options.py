@@ -43,6 +43,23 @@ RECALL_OPTIONS = (
     "min_importance", "min_score", "retrieval", "tags", "tiers", "top_k", "type", "where",
 )
 """What `with { ... }` accepts on recall (`tiers`: tiered memories only, see the checker)."""
+OPTION_MEANINGS: dict[str, str] = {
+    "expires_in": "How long this entry is recalled (a duration: 1h, 7d), past the memory's decay",
+    "importance": "How much the entry matters: 0 to 1, or low | normal | high | critical",
+    "key": "The key the entry is stored under (default: derived from the value)",
+    "metadata": "Free fields stored with the entry: { project: \"apollo\" }",
+    "related": "Keys of entries this one relates to",
+    "tags": "Tags: a list of strings; on recall and forget, entries carrying all of them",
+    "tier": "The tier a tiered memory stores the entry in",
+    "type": "The record type: long_term | short_term | reflex | dreams",
+    "min_importance": "Only entries of at least this importance",
+    "min_score": "The relevance floor of this recall, 0 to 1",
+    "retrieval": "How this recall ranks entries: exact | keyword | semantic | hybrid",
+    "tiers": "The tiers of a tiered memory this recall reads",
+    "top_k": "How many entries this recall returns",
+    "where": "Metadata fields the entries must match: { project: \"apollo\" }",
+}
+"""One line on what each `with { ... }` option means (editor hover: `axon lsp`)."""
 TIER_NAMES = ("ephemeral", "session", "persistent")
 """The tiers `tier` and `tiers` may name (fastest first, as `check_tiers.TIER_ORDER`)."""
 RECORD_FIELDS = ("importance", "related", "tags", "type")
