@@ -1,13 +1,14 @@
 """AXON memory: parse, check and run AXON programs with real, persistent, decaying memory.
 
-The public API (docs/language.md, Python API):
+The public API (docs/language.md §13 Python API):
 
 - `parse(source, filename=...)` -> `ast.Program`
 - `compile(source, filename=...)` -> `IRProgram`
 - `run(source, filename=..., memory_dir=None, clock=None)` -> `RunResult` (records, events)
 - `Session(memory_dir=None, clock=None, *, pg_dsn=None, model=None, embedder=None)`:
   `execute(source)`, `memory(name)` (a `MemoryHandle`: Python values in and out),
-  `events`, `records`, `close()`; `AsyncSession`, the same as coroutines (§7)
+  `events`, `records`, `close()`; `AsyncSession`, the same as coroutines
+  (docs/language.md §13.3 `axon.AsyncSession`)
 - `Entry`, `Result` and `Results`: what a handle's get/list and recall return
   (`Results` is a list with `below_floor`)
 - the interfaces to plug in: `ModelClient` (with `ModelRequest`, `OfflineModelClient`)

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import attrs
 
 MAX_SOURCE_BYTES = 10 * 1024 * 1024
-"""The largest program, in bytes of UTF-8 (10 MB; docs/language.md, Limits)."""
+"""The largest program, in bytes of UTF-8 (10 MB; docs/language.md §10 Limits)."""
 
 _SHOWN_LINE = 120
 """Characters of a source line a diagnostic shows at most, around the column."""

@@ -1,5 +1,5 @@
 """A memory declaration's tier fields -> their checked values, or errors at their
-positions (docs/language.md, Tiered memories).
+positions (docs/language.md §9 Tiered memories).
 
     memory Assistant {
       tiers: [session, persistent]      // any ordered subset, fastest first

@@ -26,9 +26,9 @@ a new node type, no existing node changed shape (a reader of version 2 that meet
 node it does not know should refuse the program, not skip the statement). 3: tiered
 memories: `IRMemory` carries `tiers`, `promote_after`, `demote_after`,
 `demote_after_seconds` and `persist_if` (an `IRTierPolicy` or null), `IRRemember`
-carries `tier`, `IRRecall` carries `tiers` (docs/language.md, Tiered memories). 4:
+carries `tier`, `IRRecall` carries `tiers` (docs/language.md §9 Tiered memories). 4:
 `IRMemory` and `IRRecall` carry `min_score` (a number, or null for the default floor;
-docs/language.md, `min_score`)."""
+docs/language.md §6.1 Relevance floor)."""
 
 JSON: TypeAlias = "str | int | float | bool | list[JSON] | dict[str, JSON] | None"
 """Plain data as the checker keeps a field's value: names as their text."""
@@ -149,7 +149,7 @@ class IRMemory(_Located):
 class IRTierPolicy(_Node):
     """`persist_if: { importance: high, type: [long_term] }` of a tiered memory: a write
     whose importance is at least `min_importance`, or whose record type is one of
-    `types`, goes to the persistent tier (docs/language.md, Tiered memories)."""
+    `types`, goes to the persistent tier (docs/language.md §9 Tiered memories)."""
 
     min_importance: float | None = None
     types: tuple[str, ...] = ()

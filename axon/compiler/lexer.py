@@ -53,9 +53,10 @@ from lark.grammar import Terminal
 from lark.lexer import PatternStr, TerminalDef
 
 MAX_NESTING = 100
-"""Brackets (`{`, `[`, `(`, type arguments `<`) open at once, at most (docs/language.md, Limits)."""
+"""Brackets (`{`, `[`, `(`, type arguments `<`) open at once, at most
+(docs/language.md §10 Limits)."""
 MAX_NUMBER_DIGITS = 100
-"""Digits in one number or duration literal, at most (docs/language.md, Limits)."""
+"""Digits in one number or duration literal, at most (docs/language.md §10 Limits)."""
 
 ESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t", "r": "\r"}
 """The one-character escapes of string literals; `\\uXXXX` and `\\u{X...}` come on top."""

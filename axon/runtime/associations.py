@@ -1,4 +1,4 @@
-"""Associations between entries (docs/language.md, Memory records): link requests in,
+"""Associations between entries (docs/language.md §8 Memory records): link requests in,
 one `write_links` call per store out, and the delete that unlinks an entry.
 
 An association is symmetric and stored on both entries, as each one's `related`

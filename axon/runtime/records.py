@@ -5,7 +5,7 @@ A remember statement and the handle's `remember` stamp the same metadata
 fields) and the same expiry (`expiry_of`: the entry's `expires_in`, else the
 memory's `decay:`, else its record type's default), and every operation reports
 one output record of the same shape whichever way it was called
-(docs/language.md, Output records). Keeping them here, apart from the manager,
+(docs/language.md §11 Output records). Keeping them here, apart from the manager,
 is what makes the statement and the Python API agree by construction.
 """
 
@@ -20,7 +20,7 @@ from axon.compiler.ir import IRMemory
 from axon.memory.entry import DEFAULT_IMPORTANCE, RECORD_TYPES, MemoryEntry
 
 Record = dict[str, Any]
-"""An output record (docs/language.md, Output records): what a remember, recall or delete
+"""An output record (docs/language.md §11 Output records): what a remember, recall or delete
 reports."""
 
 NEVER = math.inf
@@ -156,7 +156,7 @@ def forget_record(
     line: int | None, column: int | None, flow: str | None,
     filters: Mapping[str, Any] | None = None,
 ) -> Record:
-    """The output record of a delete (docs/language.md, `forget`): how many entries went.
+    """The output record of a delete (docs/language.md §7 forget): how many entries went.
 
     A delete by key (a forget statement's or the handle's `delete`) has `key`; a
     filtered forget has `filter` (the merged `tags` and `where`) instead.

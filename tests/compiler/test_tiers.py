@@ -1,4 +1,4 @@
-"""Tiered memories in the checker (docs/language.md, Tiered memories; LANGUAGE.md §8):
+"""Tiered memories in the checker (docs/language.md §9 Tiered memories):
 `tiers`, `promote_after`, `demote_after`, `persist_if` and the `tier` / `tiers` options."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`axon.agent`: seed 001's agent-loop protocol over AXON memories (LANGUAGE.md §9).
+"""`axon.agent`: seed 001's agent-loop protocol over AXON memories (docs/agents.md).
 
 `AxonMemory` runs over every backend on real storage (tests/runtime/backends.py),
 through each of the four things it accepts (Session, AsyncSession, and their

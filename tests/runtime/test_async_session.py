@@ -1,4 +1,5 @@
-"""`axon.AsyncSession`: the session and handle as coroutines that never block the loop (§7).
+"""`axon.AsyncSession`: the session and handle as coroutines that never block the loop
+(docs/language.md §13.3).
 
 Over every backend the async handle gives what the synchronous one gives; under
 `asyncio.gather` of hundreds of remembers and recalls nothing is lost, every

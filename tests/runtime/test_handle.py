@@ -1,4 +1,5 @@
-"""`session.memory(NAME)`: Python values in and out, the statements' semantics (§7).
+"""`session.memory(NAME)`: Python values in and out, the statements' semantics
+(docs/language.md §13.1).
 
 Every test runs over every backend on real storage (tests/runtime/backends.py): the
 handle must give what the statements give (same keys, same scores, same metadata,
@@ -660,7 +661,7 @@ def test_subclasses_of_json_types_are_stored_as_the_plain_types(session: Session
 def test_session_pg_schema_puts_pgvector_memories_in_that_schema(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`Session(pg_schema=...)` is the CLI's `--pg-schema` (LANGUAGE.md §7): it wins over
+    """`Session(pg_schema=...)` is the CLI's `--pg-schema` (docs/language.md §13.2): it wins over
     `AXON_PG_SCHEMA`; the entries land in that schema of the real server, nowhere else."""
     import uuid
 

@@ -1,4 +1,4 @@
-"""Memory records (LANGUAGE.md §8, seed 002): types with default expiry, importance,
+"""Memory records (docs/language.md §8, seed 002): types with default expiry, importance,
 associations, and the recall filters on them; every backend on real storage.
 
 Each test runs over every backend (tests/runtime/backends.py) with a clock the test

@@ -246,7 +246,7 @@ MIGRATIONS: tuple[Sequence[Step], ...] = (
         "INSERT INTO entries_fts (entries_fts, rank) "
         f"VALUES ('rank', 'bm25(1.0, 1.0, {CONTEXT_WEIGHT})')",
     ),
-    # 4 -> 5: entries are independent unless their memory is linked (docs/language.md, recall):
+    # 4 -> 5: entries are independent unless their memory is linked (docs/language.md §6 recall):
     # the context moves to its own index, `entries_fts` goes back to key and text.
     (
         """
