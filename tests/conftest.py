@@ -18,6 +18,9 @@ EXTRAS = {
     "psycopg": "postgres",
     "psycopg_pool": "postgres",
     "chromadb": "chroma",
+    "starlette": "studio",
+    "uvicorn": "studio",
+    "httpx2": "dev",
     "mcp": "mcp",
     "usearch": "semantic",
 }

@@ -86,13 +86,14 @@ class Studio:
             try:
                 location = await run_in_threadpool(act, form)
             except AxonError as exc:
-                return HTMLResponse(error_page("Not changed", str(exc), write=True), 400)
+                status = 404 if isinstance(exc, NotFound) else 400
+                return HTMLResponse(error_page("Not changed", str(exc), write=True), status)
             return RedirectResponse(location, 303)
         return endpoint
 
     # ------------------------------------------------------------ pages
     def overview(self, query: dict[str, str]) -> str:
-        return pages.overview(self.data.overview(), self.write)
+        return pages.overview(self.data.overview(), self.write, self.csrf)
 
     def memory(self, query: dict[str, str]) -> str:
         data = self.data.entries(query.get("name", ""), query)
@@ -164,7 +165,7 @@ class Studio:
     def do_forget(self, form: dict[str, str]) -> str:
         name, key = form.get("memory", ""), form.get("key", "")
         if not self.data.forget(name, key):
-            raise NotFound(f"no entry '{key}' in memory '{name}'", memory=name, key=key)
+            raise NotFound("no such entry", memory=name, key=key)
         return pages.url("/memory", name=name).replace("&amp;", "&")
 
     def do_update(self, form: dict[str, str]) -> str:
@@ -176,9 +177,8 @@ class Studio:
         return pages.url("/entry", memory=name, key=key).replace("&amp;", "&")
 
     def do_purge(self, form: dict[str, str]) -> str:
-        name = form.get("memory", "")
-        self.data.purge(name)
-        return pages.url("/memory", name=name).replace("&amp;", "&")
+        self.data.purge()
+        return "/"
 
 
 async def _asset(request: Request) -> Response:

@@ -43,6 +43,9 @@ MAX_PAGE = 500
 SUMMARY_PAGE = 2000
 """Entries read per page by the background walk that sums bytes and expiring entries."""
 
+HISTORY = 1000
+"""Trace events of its own a Studio session keeps (its changes and recalls), newest."""
+
 EXCERPT = 120
 """Characters of a value shown in a table cell."""
 
@@ -200,6 +203,7 @@ class StudioData:
         is there (else the registry's backend is created from the same arguments)."""
         from axon import Session
         from axon.memory.backend import resolve_memory_dir
+        from axon.runtime.tracer import Tracer
 
         self.backend = backend
         self.location = location
@@ -213,7 +217,7 @@ class StudioData:
         self.session = Session(
             memory_dir=self.memory_dir, pg_dsn=location if pg else None,
             pg_schema=self.settings.get("schema") if pg else None, embedder=embedder,
-            clock=clock,
+            clock=clock, tracer=Tracer(clock=clock, keep=HISTORY),
         )
         self.summaries = Summaries(self.clock)
         self._names: list[str] = []
@@ -289,7 +293,7 @@ class StudioData:
             from axon.compiler.names import did_you_mean
 
             raise NotFound(
-                f"no memory '{name}' in this store{did_you_mean(name, self._names)}",
+                f"no such memory in this store{did_you_mean(name, self._names)}",
                 memory=name,
             )
         return self.session.memory(name)
@@ -360,7 +364,7 @@ class StudioData:
         `versions` is empty until entries keep their history."""
         found = self.handle(name).get(key)
         if found is None:
-            raise NotFound(f"no entry '{key}' in memory '{name}'", memory=name, key=key)
+            raise NotFound("no such entry", memory=name, key=key)
         row = _entry_row(found)
         row.update({
             "memory": name,
@@ -435,7 +439,7 @@ class StudioData:
         handle = self.handle(name)
         found = handle.get(key)
         if found is None:
-            raise NotFound(f"no entry '{key}' in memory '{name}'", memory=name, key=key)
+            raise NotFound("no such entry", memory=name, key=key)
         new_value = found.value if value is None else _json_or_text(value)
         metadata = found.metadata
         new_tags = (
@@ -459,13 +463,33 @@ class StudioData:
         )
         self.summaries.forget(name)
 
-    def purge(self, name: str) -> int:
-        """Delete the memory's expired entries now; returns how many. Workaround: the
-        handle has no purge, so the session's memory manager sweeps (what a session does
-        once a minute), traced as every sweep is (`memory_expire`)."""
-        handle = self.handle(name)
-        count: int = handle._run(lambda manager, records: manager.sweep(name))
-        self.summaries.forget(name)
+    def purge(self) -> int:
+        """Delete the store's expired entries now (every memory's, as `axon memory purge`);
+        returns how many. Workaround: a handle has no purge, so the store's backend is
+        opened and purged, and its report becomes the session's `memory_expire` events
+        (one per memory, as a session's own sweeps are traced)."""
+        from axon.trace import TraceEventType
+
+        tracer = self.session.tracer
+
+        def report(count: int, by_scope: Mapping[str | None, int] | None) -> None:
+            for scope, removed in (by_scope or {None: count}).items():
+                data: dict[str, Any] = {"backend": self.backend, "count": removed}
+                if scope is not None:
+                    data["memory"] = scope
+                tracer.emit(TraceEventType.MEMORY_EXPIRE, data=data)
+
+        async def purge() -> int:
+            backend = self._open()
+            try:
+                backend.set_purge_listener(report)
+                return int(await backend.purge_expired())
+            finally:
+                await backend.close()
+
+        count = asyncio.run(purge())
+        for name in self._names:
+            self.summaries.forget(name)
         return count
 
 

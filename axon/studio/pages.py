@@ -29,7 +29,7 @@ from axon.studio.templates import (
 )
 
 
-def overview(data: Mapping[str, Any], write: bool) -> str:
+def overview(data: Mapping[str, Any], write: bool, csrf: str = "") -> str:
     parts = [f'<p>Store: <code>{e(data["store"])}</code></p>']
     for namespace in data["namespaces"]:
         memories = namespace["memories"]
@@ -55,6 +55,11 @@ def overview(data: Mapping[str, Any], write: bool) -> str:
         ))
         parts.append("<h2>Entries per memory</h2>")
         parts.append(svg.bar_chart([(m["name"], m["entries"]) for m in memories]))
+    if write:
+        parts.append(form(
+            "/write/purge", "", "Purge expired entries (every memory)", method="post",
+            csrf=csrf,
+        ))
     return page("Overview", "".join(parts), write=write)
 
 
@@ -95,11 +100,6 @@ def memory(data: Mapping[str, Any], query: Mapping[str, str], write: bool, csrf:
     if data["next"]:
         nav.append(link("older →", "/memory", name=name, after=data["next"], **kept))
     body.append(f'<p class="pager">{" · ".join(nav)}</p>')
-    if write:
-        body.append(form(
-            "/write/purge", f'<input type="hidden" name="memory" value="{e(name)}">',
-            "Purge expired entries", method="post", csrf=csrf,
-        ))
     return page(f"Memory {name}", "".join(body), write=write)
 
 
