@@ -1,6 +1,6 @@
 """Memory declarations -> `IRMemory`: fields checked, defaults applied, backend resolved.
 
-The rules (docs/language.md, Memory declarations): known fields only, store types,
+The rules (docs/language.md §4 Memory declarations): known fields only, store types,
 retrieval strategies the backend can do, decay durations, a positive `top_k`, a
 `min_score` from 0 to 1, and no `store: persistent` on a backend that keeps nothing.
 Backend names and capabilities come from the registry, never from a list here.
@@ -34,7 +34,7 @@ STORE_TYPES = ("ephemeral", "none", "persistent", "session")
 LINK_KINDS = ("none", "sequence")
 """`link:` values. `none` (the default): every entry is found by its own words only.
 `sequence`: the entries form an ordered sequence (the turns of a conversation) and
-each is also found by the words of the entry stored just before it (docs/language.md, recall)."""
+each is also found by the words of the entry stored just before it (docs/language.md §6 recall)."""
 DEFAULT_TOP_K = 5
 PERSISTENT_DEFAULT_BACKEND = "sqlite"
 SESSION_DEFAULT_BACKEND = "in_memory"

@@ -1,11 +1,11 @@
-"""`with { ... }` on remember and recall -> checked options (docs/language.md, remember and recall).
+"""`with { ... }` on remember and recall -> checked options (docs/language.md §5, §6).
 
 The options are a closed set: a misspelt name is an error with a suggestion,
 never a silent metadata filter. Free metadata is written `metadata: { ... }` on
 remember, a metadata filter `where: { field: value }` on recall. Each option is
 checked for the statement it is written on and for the type of its value.
 
-Memory records (seed 002; docs/language.md, Memory records): `type`,
+Memory records (seed 002; docs/language.md §8 Memory records): `type`,
 `expires_in` and `related` on remember, `type` and `min_importance` on recall;
 `importance` and `min_importance` take a number or a level (`IMPORTANCE_LEVELS`).
 `min_importance` becomes a comparison filter on `importance` (`matches_filters`).

@@ -3,7 +3,7 @@
 The executor walks IR in order. remember/recall/forget go to the `MemoryManager`
 (never to a model); steps and the other cognitive operations go to the model
 client; `let`, `if` and `run` are handled here. Every executed remember,
-recall and forget yields an output record (docs/language.md, Output records), in
+recall and forget yields an output record (docs/language.md §11 Output records), in
 execution order. A failure becomes an `AxonRuntimeError` naming the statement's position.
 """
 

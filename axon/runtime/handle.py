@@ -166,7 +166,7 @@ class Page:
     """One page of `handle.page(...)`: entries newest first, and `next`, the cursor to
     pass as `after=` for the following page (None on the last page). The cursor is
     opaque text (keep it between calls, processes or requests); paging while others
-    write or delete repeats nothing and skips nothing that stayed (docs/language.md, "Paging")."""
+    write or delete repeats nothing and skips nothing that stayed (docs/language.md §13.1)."""
 
     entries: tuple[Entry, ...]
     next: str | None
@@ -622,7 +622,7 @@ class MemoryHandle:
         `top_k`, `retrieval` and `min_score` default to the memory's; `min_score` (0
         to 1) keeps results of at least that relevance, 0 the `top_k` nearest whatever
         they score, and the returned list's `below_floor` says how many of the `top_k`
-        nearest the floor left out (docs/language.md, `min_score`). `tags` keeps entries with
+        nearest the floor left out (docs/language.md §6.1). `tags` keeps entries with
         one of the tags, `type` the records of that type, `min_importance` (a
         number or a level) those at least that important (an entry without an
         importance counts as normal), `where` those whose metadata has the given

@@ -2,7 +2,7 @@
 
 `Session.execute(text)` parses and checks the text against everything the
 session declared and bound before, binds new memories to their backends, runs
-the statements and returns the output records (docs/language.md, Output records). Declarations,
+the statements and returns the output records (docs/language.md §11 Output records). Declarations,
 `let` bindings and memories persist across calls; `close()` closes every
 backend. `clock` (Unix seconds) drives timestamps and decay everywhere.
 

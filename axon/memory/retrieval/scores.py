@@ -31,7 +31,7 @@ docs/performance.md "The relevance floor") and declared by each model
 Hybrid fuses these absolute scores (`axon.memory.retrieval.hybrid`), never
 rescaled over the candidate pool.
 
-The relevance floor of a recall (docs/language.md, `min_score`). An entry's
+The relevance floor of a recall (docs/language.md §6.1 Relevance floor). An entry's
 relevance is its score in `exact`, `keyword` and `semantic` mode, and in `hybrid`
 the larger of its keyword and semantic scores (each absolute, before fusion). A
 recall keeps an entry when its relevance is at least `min_score`; unset, when it
