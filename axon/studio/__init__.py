@@ -99,6 +99,7 @@ def serve(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(128)  # connections wait from now on, while uvicorn starts
     except OSError as exc:
         sock.close()
         raise AxonError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
