@@ -67,7 +67,8 @@ def studio_cmd(
         out.err(str(fail))
         raise typer.Exit(fail.code) from None
     except AxonError as exc:
-        out.err(f"error: {' '.join(str(exc).split())}")
+        text = " ".join(str(exc).split()).removeprefix("error: ")  # AxonError's own prefix
+        out.err(f"error: {text}")
         raise typer.Exit(out.EXIT_RUNTIME) from None
     except KeyboardInterrupt:
         raise typer.Exit(out.EXIT_INTERRUPTED) from None
