@@ -5,19 +5,23 @@ sync, cancellation) so that this module is only the mapping from protocol types
 to `analysis` and back. Diagnostics are published on open and on every change,
 analysed at once (a 2,000-line program is parsed and checked in tens of
 milliseconds: `benchmarks/lsp.py` measures the round trip); every other request
-reuses the analysis of the current text.
+reuses the analysis of the current text. Formatting is `axon fmt`'s own function.
+docs/editors.md lists the features.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from collections.abc import Callable
+from typing import Any, cast
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from axon import __version__
+from axon.errors import AxonError
 from axon.lsp import analysis
-from axon.lsp.documents import Document, DocumentStore, LineIndex
+from axon.lsp.documents import Document, DocumentStore, LineIndex, filename_of
 
 SYMBOL_KINDS = {
     "memory": types.SymbolKind.Struct,
@@ -239,7 +243,37 @@ def create_server() -> AxonLanguageServer:
             )
         return actions
 
+    format_source = formatter()
+    if format_source is not None:
+
+        @server.feature(types.TEXT_DOCUMENT_FORMATTING)
+        def formatting(
+            ls: AxonLanguageServer, params: types.DocumentFormattingParams
+        ) -> list[types.TextEdit] | None:
+            document = ls.document(params.text_document.uri)
+            try:
+                formatted = format_source(document.text, path=filename_of(document.uri))
+            except AxonError:
+                return None  # does not parse: nothing to format (its diagnostics say why)
+            if formatted == document.text:
+                return []
+            whole = _range(document.lines, 0, len(document.text))
+            return [types.TextEdit(range=whole, new_text=formatted)]
+
     return server
+
+
+def formatter() -> Callable[..., str] | None:
+    """`axon fmt`'s `format_source(text, path=...)`, or None in a build without it (the
+    server then does not offer formatting)."""
+    name = "axon.compiler.formatter"
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise
+        return None
+    return cast("Callable[..., str]", module.format_source)
 
 
 def serve(**streams: Any) -> None:

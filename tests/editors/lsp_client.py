@@ -140,6 +140,7 @@ class LspClient:
             },
         )
         self.notify("initialized", {})
+        self.capabilities: dict[str, Any] = result["capabilities"]
         return result  # type: ignore[no-any-return]
 
     def open(self, uri: str, text: str, version: int = 1) -> dict[str, Any]:

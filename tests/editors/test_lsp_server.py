@@ -255,3 +255,54 @@ def test_rename_a_memory(client: LspClient, tmp_path: Path) -> None:
             "textDocument/rename", {**params(uri, PROGRAM, "Notes", 4), "newName": "recall"}
         )
 
+
+def test_formatting_is_axon_fmt(client: LspClient, tmp_path: Path) -> None:
+    from axon.lsp.server import formatter
+
+    format_source = formatter()
+    if format_source is None:
+        pytest.skip("this build has no axon fmt (axon/compiler/formatter.py)")
+    assert client.capabilities["documentFormattingProvider"]
+    uri = (tmp_path / "fmt.axon").as_uri()
+    text = 'memory   Notes{store:persistent}\nremember("x")->Notes\n'
+    client.open(uri, text)
+    options = {"tabSize": 2, "insertSpaces": True}
+    edits = client.request(
+        "textDocument/formatting", {"textDocument": {"uri": uri}, "options": options}
+    )
+    [edit] = edits
+    assert edit["newText"] == format_source(text, path=str(tmp_path / "fmt.axon"))
+    assert edit["range"]["start"] == {"line": 0, "character": 0}
+    # a formatted file: no edits; one that does not parse: none either
+    formatted = edit["newText"]
+    client.open((tmp_path / "done.axon").as_uri(), formatted)
+    assert client.request(
+        "textDocument/formatting",
+        {"textDocument": {"uri": (tmp_path / "done.axon").as_uri()}, "options": options},
+    ) == []
+    client.open((tmp_path / "bad.axon").as_uri(), "memory {")
+    assert client.request(
+        "textDocument/formatting",
+        {"textDocument": {"uri": (tmp_path / "bad.axon").as_uri()}, "options": options},
+    ) is None
+
+
+WITHOUT_FORMATTER = """
+import sys
+class Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name == "axon.compiler.formatter":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Missing())
+from axon.lsp.server import serve
+serve()
+"""
+
+
+def test_a_build_without_axon_fmt_offers_no_formatting() -> None:
+    pytest.importorskip("pygls", reason="axon lsp needs the 'lsp' extra (pygls)")
+    lsp = LspClient(sys.executable, "-c", WITHOUT_FORMATTER)
+    capabilities = lsp.initialize()["capabilities"]
+    assert not capabilities.get("documentFormattingProvider")
+    assert capabilities["hoverProvider"]
+    assert lsp.close() == 0
