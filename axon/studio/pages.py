@@ -176,7 +176,7 @@ def search(
         rows = []
         for rank, r in enumerate(results, 1):
             parts = sorted(r["signals"], key=lambda s: order[s["signal"]])
-            bar = svg.stacked_bar([(s["signal"], s["value"], s["share"]) for s in parts])
+            bar = svg.stacked_bar([(s["signal"], s["value"], s["share"]) for s in parts], signals)
             shares = ", ".join(f"{s['signal']} {s['share']:.0%}" for s in parts)
             rows.append([
                 str(rank), link(r["key"], "/entry", memory=data["memory"], key=r["key"]),

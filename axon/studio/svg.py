@@ -44,15 +44,18 @@ def bar_chart(items: Sequence[tuple[str, int]], width: int = 560, bar: int = 18)
 
 
 def stacked_bar(
-    parts: Sequence[tuple[str, float, float]], width: int = 240, height: int = 14
+    parts: Sequence[tuple[str, float, float]], signals: Sequence[str],
+    width: int = 240, height: int = 14,
 ) -> str:
-    """A bar split by `(signal, value, share)` parts (shares summing to 1); each part's
-    `<title>` holds its signal, value and share, the numbers shown on hover."""
+    """A bar split by `(signal, value, share)` parts (shares summing to 1), each signal in
+    its colour of `legend(signals)`; each part's `<title>` holds its signal, value and
+    share, the numbers shown on hover."""
     x = 0.0
     rects = []
-    for index, (signal, value, share) in enumerate(parts):
+    for signal, value, share in parts:
         length = width * max(0.0, min(share, 1.0))
-        colour = PALETTE[index % len(PALETTE)]
+        place = signals.index(signal) if signal in signals else len(signals)
+        colour = PALETTE[place % len(PALETTE)]
         rects.append(
             f'<rect x="{x:.2f}" y="0" width="{length:.2f}" height="{height}" fill="{colour}">'
             f'<title>{escape(signal)}: {value:.4f} ({share:.0%} of the score)</title></rect>'

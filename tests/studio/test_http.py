@@ -202,6 +202,12 @@ def test_search_shows_scores_and_signal_bars(make_client: Any) -> None:
     first = data["results"][0]
     assert first["score"] > 0 and first["signals"]
     assert abs(sum(s["share"] for s in first["signals"]) - 1) < 1e-3
+    # each signal has one colour, the legend's, whatever the other signals of its result
+    legend = dict((name, colour) for colour, name in re.findall(
+        r'<rect width="10" height="10" fill="(#\w+)"/></svg> (\w+)</span>', html))
+    parts = re.findall(r'fill="(#\w+)"><title>(\w+): ', html)
+    assert len(legend) >= 2 and parts
+    assert all(legend[name] == colour for colour, name in parts), (legend, parts)
     keyword = client.get("/api/search", params={"memory": "Notes", "q": "tomatoes",
                                                 "mode": "keyword", "min_score": "0.99"}).json()
     assert keyword["results"] == [] or all(r["score"] >= 0.99 for r in keyword["results"])
