@@ -10,7 +10,10 @@ turn (as a memory written during the conversation would be;
 category 1-4 is recalled from its own conversation's memory, through the
 project's own API (`store_many`, then `retrieve(mode=..., linked=True)`: a
 conversation is a `link: sequence` memory, each turn read with the one before it;
-`--unlinked` recalls as from an unlinked memory). Evidence recall@k =
+`--unlinked` recalls as from an unlinked memory). The questions are asked at the
+end of their conversation: the backend's clock then reads the time of its last
+turn, so a question naming a time ("in June", "last year") resolves as it would
+have then (`--asked-at now`: today's clock). Evidence recall@k =
 evidence turns found in the top k / all evidence turns, summed over all
 questions; MRR is the mean over questions of 1/rank of the first evidence turn
 in the top 10. Figures are also given per question category (1 multi-hop, 2
@@ -137,6 +140,28 @@ def turn_entry(
     return NewEntry(key, value, metadata, timestamp=timestamp)
 
 
+def ended(conv: Conversation) -> float:
+    """When the conversation's last turn was said (`turn_entry`'s time; 0 without dates):
+    the clock its questions are asked at, unless `--asked-at now`."""
+    places = session_indexes(conv.turns)
+    times = [
+        start + TURN_SECONDS * place
+        for (_, _, _, when), place in zip(conv.turns, places, strict=True)
+        if (start := session_time(when)) is not None
+    ]
+    return max(times, default=0.0)
+
+
+class SetClock:
+    """A clock that reads what it was last set to (the real time until then)."""
+
+    def __init__(self) -> None:
+        self.moment: float | None = None
+
+    def __call__(self) -> float:
+        return time.time() if self.moment is None else self.moment
+
+
 def session_indexes(turns: Sequence[tuple[str, str, str, str]]) -> list[int]:
     """Each turn's place in its session (sessions are runs of turns with one date)."""
     indexes = []
@@ -242,8 +267,12 @@ class Score:
         }
 
 
-def make_backend(name: str, embedder: Embedder | None, directory: Path) -> MemoryBackend:
+def make_backend(
+    name: str, embedder: Embedder | None, directory: Path, clock: SetClock | None = None
+) -> MemoryBackend:
     kwargs: dict[str, Any] = {"embedder": embedder}
+    if clock is not None:
+        kwargs["clock"] = clock
     if name != "in_memory":
         kwargs["memory_dir"] = directory
     return registry.create(name, **kwargs)
@@ -262,7 +291,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             cached.similarity_floor = args.floor
         embedder = cached
     with tempfile.TemporaryDirectory(prefix="axon-locomo-") as tmp:
-        backend = make_backend(args.backend, embedder, Path(tmp))
+        clock = SetClock()
+        backend = make_backend(args.backend, embedder, Path(tmp), clock)
         if args.weight:
             weights = parse_weights(args.weight)
             backend.hybrid_weights = attrs.evolve(backend.hybrid_weights, **weights)
@@ -301,6 +331,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     cached.save()
             scores = {m: Score() for m in usable}
             for conv in conversations:
+                # Asked when the conversation ended: "in June", "last year" resolve as then.
+                clock.moment = ended(conv) if args.asked_at == "end" and ended(conv) else None
                 for question, evidence, category in conv.questions:
                     for mode in usable:
                         real = default_mode if mode == "default" else mode
@@ -378,6 +410,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-timestamps",
         action="store_true",
         help="store every turn at one time (no session times: no neighbours, one episode)",
+    )
+    parser.add_argument(
+        "--asked-at",
+        default="end",
+        choices=["end", "now"],
+        help="the clock of the questions: the conversation's last turn (default) or today",
     )
     parser.add_argument("--cache", default=None, help="keep passage vectors in DIR (iteration)")
     parser.add_argument(

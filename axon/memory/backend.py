@@ -58,9 +58,11 @@ from axon.memory.retrieval.scores import (
     relevant,
     semantic_score,
     similarity_floor,
+    time_ranked,
     weigh_importance,
 )
 from axon.memory.retrieval.text import tokenize
+from axon.memory.retrieval.when import query_window
 from axon.trace import TraceEventType
 
 if TYPE_CHECKING:
@@ -377,12 +379,18 @@ class MemoryBackend(MinimalMemoryBackend):
         if mode == "exact":
             ranked = await self._retrieve_exact(query, top_k, scope, filters, now)
             results, below = cut_at_floor(ranked, top_k, min_score)
-        elif mode == "keyword":
-            found = await self._retrieve_keyword(query, fetch, scope, filters, now, linked)
-            results, below = cut_at_floor(weigh_importance(found), top_k, min_score)
-        elif mode == "semantic":
-            found = await self._semantic(query, fetch, scope, filters, now)
-            results, below = cut_at_floor(weigh_importance(found), top_k, min_score)
+        elif mode in ("keyword", "semantic"):
+            if mode == "keyword":
+                found = await self._retrieve_keyword(query, fetch, scope, filters, now, linked)
+            else:
+                found = await self._semantic(query, fetch, scope, filters, now)
+            # A query that names a time lifts the entries written then (the `time` signal).
+            weight = self.hybrid_weights.time
+            window = query_window(query, now) if weight > 0 else None
+            if window is None:
+                results, below = cut_at_floor(weigh_importance(found), top_k, min_score)
+            else:
+                results, below = time_ranked(found, window.nearness, weight, top_k, min_score, mode)
         else:
             results, below = await self._hybrid(
                 query, top_k, scope, filters, now, linked, min_score

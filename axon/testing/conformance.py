@@ -8,8 +8,9 @@ tests/memory/test_conformance.py runs it over every built-in backend. Time is
 driven with the `clock` fixture (a `FakeClock`): a backend must read the time
 only from the clock it is given, and embed with the given embedder.
 
-The tests live in six groups, `contract_entries`, `contract_links`,
-`contract_retrieval`, `contract_contexts`, `contract_paging` and `contract_vectors`, over
+The tests live in seven groups, `contract_entries`, `contract_links`,
+`contract_retrieval`, `contract_time`, `contract_contexts`, `contract_paging` and
+`contract_vectors`, over
 `contract_helpers` (fixtures and helpers); this module gathers them, so one
 star-import takes every test.
 
@@ -24,6 +25,7 @@ from axon.testing import (
     contract_links,
     contract_paging,
     contract_retrieval,
+    contract_time,
     contract_vectors,
 )
 from axon.testing.contract_contexts import *  # noqa: F403
@@ -32,6 +34,7 @@ from axon.testing.contract_helpers import backend_env, clock
 from axon.testing.contract_links import *  # noqa: F403
 from axon.testing.contract_paging import *  # noqa: F403
 from axon.testing.contract_retrieval import *  # noqa: F403
+from axon.testing.contract_time import *  # noqa: F403
 from axon.testing.contract_vectors import *  # noqa: F403
 
 __all__ = [  # what `from axon.testing.conformance import *` takes: the fixtures and every test
@@ -42,6 +45,7 @@ __all__ = [  # what `from axon.testing.conformance import *` takes: the fixtures
         + contract_links.__all__
         + contract_contexts.__all__
         + contract_retrieval.__all__
+        + contract_time.__all__
         + contract_paging.__all__
         + contract_vectors.__all__
     ),

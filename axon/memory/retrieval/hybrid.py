@@ -18,6 +18,12 @@ match):
   entry nobody names is not marked down, and a named one moves up.
 - `recency` (exponential half-life) and `importance` (the entry's `importance`
   metadata in [0, 1]), off unless weighted.
+- `time`: when the query names a date or a period (`axon.memory.retrieval.when`),
+  an entry written in that window (or near it, `Window.nearness`) is lifted last,
+  after every other signal and the learned ranker, to `(score + t) / (1 + t)`,
+  `t = HybridWeights.time * nearness` (`scores.time_lift`): in every memory, linked
+  or not. A query that names no time gets no `time` signal and ranks exactly as
+  without it.
 
 In a memory of independent entries (`link: none`, the default) that is all, and
 semantic weighs `HybridWeights.semantic` (0.7): on independent notes keyword's
@@ -73,8 +79,9 @@ import attrs
 
 from axon.memory.entry import MemoryEntry, value_text
 from axon.memory.retrieval import ranker
-from axon.memory.retrieval.scores import clip, importance_factor, weighed
+from axon.memory.retrieval.scores import clip, importance_factor, time_lift, weighed
 from axon.memory.retrieval.text import tokenize
+from axon.memory.retrieval.when import query_window
 
 
 @attrs.frozen
@@ -113,6 +120,9 @@ class HybridWeights:
     neighbour_seconds: float = 90.0
     episode_gap_seconds: float = 1800.0
     learned: float = 1.0
+    time: float = 0.25
+    """The lift of an entry written in the window a query names (`scores.time_lift`), in
+    every memory and every mode but `exact`; 0 turns it off (docs/language.md)."""
 
 
 CANDIDATES_PER_RESULT = 10
@@ -253,9 +263,22 @@ def fuse(
         ident: importance_factor(entry.metadata) if importance else 1.0
         for ident, entry in entries.items()
     }
+    timed = _in_window(entries, query, now, weights.time)
     if pool is None or weights.learned <= 0:
-        return _best(entries, parts_of, top_k, factors)
-    return _learned_best(entries, parts_of, pool, weights, top_k, factors)
+        return _best(entries, parts_of, top_k, factors, timed, weights.time)
+    return _learned_best(entries, parts_of, pool, weights, top_k, factors, timed)
+
+
+def _in_window(
+    entries: Mapping[_Ident, MemoryEntry], query: str | None, now: float, weight: float
+) -> dict[_Ident, float] | None:
+    """How near each candidate was written to the window of time the query names
+    (`when.query_window`, `Window.nearness`); None when it names none (or `time`
+    weighs 0): no `time` signal."""
+    window = query_window(query, now) if query and weight > 0 else None
+    if window is None:
+        return None
+    return {ident: window.nearness(entry.timestamp) for ident, entry in entries.items()}
 
 
 def ranker_features(
@@ -287,22 +310,26 @@ def _best(
     parts_of: Mapping[_Ident, dict[str, float]],
     top_k: int,
     factors: Mapping[_Ident, float],
+    timed: Mapping[_Ident, float] | None = None,
+    time_weight: float = 0.0,
 ) -> list[MemoryEntry]:
-    """The `top_k` best entries by the sum of their signals times their importance
-    factor, ties to the newer entry."""
+    """The `top_k` best entries by the sum of their signals (lifted by `time` when
+    `timed` says which are in the query's window) times their importance factor,
+    ties to the newer entry."""
+    scored: dict[_Ident, tuple[float, dict[str, float]]] = {}
+    for ident, signals in parts_of.items():
+        score = clip(sum(signals.values()))
+        if timed is not None:
+            score, signals = time_lift(score, signals, timed[ident], time_weight, "")
+        scored[ident] = (score, signals)
     fused = [
-        (
-            clip(clip(sum(signals.values())) * factors.get(ident, 1.0)),
-            entries[ident].timestamp,
-            ident,
-            signals,
-        )
-        for ident, signals in parts_of.items()
+        (clip(score * factors.get(ident, 1.0)), entries[ident].timestamp, ident)
+        for ident, (score, _) in scored.items()
     ]
     fused.sort(key=lambda item: (-item[0], -item[1]))
     return [
-        weighed(entries[ident], factors.get(ident, 1.0), clip(sum(signals.values())), signals)
-        for _, _, ident, signals in fused[:top_k]
+        weighed(entries[ident], factors.get(ident, 1.0), *scored[ident])
+        for _, _, ident in fused[:top_k]
     ]
 
 
@@ -495,9 +522,11 @@ def _learned_best(
     weights: HybridWeights,
     top_k: int,
     factors: Mapping[_Ident, float],
+    timed: Mapping[_Ident, float] | None = None,
 ) -> list[MemoryEntry]:
-    """The `top_k` best by `(1 - learned) * hand + learned * ranker` (times each one's
-    importance factor), ties to the newer entry.
+    """The `top_k` best by `(1 - learned) * hand + learned * ranker` (lifted by `time`
+    when `timed` says which are in the query's window, `scores.time_lift`; times each
+    one's importance factor), ties to the newer entry.
 
     Each result's signals are `(1 - learned) * its hand-weighted signals + learned *
     the ranker's shares` (`ranker.LinearRanker.explain`; a share named like a signal,
@@ -514,6 +543,10 @@ def _learned_best(
         ident: clip((1.0 - share) * sum(parts_of[ident].values()) + share * learned[n])
         for n, ident in enumerate(idents)
     }
+    unlifted = dict(blended)
+    if timed is not None:
+        for ident, score in unlifted.items():
+            blended[ident] = time_lift(score, {}, timed[ident], weights.time, "")[0]
     ranked = sorted(
         (
             (clip(blended[ident] * factors.get(ident, 1.0)), entries[ident].timestamp, ident)
@@ -526,5 +559,7 @@ def _learned_best(
         signals = {name: (1.0 - share) * value for name, value in parts_of[ident].items()}
         for name, value in model.explain(features[ident]).items():
             signals[name] = signals.get(name, 0.0) + share * value
+        if timed is not None:
+            signals = time_lift(unlifted[ident], signals, timed[ident], weights.time, "")[1]
         results.append(weighed(entries[ident], factors.get(ident, 1.0), blended[ident], signals))
     return results

@@ -47,7 +47,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -262,3 +262,57 @@ def weigh_importance(results: Sequence[Any]) -> list[Any]:
         for entry, f in zip(results, factors, strict=True)
     ]
     return sorted(weighted, key=lambda entry: -entry.score)
+
+
+def time_lift(
+    score: float, signals: Mapping[str, float] | None, near: float, weight: float, name: str
+) -> tuple[float, dict[str, float]]:
+    """A score and its signals with the `time` signal of a query that names a time.
+
+    `near` (in [0, 1]) is how near the entry was written to the window
+    (`when.Window.nearness`: 1 inside it). An entry scoring above 0 with `near`
+    above 0 is lifted to `(score + t) / (1 + t)`, `t = weight * near`: its signals
+    are divided by `1 + t` and `time` is `t / (1 + t)`, so they still add up to
+    the score, in [0, 1]. Any other keeps its score and signals, with `time` 0.
+    The lift grows with the score and with `near`: entries equally near keep their
+    order. `signals` None (a keyword or semantic result) stands for `{name: score}`.
+    """
+    shares = dict(signals) if signals is not None else {name: score}
+    lift = weight * min(max(near, 0.0), 1.0)
+    if score <= SCORE_ROUNDING or lift <= 0.0:
+        shares["time"] = 0.0
+        return score, shares
+    total = 1.0 + lift
+    lifted = {key: value / total for key, value in shares.items()}
+    lifted["time"] = lift / total
+    return clip((score + lift) / total), lifted
+
+
+def time_ranked(
+    found: Sequence[Any],
+    near: Callable[[float], float],
+    weight: float,
+    top_k: int,
+    min_score: float | None,
+    name: str,
+) -> tuple[list[Any], int]:
+    """What `cut_at_floor(weigh_importance(found), ...)` gives, for a query that names a time.
+
+    `found` are a keyword or semantic recall's candidates, best first; `near`
+    says how near a timestamp is to the query's window (`when.Window.nearness`).
+    The floor is applied to each entry's score as without a time (its relevance,
+    importance weighed, so `below_floor` is that of the query without its time);
+    those that pass are lifted (`time_lift`, their signals named `name` and
+    `time`), re-sorted (stable: ties keep their order), weighed by importance and
+    cut at `top_k`.
+    """
+    weighted = weigh_importance(found)
+    below = cut_at_floor(weighted, top_k, min_score)[1]
+    passed = {(entry.scope, entry.key) for entry in weighted if relevant(entry.score, min_score)}
+    kept = [entry for entry in found if (entry.scope, entry.key) in passed]
+    lifted = []
+    for entry in kept:
+        score, signals = time_lift(entry.score, None, near(entry.timestamp), weight, name)
+        lifted.append(entry.with_score(score, signals))
+    lifted.sort(key=lambda entry: -entry.score)
+    return weigh_importance(lifted)[:top_k], below
