@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from axon.files import replacing
-from tests.cli.test_cli import axon, write
+from tests.helpers.cli import axon, write
 from tests.repl.conftest import run_axon_repl
 
 PROGRAM = 'memory N { store: persistent retrieval: exact }\nremember("first") -> N\n'

@@ -3,33 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers.cli import ROOT, axon, write
+
 EXAMPLES = ROOT / "examples"
-
-
-def axon(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "AXON_EMBEDDER": "hashing", **env}
-    return subprocess.run(
-        [sys.executable, "-m", "axon.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd or ROOT,
-        env=environment,
-        timeout=120,
-    )
-
-
-def write(tmp_path: Path, name: str, text: str) -> Path:
-    path = tmp_path / name
-    path.write_text(text)
-    return path
 
 
 def test_check_clean_files_exit_zero() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import axon, write
+from tests.helpers.cli import axon, write
 
 PROGRAM = (
     "memory N { store: persistent retrieval: exact }\n"

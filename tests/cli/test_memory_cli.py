@@ -6,78 +6,11 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from tests.conftest import require_extra
-from tests.memory.conftest import chroma_test_url, pg_dsn_or_skip, pg_test_schema
-
-ROOT = Path(__file__).resolve().parents[2]
-
-PROGRAM = """\
-memory Notes { store: persistent backend: BACKEND }
-memory Diary { store: persistent backend: BACKEND }
-remember("the quarterly report is due friday") -> Notes with { key: "report", tags: ["work"] }
-remember({"count": 3, "done": false}) -> Notes with { key: "tally", tags: ["home"] }
-remember("lunch with 田中さん on tuesday") -> Diary with { key: "lunch" }
-"""
-
-
-def axon(*args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "AXON_EMBEDDER": "hashing", **env}
-    return subprocess.run(
-        [sys.executable, "-m", "axon.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=environment,
-        input=stdin,
-        timeout=120,
-    )
-
-
-Store = Callable[..., subprocess.CompletedProcess[str]]
-
-
-@pytest.fixture(params=["sqlite", "pgvector", "chroma", "chroma-dir"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
-    """`axon memory ...` against a store holding PROGRAM's memories: a memory directory,
-    a PostgreSQL schema, a collection on the Chroma server (`--chroma URL`) and one in
-    an embedded Chroma directory (`--chroma DIR`, relative to the memory directory)."""
-    backend = request.param
-    env: dict[str, str] = {}
-    if request.param == "sqlite":
-        where = ["--memory-dir", str(tmp_path / "mem")]
-    elif request.param == "pgvector":
-        dsn = pg_dsn_or_skip()
-        schema = pg_test_schema(tmp_path)
-        where = ["--pg-dsn", dsn, "--pg-schema", schema]
-        env = {"AXON_PG_SCHEMA": schema}
-    else:
-        require_extra("chromadb")  # the embedded "chroma-dir" needs no server, but the client
-        location = chroma_test_url(tmp_path) if request.param == "chroma" else "kb#notes"
-        backend = f'chroma location: "{location}"'
-        where = ["--memory-dir", str(tmp_path / "mem"), "--chroma", location]
-    program = tmp_path / "p.axon"
-    program.write_text(PROGRAM.replace("BACKEND", backend))
-    run_where = ["--memory-dir", str(tmp_path / "mem")]
-    if request.param == "pgvector":
-        run_where += ["--pg-dsn", where[1]]
-    result = axon("run", str(program), *run_where, **env)
-    assert result.returncode == 0, result.stderr
-
-    def memory(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return axon("memory", *args, *where, stdin=stdin)
-
-    return memory
-
-
-def as_json(result: subprocess.CompletedProcess[str]) -> Any:
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+from tests.helpers.cli import PROGRAM, ROOT, Store, as_json, axon
+from tests.memory.conftest import pg_dsn_or_skip, pg_test_schema
 
 
 def test_every_command_with_json(store: Store, tmp_path: Path) -> None:

@@ -14,11 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli import test_memory_cli
-from tests.cli.test_memory_cli import ROOT, Store, as_json, axon
-
-shared_store = test_memory_cli.store
-"""The `store` fixture of test_memory_cli (a memory directory, PostgreSQL, Chroma)."""
+from tests.helpers.cli import ROOT, Store, as_json, axon
 
 TYPED = """\
 memory Notes { store: persistent backend: sqlite }
@@ -50,10 +46,10 @@ def _hint(stdout: str) -> list[str]:
     return words[1:]
 
 
-def test_the_next_page_hint_pastes_and_works(shared_store: Store) -> None:
+def test_the_next_page_hint_pastes_and_works(store: Store) -> None:
     """Pasted as printed (no options added), the hint shows the next page of the same
     store: on a memory directory, PostgreSQL and Chroma alike."""
-    first = shared_store("show", "Notes", "--limit", "1")
+    first = store("show", "Notes", "--limit", "1")
     assert first.returncode == 0, first.stderr
     assert "tally" in first.stdout and "report" not in first.stdout
     pasted = axon(*_hint(first.stdout))
@@ -78,13 +74,13 @@ def test_a_filtered_show_pages_by_its_hints(typed: list[str]) -> None:
     assert [key for key in seen if key] == ["plumber", "plants", "tally"]
 
 
-def test_search_uses_the_best_retrieval_unless_told(shared_store: Store) -> None:
+def test_search_uses_the_best_retrieval_unless_told(store: Store) -> None:
     """The store does not record declarations: search takes the best mode of the backend
     (hybrid on each built-in one) with a model, keyword without, and --retrieval wins."""
-    found = as_json(shared_store("search", "Notes", "quarterly report", "--json"))
+    found = as_json(store("search", "Notes", "quarterly report", "--json"))
     assert found["retrieval"] == "hybrid"
     assert found["results"][0]["key"] == "report" and "signals" in found["results"][0]
-    told = as_json(shared_store("search", "Notes", "quarterly report", "--retrieval", "keyword",
+    told = as_json(store("search", "Notes", "quarterly report", "--retrieval", "keyword",
                          "--json"))
     assert told["retrieval"] == "keyword"
 

@@ -20,7 +20,7 @@ import pytest
 
 import axon
 from axon.memory.registry import registry
-from tests.cli.test_memory_cli import axon as axon_command
+from tests.helpers.cli import axon as axon_command
 
 
 def run_axon(*args: str) -> Any:

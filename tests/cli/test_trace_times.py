@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from axon.render import date_text, duration_text, format_event
-from tests.cli.test_memory_cli import axon
+from tests.helpers.cli import axon
 
 PROGRAM = """\
 memory Notes { store: persistent backend: sqlite decay: 7d }

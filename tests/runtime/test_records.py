@@ -328,7 +328,7 @@ def test_an_expired_association_is_left_out_of_get(session: Session, kit: Sessio
 
 
 def test_axon_memory_forget_removes_the_association_too(tmp_path: Path) -> None:
-    from tests.cli.test_memory_cli import axon as axon_cli
+    from tests.helpers.cli import axon as axon_cli
 
     decl = "memory Notes { store: persistent backend: sqlite retrieval: keyword }"
     with axon.Session(memory_dir=tmp_path) as session:
