@@ -27,7 +27,7 @@ from starlette.routing import Route
 from axon.errors import AxonError
 from axon.studio import pages, traces
 from axon.studio.auth import TokenGate, new_token, same
-from axon.studio.data import NotFound, StudioData
+from axon.studio.data import NotFound, StudioData, StudioError
 from axon.studio.templates import error_page
 
 SESSION_TRACE = -1
@@ -48,6 +48,7 @@ class Studio:
         self.write = write
         self.token = token or new_token()
         self.csrf = new_token()
+        self._traces: dict[Path, tuple[tuple[float, int], traces.TraceFile]] = {}
 
     # ------------------------------------------------------------ plumbing
     def _html(self, render: Callable[[dict[str, str]], str]) -> Callable[[Request], Any]:
@@ -128,14 +129,38 @@ class Studio:
             return index, self.data.events()
         if not 0 <= index < len(self.trace_paths):
             raise NotFound(f"no trace '{index}' (Studio was given {len(self.trace_paths)})")
-        loaded = traces.load(self.trace_paths[index])
+        loaded = self._load(self.trace_paths[index])
         if loaded.error is not None:
             raise AxonError(f"{loaded.path}: {loaded.error}")
         return index, list(loaded.events)
 
+    def _load(self, path: Path) -> traces.TraceFile:
+        """The trace file, read again only when its size or time changed."""
+        try:
+            stat = path.stat()
+            stamp: tuple[float, int] | None = (stat.st_mtime, stat.st_size)
+        except OSError:
+            stamp = None
+        cached = self._traces.get(path)
+        if stamp is not None and cached is not None and cached[0] == stamp:
+            return cached[1]
+        loaded = traces.load(path)
+        if stamp is not None:
+            self._traces[path] = (stamp, loaded)
+        return loaded
+
+    def _timeline(self, events: list[dict[str, Any]], query: dict[str, str]) -> Any:
+        try:
+            start = int(query.get("start") or 0)
+        except ValueError:
+            raise StudioError(f"start must be a number, not '{query.get('start')}'") from None
+        return traces.timeline(
+            events, query.get("memory", ""), query.get("operation", ""), start=start
+        )
+
     def trace(self, query: dict[str, str]) -> str:
         index, events = self._trace_events(query)
-        data = traces.timeline(events, query.get("memory", ""), query.get("operation", ""))
+        data = self._timeline(events, query)
         return pages.trace(self._trace_files(), index, data, query, self.write)
 
     # ------------------------------------------------------------ the JSON API
@@ -156,7 +181,7 @@ class Studio:
 
     def api_trace(self, query: dict[str, str]) -> Any:
         index, events = self._trace_events(query)
-        data = traces.timeline(events, query.get("memory", ""), query.get("operation", ""))
+        data = self._timeline(events, query)
         data["files"] = [{"index": i, "name": n} for i, n, _ in self._trace_files()]
         data["file"] = index
         return json.loads(json.dumps(data, default=str))

@@ -247,8 +247,16 @@ def trace(
         table(["at", "event", "memory", "duration", "timeline"], rows)
         if rows else "<p>No memory events match.</p>"
     )
-    if data["matched"] > len(data["events"]):
-        body.append(f"<p>First {len(data['events']):,} of {data['matched']:,} events.</p>")
+    kept = {k: v for k, v in query.items() if k not in ("start", "file")}
+    nav = []
+    if data["start"]:
+        nav.append(link("first events", "/trace", file=chosen, **kept))
+    if data["next"] is not None:
+        nav.append(link("later events →", "/trace", file=chosen, start=data["next"], **kept))
+    body.append(
+        f'<p class="pager">{data["start"] + 1:,}–{data["start"] + len(data["events"]):,} '
+        f'of {data["matched"]:,} events {" · ".join(nav)}</p>' if data["events"] else ""
+    )
     return page("Trace", "".join(body), write=write)
 
 

@@ -24,8 +24,8 @@ MAX_TRACE_BYTES = 256 * 1024 * 1024
 MAX_TRACE_DEPTH = 64
 """JSON nested deeper than this is not a trace file (`axon trace`'s bound)."""
 
-MAX_SHOWN = 2000
-"""Events a trace page lists at most (the newest filter's first ones); the rest are counted."""
+PAGE = 200
+"""Events a trace page lists (`start` pages on through the rest)."""
 
 
 @attrs.frozen
@@ -116,18 +116,21 @@ def duration_of(event: Mapping[str, Any]) -> float:
 
 
 def timeline(
-    events: Sequence[Mapping[str, Any]], memory: str = "", operation: str = ""
+    events: Sequence[Mapping[str, Any]], memory: str = "", operation: str = "",
+    start: int = 0, limit: int = PAGE,
 ) -> dict[str, Any]:
-    """The memory events (`memory_*`) matching the filters, each with `offset` (seconds
-    from the trace's first event), `duration_ms` and its data; the memories and
-    operations found, for the filter choices; `span`, the trace's length in seconds."""
+    """The memory events (`memory_*`) matching the filters, `limit` of them from the
+    `start`th, each with `offset` (seconds from the trace's first event), `duration_ms`
+    and its data; `next`, the `start` of the following page (None on the last); the
+    memories and operations found, for the filter choices; `span`, the trace's length
+    in seconds."""
     memory_events = [e for e in events if str(e.get("event_type", "")).startswith("memory")]
     stamps = [float(e["timestamp"]) for e in events if e.get("timestamp") is not None]
-    start = min(stamps) if stamps else 0.0
+    first = min(stamps) if stamps else 0.0
     end = max(
         (float(e["timestamp"]) + duration_of(e) / 1000 for e in events
          if e.get("timestamp") is not None),
-        default=start,
+        default=first,
     )
     rows = []
     for index, event in enumerate(memory_events):
@@ -140,15 +143,18 @@ def timeline(
             "index": index,
             "event_type": event.get("event_type"),
             "memory": memory_of(event),
-            "offset": (float(stamp) - start) if stamp is not None else 0.0,
+            "offset": (float(stamp) - first) if stamp is not None else 0.0,
             "duration_ms": duration_of(event),
             "step_name": event.get("step_name"),
             "data": event.get("data", {}),
         })
+    start = max(start, 0)
     return {
-        "events": rows[:MAX_SHOWN],
+        "events": rows[start:start + limit],
         "matched": len(rows),
+        "start": start,
+        "next": start + limit if start + limit < len(rows) else None,
         "memories": sorted({m for e in memory_events if (m := memory_of(e)) is not None}),
         "operations": sorted({str(e.get("event_type")) for e in memory_events}),
-        "span": max(end - start, 0.0),
+        "span": max(end - first, 0.0),
     }

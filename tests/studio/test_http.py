@@ -373,3 +373,20 @@ def test_static_assets_come_from_the_package_only(make_client: Any) -> None:
         assert client.get(f"/static/{name}").status_code == 404
     html = client.get("/").text
     assert re.findall(r'(?:src|href)="(?:https?:)?//', html) == []  # no CDN
+
+
+def test_a_long_trace_is_paged(make_client: Any, tmp_path: Path) -> None:
+    path = tmp_path / "long.json"
+    events = [{"event_type": "memory_write", "timestamp": 10 + i, "duration_ms": 1.0,
+               "data": {"memory": "M", "key": f"k{i}"}} for i in range(450)]
+    path.write_text(json.dumps({"events": events}))
+    client, _ = make_client(traces=(path,))
+    first = client.get("/trace?file=0").text
+    assert first.count("<details>") == 200 and "1–200 of 450 events" in first
+    later = re.search(r'<a href="([^"]+)">later events →</a>', first)
+    assert later is not None
+    second = client.get(later.group(1).replace("&amp;", "&")).text
+    assert "201–400 of 450 events" in second and "&quot;k200&quot;" in second
+    last = client.get("/api/trace?file=0&start=400").json()
+    assert len(last["events"]) == 50 and last["next"] is None
+    assert client.get("/trace?file=0&start=many").status_code == 400
