@@ -11,8 +11,11 @@ from pathlib import Path
 
 import attrs
 import pytest
+from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.output import DummyOutput
 
 from axon.memory.embeddings.hashing import HashingEmbedder
+from axon.repl import main
 from axon.repl.console import Console
 from axon.runtime.session import Session
 from tests.memory.conftest import FakeClock
@@ -79,3 +82,35 @@ def run_axon_repl(
         env=full_env,
         timeout=120,
     )
+
+
+ENTER = "\r"
+CTRL_C = "\x03"
+CTRL_D = "\x04"
+"""Keys as the terminal sends them, for `pipe`."""
+
+
+@pytest.fixture
+def pipe() -> Iterator[PipeInput]:
+    """prompt_toolkit's pipe input: what the interactive loop reads its keys from."""
+    with create_pipe_input() as pipe_input:
+        yield pipe_input
+
+
+def run_main(
+    pipe: PipeInput, keys: str, memory_dir: Path, file: Path | None = None
+) -> tuple[int, str, str]:
+    """`axon repl [FILE] --memory-dir memory_dir` (the `main` a terminal runs), typing
+    `keys` into `pipe`; its exit code, stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    pipe.send_text(keys)
+    code = main(
+        file,
+        memory_dir,
+        stdout=out,
+        stderr=err,
+        interactive=True,
+        prompt_input=pipe,
+        prompt_output=DummyOutput(),
+    )
+    return code, out.getvalue(), err.getvalue()

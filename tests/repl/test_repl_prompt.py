@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from prompt_toolkit.history import FileHistory
-from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output import DummyOutput
 
-from axon.repl import main
 from axon.repl.prompt import (
     HISTORY_ENV,
     confirm_with,
@@ -21,17 +18,7 @@ from axon.repl.prompt import (
     open_history,
     run_interactive,
 )
-from tests.repl.conftest import Repl
-
-ENTER = "\r"
-CTRL_C = "\x03"
-CTRL_D = "\x04"
-
-
-@pytest.fixture
-def pipe() -> Iterator[PipeInput]:
-    with create_pipe_input() as pipe_input:
-        yield pipe_input
+from tests.repl.conftest import CTRL_C, CTRL_D, ENTER, Repl, run_main
 
 
 def drive(repl: Repl, pipe: PipeInput, keys: str, history: FileHistory | None = None) -> int:
@@ -120,23 +107,6 @@ def test_clear_asks_for_confirmation_at_the_terminal(repl: Repl, pipe: PipeInput
     out, _ = repl.take()
     assert "nothing cleared" in out
     assert "cleared Notes: 1 entry removed" in out
-
-
-def run_main(
-    pipe: PipeInput, keys: str, memory_dir: Path, file: Path | None = None
-) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    pipe.send_text(keys)
-    code = main(
-        file,
-        memory_dir,
-        stdout=out,
-        stderr=err,
-        interactive=True,
-        prompt_input=pipe,
-        prompt_output=DummyOutput(),
-    )
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.mark.parametrize("leave", [CTRL_D, ".quit" + ENTER, ".exit" + ENTER])

@@ -10,8 +10,7 @@ import pytest
 from prompt_toolkit.input import PipeInput
 
 from axon.repl.prompt import HISTORY_ENV
-from tests.repl.conftest import run_axon_repl
-from tests.repl.test_repl_prompt import CTRL_D, ENTER, pipe, run_main  # noqa: F401
+from tests.repl.conftest import CTRL_D, ENTER, run_axon_repl, run_main
 
 FIRST = """\
 memory Notes { store: persistent backend: sqlite }
@@ -80,7 +79,7 @@ def test_show_of_a_stored_memory_says_declare(stored: Path, tmp_path: Path) -> N
 
 
 def test_the_banner_lists_the_stored_memories(
-    stored: Path, tmp_path: Path, pipe: PipeInput, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    stored: Path, tmp_path: Path, pipe: PipeInput, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AXON_EMBEDDER", "hashing")
     monkeypatch.setenv(HISTORY_ENV, str(tmp_path / "hist"))
