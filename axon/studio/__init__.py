@@ -28,13 +28,15 @@ class StudioUnavailable(AxonError):
 
 
 def require_stack() -> None:
-    """Raise `StudioUnavailable` (with the install hint) unless Starlette and uvicorn are
-    importable."""
-    import importlib.util
-
+    """Raise `StudioUnavailable` (with the install hint) unless Starlette and uvicorn
+    import."""
     for module in ("starlette", "uvicorn"):
-        if importlib.util.find_spec(module) is None:
-            raise StudioUnavailable(f"axon studio needs {module}: {extra_hint('studio')}")
+        try:
+            __import__(module)
+        except ImportError:
+            raise StudioUnavailable(
+                f"axon studio needs {module}: {extra_hint('studio')}"
+            ) from None
 
 
 def is_loopback(host: str) -> bool:

@@ -94,3 +94,19 @@ def test_a_busy_port_is_one_line(tmp_path: Path) -> None:
     assert result.returncode != 0
     assert result.stderr.startswith(f"error: cannot listen on 127.0.0.1:{port}")
     assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_without_starlette_it_names_the_extra(tmp_path: Path) -> None:
+    code = (
+        "import sys; sys.modules['starlette'] = None\n"
+        "from axon.cli import main\n"
+        f"sys.argv = ['axon', 'studio', '--memory-dir', {str(tmp_path)!r}, '--no-open']\n"
+        "main()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 3, result.stderr
+    assert result.stderr == (
+        "error: axon studio needs starlette: install the 'studio' extra: pip install "
+        "'.[studio]' in an AXON checkout (or the wheel, 'axon_memory-*.whl[studio]')\n"
+    )
