@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
-from typing import NamedTuple
+from collections.abc import Callable, Iterable, Iterator
+from functools import cache
 
 import attrs
 
@@ -33,8 +33,9 @@ from axon.compiler.check_options import (
 )
 from axon.compiler.checker import Checker
 from axon.compiler.lexer import UNMATCHED
-from axon.compiler.parser import ignored_terminals, is_name, keywords, parse, tokens
+from axon.compiler.parser import is_name, keywords, parse
 from axon.errors import AxonCheckError, AxonSyntaxError, Diagnostic
+from axon.lsp.chunks import ChunkedParser, Token, scan
 from axon.memory.backend import RETRIEVAL_MODES
 from axon.memory.entry import RECORD_TYPES
 from axon.memory.registry import BackendRegistry
@@ -60,15 +61,6 @@ _CLOSERS = frozenset({"}", ")", "]"})
 _WORD_BEFORE = re.compile(r"[A-Za-z0-9_]*\Z")
 MAX_HOVER_LINES = 30
 """A declaration longer than this is shown cut in a hover."""
-
-
-class Token(NamedTuple):
-    """One token that is not white space or a comment: its terminal and offsets (a
-    named tuple: a 2,000-line program has some 13,000, made again on every edit)."""
-
-    kind: str
-    start: int
-    end: int
 
 
 @attrs.frozen
@@ -192,21 +184,48 @@ class Analysis:
 
 
 def analyse(
-    text: str, filename: str = "<input>", backends: BackendRegistry | None = None
+    text: str,
+    filename: str = "<input>",
+    backends: BackendRegistry | None = None,
+    parser: ChunkedParser | None = None,
 ) -> Analysis:
-    """Parse, check and index `text`; never raises for anything the text holds."""
-    skipped = ignored_terminals()
-    toks = [Token(*t) for t in tokens(text) if t[0] not in skipped]
+    """Parse, check and index `text`; never raises for anything the text holds.
+
+    `parser`, kept from one version of a document to the next, parses again only
+    the items an edit touched (`chunks`); without it the whole text is parsed.
+    """
+    toks = parser.tokens(text) if parser else scan(text)
     declarations, uses = _index(text, toks)
     analysis = Analysis(text, toks, declarations, uses, [])
-    analysis.problems = _problems(analysis, filename, backends or default_registry)
+    analysis.problems = _problems(
+        analysis, filename, backends or default_registry, parser.parse if parser else parse
+    )
     return analysis
+
+
+@cache
+def _kinds() -> tuple[dict[str, str], frozenset[str], frozenset[str]]:
+    """Statement keywords by terminal, and the terminals of opening and closing brackets."""
+    words = keywords()
+    statements = {t: w for t, w in words.terminals.items() if w in words.statement}
+    brackets = {text: kind for kind, _, _, text in _bracket_tokens()}
+    return (
+        statements,
+        frozenset(brackets[b] for b in _OPENERS),
+        frozenset(brackets[b] for b in _CLOSERS),
+    )
+
+
+def _bracket_tokens() -> Iterator[tuple[str, int, int, str]]:
+    sample = " ".join([*_OPENERS, *_CLOSERS])
+    for kind, start, end in scan(sample):
+        yield kind, start, end, sample[start:end]
 
 
 def _index(
     text: str, toks: list[Token]
 ) -> tuple[dict[str, Declared], dict[str, list[tuple[int, int]]]]:
-    statement_words = set(keywords().statement)
+    statements, openers, closers = _kinds()
     depth = 0
     open_decl: tuple[str, str, int, int, int] | None = None  # name, kind, name offsets, start
     declarations: dict[str, Declared] = {}
@@ -219,19 +238,19 @@ def _index(
             declarations.setdefault(name, Declared(name, kind, name_start, name_end, start, end))
             open_decl = None
 
-    for i, token in enumerate(toks):
-        word = text[token.start : token.end]
-        if depth == 0 and word in statement_words and token.kind != "NAME":
+    for i, (kind, start, end) in enumerate(toks):
+        if kind in openers:
+            depth += 1
+        elif kind in closers:
+            depth -= 1 if depth else 0
+        elif depth == 0 and kind in statements:
             close(last_end)
+            word = statements[kind]
             following = toks[i + 1] if i + 1 < len(toks) else None
             if word in DECLARATION_KINDS and following is not None and following.kind == "NAME":
                 name = text[following.start : following.end]
-                open_decl = (name, word, following.start, following.end, token.start)
-        if word in _OPENERS:
-            depth += 1
-        elif word in _CLOSERS and depth:
-            depth -= 1
-        last_end = token.end
+                open_decl = (name, word, following.start, following.end, start)
+        last_end = end
     close(last_end)
     uses: dict[str, list[tuple[int, int]]] = {}
     for i, token in enumerate(toks):
@@ -264,12 +283,17 @@ def offset_of(text: str, line: int, column: int) -> int:
     return min(start + max(column, 1) - 1, len(text))
 
 
-def _problems(analysis: Analysis, filename: str, backends: BackendRegistry) -> list[Problem]:
+def _problems(
+    analysis: Analysis,
+    filename: str,
+    backends: BackendRegistry,
+    parse_text: Callable[[str, str], ast.Program],
+) -> list[Problem]:
     text = analysis.text
     source = Source(text, filename)
     diagnostics: list[Diagnostic]
     try:
-        program: ast.Program = parse(text, filename)
+        program = parse_text(text, filename)
     except AxonSyntaxError as exc:
         diagnostics = [Diagnostic(exc.message, exc.span)]
     else:

@@ -3,8 +3,9 @@
 The editor speaks in lines and UTF-16 code units (LSP's default position
 encoding); the analysis in character offsets. `LineIndex` converts both ways for
 one version of a text, and `DocumentStore` keeps, per URI, the newest text, its
-version and its analysis, made again only when the text changed: a request
-between two edits reuses it. The text itself is kept up to date by pygls's
+version and its analysis, made again only when the text changed (a request
+between two edits reuses it), with the document's `chunks.ChunkedParser`, so an
+edit parses again only the items it touched. The text itself is kept up to date by pygls's
 workspace (incremental changes applied there); this store only reads it.
 """
 
@@ -16,6 +17,7 @@ from urllib.parse import unquote, urlparse
 import attrs
 
 from axon.lsp.analysis import Analysis, analyse
+from axon.lsp.chunks import ChunkedParser
 
 
 def _units(text: str) -> int:
@@ -84,6 +86,7 @@ class DocumentStore:
     """The analysis of every open document, made again only when its text changes."""
 
     documents: dict[str, Document] = attrs.field(factory=dict)
+    parsers: dict[str, ChunkedParser] = attrs.field(factory=dict)
 
     def update(self, uri: str, text: str, version: int | None) -> Document:
         """The document at `uri` with this text (analysed now if the text is new)."""
@@ -91,7 +94,9 @@ class DocumentStore:
         if known is not None and known.text == text:
             known.version = version
             return known
-        document = Document(uri, version, text, LineIndex(text), analyse(text, filename_of(uri)))
+        parser = self.parsers.setdefault(uri, ChunkedParser())
+        analysis = analyse(text, filename_of(uri), parser=parser)
+        document = Document(uri, version, text, LineIndex(text), analysis)
         self.documents[uri] = document
         return document
 
@@ -100,3 +105,4 @@ class DocumentStore:
 
     def close(self, uri: str) -> None:
         self.documents.pop(uri, None)
+        self.parsers.pop(uri, None)

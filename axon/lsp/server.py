@@ -3,8 +3,8 @@
 Built on pygls (JSON-RPC framing, the initialize handshake, incremental text
 sync, cancellation) so that this module is only the mapping from protocol types
 to `analysis` and back. Diagnostics are published on open and on every change,
-analysed at once (a 2,000-line program is parsed and checked in tens of
-milliseconds: `benchmarks/lsp.py` measures the round trip); every other request
+analysed at once (only the items an edit touched are parsed and scanned again,
+`chunks`; `benchmarks/lsp.py` measures the round trip); every other request
 reuses the analysis of the current text. Formatting is `axon fmt`'s own function.
 docs/editors.md lists the features.
 """
