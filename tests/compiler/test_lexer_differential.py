@@ -31,9 +31,7 @@ from lark.lexer import PatternStr
 
 from axon.compiler import lexer
 from axon.compiler.parser import _Builder, _parser, grammar_text
-from tests.compiler.test_generated_memories import memory_decls
-from tests.hostile.test_corpus import _TOKENS as HOSTILE_TOKENS
-from tests.hostile.test_corpus import FILES as HOSTILE_FILES
+from tests.helpers.programs import HOSTILE_FILES, HOSTILE_TOKENS, memory_decls
 
 ROOT = Path(__file__).resolve().parents[2]
 _BOM = "\ufeff"

@@ -26,10 +26,9 @@ import axon
 from axon.compiler.lexer import MAX_NESTING, MAX_NUMBER_DIGITS
 from axon.errors import AxonError
 from axon.source import MAX_SOURCE_BYTES, SourceError, lone_cr_as_newline, read_source
+from tests.helpers.programs import HOSTILE_FILES, HOSTILE_TOKENS
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = Path(__file__).resolve().parent / "corpus"
-FILES = sorted(CORPUS.glob("*.axon"))
 _BOM = b"\xef\xbb\xbf"
 _DIAGNOSTIC = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): error: ", re.MULTILINE)
 
@@ -77,7 +76,7 @@ def _generated() -> dict[str, bytes]:
 
 
 GENERATED = _generated()
-CASES: dict[str, bytes] = {p.stem: p.read_bytes() for p in FILES} | GENERATED
+CASES: dict[str, bytes] = {p.stem: p.read_bytes() for p in HOSTILE_FILES} | GENERATED
 
 
 def _text(data: bytes) -> str:
@@ -98,7 +97,7 @@ def _assert_clean(exc: AxonError, text: str) -> None:
 
 
 def test_the_corpus_is_large() -> None:
-    assert len(FILES) >= 80
+    assert len(HOSTILE_FILES) >= 80
     assert len(CASES) >= 100
 
 
@@ -244,19 +243,8 @@ def test_deep_nesting_is_an_error_past_the_limit_only(kind: int, depth: int) -> 
         assert open_at_once <= MAX_NESTING
 
 
-_TOKENS = st.sampled_from(
-    [
-        "memory", "flow", "step", "let", "remember", "recall", "run", "if", "with", "from",
-        "->", "in", "as", "Notes", "x", "{", "}", "[", "]", "(", ")", "<", ">", ",", ":",
-        "=", ".", "..", "?", "==", '"s"', "'\\q'", '"\\u{110000}"', "'\ud800'", "1.5", "-3",
-        "7d", "9" * (MAX_NUMBER_DIGITS + 1), "//c\n", "/*", "*/", "\n", "\r\n", "\ufeff",
-        "\x00", "\x1b", "top_k:", "tpo_k:", "where:", "metadata:", "store:", "persistant",
-    ]
-)
-
-
 @settings(max_examples=300, deadline=None)
-@given(st.lists(_TOKENS, max_size=60).map(" ".join))
+@given(st.lists(HOSTILE_TOKENS, max_size=60).map(" ".join))
 def test_token_soup(text: str) -> None:
     try:
         axon.compile(text)
