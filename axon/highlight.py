@@ -109,6 +109,26 @@ class AxonLexer(Lexer):  # type: ignore[misc]  # pygments has no type hints
         return token_types(text)
 
 
+class AxonReplLexer(AxonLexer):
+    """`AxonLexer` for the REPL's input: a dot command (`.load notes.axon`) is not AXON
+    source, so its name is one token and the rest of the line plain text."""
+
+    name = "AXON REPL"
+    aliases: ClassVar[list[str]] = []
+    filenames: ClassVar[list[str]] = []
+    mimetypes: ClassVar[list[str]] = []
+
+    def get_tokens_unprocessed(self, text: str) -> Iterator[tuple[int, Any, str]]:
+        stripped = text.lstrip()
+        if not stripped.startswith("."):
+            return token_types(text)
+        start = len(text) - len(stripped)
+        end = start + len(stripped.split(None, 1)[0])
+        pieces = [(0, Whitespace, text[:start]), (start, Keyword.Pseudo, text[start:end])]
+        pieces.append((end, Text, text[end:]))
+        return iter([p for p in pieces if p[2]])
+
+
 _EXCERPT = re.compile(r"^( *\d+ \| )(.*)$", re.MULTILINE)
 """A source line in a rendered diagnostic (`source.Source.render`): gutter, then the text."""
 

@@ -6,7 +6,7 @@ line submits anyway so the parser's error is shown. Ctrl-C cancels the
 current input, Ctrl-D leaves. History lives in `~/.axon_history` (or
 `$AXON_HISTORY_FILE`; mode 0600, DSN passwords saved as `***`), Tab
 completes through `AxonCompleter`, and what is typed is coloured by the `axon`
-Pygments lexer (`highlight.AxonLexer`).
+Pygments lexer (`highlight.AxonReplLexer`: dot commands are not AXON source).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from prompt_toolkit.lexers import PygmentsLexer
 from prompt_toolkit.output import Output
 
 from axon.files import replacing
-from axon.highlight import AxonLexer
+from axon.highlight import AxonReplLexer
 from axon.redaction import redact_secrets
 from axon.repl.complete import AxonCompleter
 from axon.repl.console import Console, needs_more
@@ -142,7 +142,7 @@ def make_prompt_session(
         key_bindings=key_bindings(),
         prompt_continuation=_continuation,
         completer=AxonCompleter(console.session),
-        lexer=PygmentsLexer(AxonLexer),
+        lexer=PygmentsLexer(AxonReplLexer),
         complete_while_typing=False,
         auto_suggest=AutoSuggestFromHistory(),
         history=history if history is not None else InMemoryHistory(),

@@ -173,7 +173,11 @@ def test_what_is_typed_is_highlighted_by_the_axon_lexer(repl: Repl, pipe: PipeIn
 
     session = make_prompt_session(repl.console, input=pipe, output=DummyOutput())
     assert isinstance(session.lexer, PygmentsLexer)
-    assert session.lexer.pygments_lexer_cls is AxonLexer
+    assert issubclass(session.lexer.pygments_lexer_cls, AxonLexer)
     line = session.lexer.lex_document(Document("memory Notes { store: session }"))(0)
     styles = {text: style for style, text, *_ in line}
     assert "keyword" in styles["memory"] and "attribute" in styles["store"]
+    # a dot command is not AXON: its path is plain text, not error tokens
+    line = session.lexer.lex_document(Document(".load ~/notes/my-file.axon"))(0)
+    assert [text for _, text, *_ in line] == [".load", " ~/notes/my-file.axon"]
+    assert all("error" not in style for style, *_ in line)
