@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+import shutil
+import subprocess
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -229,3 +231,15 @@ async def backend(
         yield instance
     finally:
         await instance.close()
+
+
+def load_postgres_dump(name: str, dsn: str, schema: str) -> None:
+    """Restore tests/memory/fixtures/NAME (a dump of schema `axon_fixture`, holding COPY
+    blocks) into `schema` with psql."""
+    dump = (Path(__file__).parent / "fixtures" / name).read_text(encoding="utf-8")
+    text = dump.replace("axon_fixture", schema)
+    psql = shutil.which("psql") or "/usr/lib/postgresql/15/bin/psql"
+    subprocess.run(
+        [psql, "-v", "ON_ERROR_STOP=1", "-q", "-X", dsn],
+        input=text, text=True, check=True, capture_output=True,
+    )

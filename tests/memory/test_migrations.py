@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sqlite3
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from axon.memory.backend import MemoryBackend
 from axon.memory.backends.sqlite import SQLiteBackend
 from axon.memory.backends.sqlite_schema import SCHEMA_VERSION
 from axon.memory.embeddings.hashing import HashingEmbedder
-from tests.memory.conftest import FakeClock, pg_test_schema
+from tests.memory.conftest import FakeClock, load_postgres_dump, pg_test_schema
 from tests.memory.fixtures.make_fixtures import ROWS, T0
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -200,21 +199,11 @@ async def test_sqlite_migrated_scope_statistics_are_those_today_writes(
 # ---------------------------------------------------------------------- PostgreSQL
 
 
-def _load_dump(name: str, dsn: str, schema: str) -> None:
-    """Restore a fixture dump into `schema` with psql (the dump holds COPY blocks)."""
-    text = (FIXTURES / name).read_text(encoding="utf-8").replace("axon_fixture", schema)
-    psql = shutil.which("psql") or "/usr/lib/postgresql/15/bin/psql"
-    subprocess.run(
-        [psql, "-v", "ON_ERROR_STOP=1", "-q", "-X", dsn],
-        input=text, text=True, check=True, capture_output=True,
-    )
-
-
 async def _migrated_postgres(name: str, dsn: str, tmp_path: Path, now: float) -> dict[str, Any]:
     from axon.memory.backends.postgres import PostgresBackend
 
     schema = pg_test_schema(tmp_path)
-    _load_dump(name, dsn, schema)
+    load_postgres_dump(name, dsn, schema)
     backend = PostgresBackend(
         location=dsn, schema=schema, pool_size=2, clock=FakeClock(now), embedder=HashingEmbedder()
     )

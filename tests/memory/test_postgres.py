@@ -341,10 +341,10 @@ def _term_stats_of_rows(rows: list[tuple[Any, ...]]) -> TermStats:
 async def test_old_schemas_get_terms_and_scope_stats_when_migrated(
     name: str, pg_dsn: str, tmp_path: Path
 ) -> None:
-    from tests.memory.test_migrations import _load_dump
+    from tests.memory.conftest import load_postgres_dump
 
     schema = pg_test_schema(tmp_path)
-    _load_dump(name, pg_dsn, schema)
+    load_postgres_dump(name, pg_dsn, schema)
     backend = PostgresBackend(location=pg_dsn, schema=schema, pool_size=1)
     try:
         await backend.count()  # migrates
