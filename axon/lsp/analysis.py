@@ -372,6 +372,8 @@ def completions(
     i = bisect.bisect_right(analysis._ends, word_start) - 1
     previous = analysis._word(i) if i >= 0 else ""
     previous_kind = analysis.tokens[i].kind if i >= 0 else ""
+    if previous == "->" and _top_level_statement(analysis, i, word_start) == "flow":
+        return _names(analysis, "type")  # a flow's result type: `flow F(x: T) -> Summary`
     if previous in ("->", "from"):
         return _names(analysis, "memory")
     if previous == "run":
@@ -390,6 +392,18 @@ def completions(
     if block is None:
         return [Completion(w, "keyword") for w in keywords().statement]
     return []
+
+
+def _top_level_statement(analysis: Analysis, i: int, offset: int) -> str | None:
+    """The keyword of the top-level statement token `i` is in (None inside a block)."""
+    if analysis.block_at(offset) is not None:
+        return None
+    statements = _kinds()[0]
+    for j in range(i, -1, -1):
+        word = statements.get(analysis.tokens[j].kind)
+        if word is not None:
+            return word
+    return None
 
 
 def _names(analysis: Analysis, kind: str) -> list[Completion]:

@@ -92,6 +92,16 @@ def test_completion_contexts() -> None:
     assert "memory" in [c.label for c in completions(analyse(""), 0)]
 
 
+def test_after_a_flows_arrow_come_types_not_memories() -> None:
+    text = "type Summary { text: String }\nmemory Notes {}\nflow F(t: String) -> "
+    analysis = analyse(text)
+    assert [c.label for c in completions(analysis, len(text))] == ["Summary"]
+    inside = text + "S {\n  remember(t) -> "
+    assert [c.label for c in completions(analyse(inside), len(inside))] == ["Notes"]
+    top = "memory Notes {}\nremember(\"x\") -> "
+    assert [c.label for c in completions(analyse(top), len(top))] == ["Notes"]
+
+
 def test_hover_and_references() -> None:
     text = "memory Notes { decay: 7d }\nrecall(\"x\") from Notes\n"
     analysis = analyse(text)
