@@ -24,8 +24,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+import axon.studio.pages as pages
+import axon.studio.traces as traces
 from axon.errors import AxonError
-from axon.studio import pages, traces
 from axon.studio.auth import TokenGate, new_token, same
 from axon.studio.data import NotFound, StudioData, StudioError
 from axon.studio.templates import error_page

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from axon.studio import svg
+import axon.studio.svg as svg
 from axon.studio.data import value_json
 from axon.studio.templates import (
     age,
