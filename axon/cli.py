@@ -499,7 +499,7 @@ def lsp_cmd(
     ] = True,
 ) -> None:
     """Serve the AXON language server (diagnostics, completion, hover, definition, references,
-    rename, symbols) over stdio, for editors."""
+    rename, symbols, formatting) over stdio, for editors: docs/editors.md."""
     from axon.errors import extra_hint
 
     try:
