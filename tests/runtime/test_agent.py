@@ -33,9 +33,9 @@ from axon.agent import (
 from axon.errors import AxonMemoryError
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.runtime.model import ModelRequest, build_prompt
+from tests.helpers.stalls import STALL_LIMIT, Ticker
 from tests.memory.conftest import FakeClock
 from tests.runtime.backends import KINDS, SessionKit
-from tests.runtime.test_async_session import STALL_LIMIT, Ticker
 
 HOWS = ["session", "handle", "async_session", "async_handle"]
 """What `AxonMemory` is given: a Session, its handle, an AsyncSession, its handle."""

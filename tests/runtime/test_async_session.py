@@ -9,7 +9,6 @@ result is right, and a ticker coroutine measures the loop's largest stall.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import time
 from collections.abc import AsyncIterator
@@ -21,46 +20,11 @@ import pytest
 import axon
 from axon.errors import AxonMemoryError
 from axon.runtime.model import ModelRequest
+from tests.helpers.stalls import STALL_LIMIT, Ticker
 from tests.memory.conftest import FakeClock
 from tests.runtime.backends import KINDS, SessionKit
 
 CONCURRENT = 200
-STALL_LIMIT = 0.5
-"""Seconds: loose, machines are noisy; a loop blocked by the work stalls for all of it."""
-
-
-class Ticker:
-    """Sleeps 1 ms in a loop and records the longest gap between wake-ups (a stall)."""
-
-    def __init__(self) -> None:
-        self.longest = 0.0
-        self.ticks = 0
-        self._last = 0.0
-        self._task: asyncio.Task[None] | None = None
-
-    async def _run(self) -> None:
-        while True:
-            await asyncio.sleep(0.001)
-            now = time.perf_counter()
-            self.longest = max(self.longest, now - self._last)
-            self.ticks += 1
-            self._last = now
-
-    async def __aenter__(self) -> Ticker:
-        self._last = time.perf_counter()
-        self._task = asyncio.create_task(self._run())
-        await asyncio.sleep(0)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._task is not None
-        # The gap up to now counts too (a loop blocked until the end never woke the ticker).
-        self.longest = max(self.longest, time.perf_counter() - self._last)
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-
-
 @pytest.fixture(params=KINDS)
 def kit(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
