@@ -28,13 +28,8 @@ from axon import cli_output as out
 from axon.cli_store import (
     PAGE,
     AsJson,
-    ChromaLocation,
     Failed,
-    MemoryDir,
-    PgDsn,
-    PgSchema,
     Store,
-    UsePg,
     check_count,
     entry_data,
     json_flag,
@@ -46,6 +41,8 @@ from axon.cli_store import (
     run,
     say,
     say_json,
+    store_command,
+    store_group,
     store_of,
     table,
     terminal_width,
@@ -106,29 +103,18 @@ SESSION_HINT = (
 
 
 @memory_app.callback()
+@store_group
 def _group(
     ctx: typer.Context,
-    memory_dir: MemoryDir = None,
-    pg_dsn: PgDsn = None,
-    use_pg: UsePg = False,
-    pg_schema: PgSchema = None,
-    chroma: ChromaLocation = None,
     as_json: AsJson = False,
 ) -> None:
     """Look inside, search, export and import the memories of a store.
 
     Without a subcommand: the memories of the store (as `ls`) and the subcommands.
     """
-    ctx.obj = {
-        "memory_dir": memory_dir,
-        "pg_dsn": pg_dsn,
-        "use_pg": use_pg,
-        "pg_schema": pg_schema,
-        "chroma": chroma,
-        "json": as_json,
-    }
+    ctx.obj["json"] = as_json  # beside the store options (`store_group`)
     if ctx.invoked_subcommand is None:
-        store = store_of(ctx, None, None, False, None, None)
+        store = store_of(ctx)
         run(lambda: _ls(store, as_json, sessions=False, hint=True))
 
 
@@ -136,20 +122,17 @@ def _group(
 
 
 @memory_app.command("ls")
+@store_command
 def ls_cmd(
     ctx: typer.Context,
     sessions: Annotated[
         bool, typer.Option("--sessions", help="Also list session data, marked live or dead.")
     ] = False,
-    memory_dir: MemoryDir = None,
-    pg_dsn: PgDsn = None,
-    use_pg: UsePg = False,
-    pg_schema: PgSchema = None,
-    chroma: ChromaLocation = None,
     as_json: AsJson = False,
+    *,
+    store: Store,
 ) -> None:
     """The memories of the store, with their entry counts."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     run(lambda: _ls(store, json_flag(ctx, as_json), sessions=sessions, hint=False))
 
 
@@ -216,6 +199,7 @@ async def _ls(store: Store, as_json: bool, *, sessions: bool, hint: bool) -> Non
 
 
 @memory_app.command("show")
+@store_command
 def show_cmd(
     ctx: typer.Context,
     memory: Annotated[str, typer.Argument(help="The memory to list.")],
@@ -226,16 +210,12 @@ def show_cmd(
     ] = None,
     tag: Tags = None,
     where: Wheres = None,
-    memory_dir: MemoryDir = None,
-    pg_dsn: PgDsn = None,
-    use_pg: UsePg = False,
-    pg_schema: PgSchema = None,
-    chroma: ChromaLocation = None,
     as_json: AsJson = False,
+    *,
+    store: Store,
 ) -> None:
     """The newest entries of MEMORY, newest first, a page at a time (--after CURSOR);
     with --tag/--where only those whose metadata matches."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
@@ -347,19 +327,16 @@ class _ShowWriter:
 
 
 @memory_app.command("get")
+@store_command
 def get_cmd(
     ctx: typer.Context,
     memory: Annotated[str, typer.Argument(help="The memory.")],
     key: Annotated[str, typer.Argument(help="The key of the entry.")],
-    memory_dir: MemoryDir = None,
-    pg_dsn: PgDsn = None,
-    use_pg: UsePg = False,
-    pg_schema: PgSchema = None,
-    chroma: ChromaLocation = None,
     as_json: AsJson = False,
+    *,
+    store: Store,
 ) -> None:
     """One entry of MEMORY by its KEY (exit 1 when there is none)."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
@@ -396,6 +373,7 @@ def get_cmd(
 
 
 @memory_app.command("search")
+@store_command
 def search_cmd(
     ctx: typer.Context,
     memory: Annotated[str, typer.Argument(help="The memory to search.")],
@@ -421,16 +399,12 @@ def search_cmd(
     embed_wait: Annotated[
         str | None, typer.Option("--embed-wait", metavar="SECONDS|all", help=EMBED_WAIT_HELP)
     ] = None,
-    memory_dir: MemoryDir = None,
-    pg_dsn: PgDsn = None,
-    use_pg: UsePg = False,
-    pg_schema: PgSchema = None,
-    chroma: ChromaLocation = None,
     as_json: AsJson = False,
+    *,
+    store: Store,
 ) -> None:
     """Recall from MEMORY: the best TOP_K entries for QUERY (with --tag/--where only among
     those whose metadata matches)."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
@@ -527,15 +501,13 @@ def _default_retrieval(store: Store) -> str:
 
 
 @memory_app.command("embed")
+@store_command
 def embed_cmd(
     ctx: typer.Context,
     memory: Annotated[str, typer.Argument(help="The memory to embed.")],
-    memory_dir: MemoryDir = None,
-    pg_dsn: PgDsn = None,
-    use_pg: UsePg = False,
-    pg_schema: PgSchema = None,
-    chroma: ChromaLocation = None,
     as_json: AsJson = False,
+    *,
+    store: Store,
 ) -> None:
     """Compute MEMORY's missing vectors now (a warm-up), with a progress bar.
 
@@ -543,7 +515,6 @@ def embed_cmd(
     by recalls. This computes every vector still missing for the current model, so
     the next semantic or hybrid recall has nothing to wait for.
     """
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
@@ -575,6 +546,7 @@ def embed_cmd(
 
 
 @memory_app.command("forget")
+@store_command
 def forget_cmd(
     ctx: typer.Context,
     memory: Annotated[str, typer.Argument(help="The memory.")],
@@ -591,16 +563,12 @@ def forget_cmd(
         bool,
         typer.Option("--dry-run", help="List what --tag/--where would delete; delete nothing."),
     ] = False,
-    memory_dir: MemoryDir = None,
-    pg_dsn: PgDsn = None,
-    use_pg: UsePg = False,
-    pg_schema: PgSchema = None,
-    chroma: ChromaLocation = None,
     as_json: AsJson = False,
+    *,
+    store: Store,
 ) -> None:
     """Delete KEY from MEMORY, or every entry matching --tag / --where (asked first on a
     terminal; --yes to delete without asking, --dry-run to list them)."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
@@ -716,25 +684,22 @@ async def _matching_keys(
 
 # ---------------------------------------------------------------------- export / import
 
-memory_app.command("export")(export_cmd)
-memory_app.command("import")(import_cmd)
+memory_app.command("export")(store_command(export_cmd))
+memory_app.command("import")(store_command(import_cmd))
 
 
 # ---------------------------------------------------------------------- purge / stats
 
 
 @memory_app.command("purge")
+@store_command
 def purge_cmd(
     ctx: typer.Context,
-    memory_dir: MemoryDir = None,
-    pg_dsn: PgDsn = None,
-    use_pg: UsePg = False,
-    pg_schema: PgSchema = None,
-    chroma: ChromaLocation = None,
     as_json: AsJson = False,
+    *,
+    store: Store,
 ) -> None:
     """Delete every expired entry of the store now; print how many (per memory)."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
@@ -763,22 +728,19 @@ def purge_cmd(
 
 
 @memory_app.command("stats")
+@store_command
 def stats_cmd(
     ctx: typer.Context,
     memories: Annotated[
         list[str] | None, typer.Argument(help="The memories (default: all).")
     ] = None,
-    memory_dir: MemoryDir = None,
-    pg_dsn: PgDsn = None,
-    use_pg: UsePg = False,
-    pg_schema: PgSchema = None,
-    chroma: ChromaLocation = None,
     as_json: AsJson = False,
+    *,
+    store: Store,
 ) -> None:
     """Per memory: entries, oldest and newest entry, how many expire, bytes of values;
     and, for a tiered memory, its persistent tier's counters (stores, recalls, forgets,
     promotions, demotions), which survive restarts."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:

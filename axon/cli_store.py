@@ -1,8 +1,10 @@
 """Where an `axon memory` command works, and how it fails: the store, its options, the plumbing.
 
 `Store` is the memory directory, PostgreSQL schema or Chroma collection a subcommand
-opens (`--memory-dir`, `--pg-dsn`/`--pg`, `--pg-schema`, `--chroma`, given to the
-subcommand or to `axon memory`). `run`
+opens: `--memory-dir` and every registered backend's own options (`--pg-dsn`/`--pg`,
+`--pg-schema`, `--chroma`: `BackendInfo.options`), added to each command by
+`store_command` when the CLI is built, given to the subcommand or to `axon memory`
+(`store_group`). `run`
 runs a command's body so that every failure is one line on stderr and an exit code
 (`Failed` for the command's own refusals, `axon.cli_output`'s codes otherwise),
 never a traceback. The small printers (`say`, `say_json`, `table`, `progress`) write
@@ -14,18 +16,20 @@ import).
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import os
 import shutil
 import sys
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from axon import cli_output as out
 from axon.compiler.names import Suggester
-from axon.errors import AxonError, AxonMemoryError
+from axon.errors import AxonError
 from axon.memory.backend import (
     MAX_TOP_K,
     MemoryBackend,
@@ -35,6 +39,9 @@ from axon.memory.entry import MemoryEntry
 from axon.memory.lifetimes import OWNED_MARKER
 from axon.redaction import redact_secrets
 from axon.render import terminal_json, visible
+
+if TYPE_CHECKING:
+    from axon.memory.registry import BackendInfo, StoreOption
 
 T = TypeVar("T")
 
@@ -46,22 +53,6 @@ MemoryDir = Annotated[
     Path | None,
     typer.Option(
         "--memory-dir", help="The memory directory (default $AXON_MEMORY_DIR, else ./.axon)."
-    ),
-]
-PgDsn = Annotated[
-    str | None, typer.Option("--pg-dsn", help="Use this PostgreSQL database instead.")
-]
-UsePg = Annotated[bool, typer.Option("--pg", help="Use the PostgreSQL database in $AXON_PG_DSN.")]
-PgSchema = Annotated[
-    str | None,
-    typer.Option("--pg-schema", help="PostgreSQL schema (default $AXON_PG_SCHEMA, else axon)."),
-]
-ChromaLocation = Annotated[
-    str | None,
-    typer.Option(
-        "--chroma",
-        help="Use this Chroma collection instead: a server URL (http://host:port/collection) "
-        "or a directory (dir#collection; relative to the memory directory).",
     ),
 ]
 AsJson = Annotated[
@@ -77,172 +68,125 @@ class Failed(Exception):
         self.code = code
 
 
+def _store_options() -> list[tuple[BackendInfo, StoreOption]]:
+    """Every registered backend's store options, in registration order."""
+    from axon.memory.registry import registry
+
+    return [(info, option) for info in registry.infos() for option in info.options]
+
+
+def _flags(info: BackendInfo) -> str:
+    return "/".join(option.flag for option in info.options if option.selects)
+
+
 class Store:
-    """Where a command works: which backend, how to name it to a person."""
+    """Where a command works: which backend (the registry's, chosen by the options given),
+    its location and settings, how to name it to a person. Holds no per-backend code:
+    each backend's options, settings and store check come from its `BackendInfo`."""
 
-    def __init__(
-        self,
-        memory_dir: Path | None,
-        pg_dsn: str | None,
-        use_pg: bool,
-        pg_schema: str | None,
-        chroma: str | None = None,
-    ) -> None:
-        self.given = (memory_dir, pg_dsn, use_pg, pg_schema, chroma)
-        if (pg_dsn or use_pg) and memory_dir is not None:
-            raise Failed("error: give --memory-dir or --pg-dsn/--pg, not both", out.EXIT_USAGE)
-        if (pg_dsn or use_pg) and chroma:
-            raise Failed("error: give --chroma or --pg-dsn/--pg, not both", out.EXIT_USAGE)
-        self.chroma = chroma or None
-        self.chroma_target: Any = None
-        if self.chroma is not None:
-            from axon.memory.backends.chroma_client import parse_location
+    def __init__(self, given: Mapping[str, Any]) -> None:
+        from axon.memory.registry import DEFAULT_STORE_BACKEND, registry
 
-            # A relative directory is in the memory directory, as in a declaration.
-            self.chroma_target = parse_location(self.chroma, resolve_memory_dir(memory_dir))
-        if use_pg and not pg_dsn:
-            pg_dsn = os.environ.get("AXON_PG_DSN") or None
-            if pg_dsn is None:
-                raise Failed("error: --pg needs AXON_PG_DSN to be set", out.EXIT_USAGE)
-        self.pg_dsn = pg_dsn
-        self.pg_schema = pg_schema
-        if pg_dsn is None:
-            self.memory_dir: Path | None = resolve_memory_dir(memory_dir)
-            if self.memory_dir.exists() and not self.memory_dir.is_dir():
-                raise Failed(
-                    f"error: the memory directory {self.memory_dir} is a file, not a directory",
-                    out.EXIT_USAGE,
-                )
-        else:
-            self.memory_dir = None
-
-    @property
-    def schema(self) -> str:
-        """The PostgreSQL schema the backend will use: `--pg-schema`, else `AXON_PG_SCHEMA`,
-        else `axon` (what `PostgresBackend` picks)."""
-        from axon.memory.backends.postgres_schema import DEFAULT_SCHEMA, SCHEMA_ENV
-
-        return self.pg_schema or os.environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA
+        self.given = dict(given)
+        chosen: dict[str, BackendInfo] = {}
+        location: str | None = None
+        for info, option in _store_options():
+            value = given.get(option.param)
+            if not value or not option.selects:
+                continue
+            chosen.setdefault(info.name, info)
+            if option.env is not None:
+                value = os.environ.get(option.env) or None
+                if value is None:
+                    raise Failed(f"error: {option.flag} needs {option.env} to be set",
+                                 out.EXIT_USAGE)
+            if location is None or option.env is None:
+                location = str(value)
+        if len(chosen) > 1:
+            first, second = list(chosen.values())[:2]
+            raise Failed(
+                f"error: give {_flags(second)} or {_flags(first)}, not both", out.EXIT_USAGE
+            )
+        memory_dir = given.get("memory_dir")
+        default = registry.lookup(DEFAULT_STORE_BACKEND)
+        assert default is not None
+        info = next(iter(chosen.values()), default)
+        if memory_dir is not None and not info.uses_memory_dir:
+            raise Failed(f"error: give --memory-dir or {_flags(info)}, not both", out.EXIT_USAGE)
+        self.info = info
+        self.location = location
+        self.settings: dict[str, str] = {
+            option.setting: str(given[option.param])
+            for owner, option in _store_options()
+            if owner is info and option.setting != "location" and given.get(option.param)
+        }
+        # A relative directory is in the memory directory, as in a declaration.
+        self.memory_dir: Path = resolve_memory_dir(memory_dir)
+        if info.uses_memory_dir and self.memory_dir.exists() and not self.memory_dir.is_dir():
+            raise Failed(
+                f"error: the memory directory {self.memory_dir} is a file, not a directory",
+                out.EXIT_USAGE,
+            )
+        self.place = info.place(self.location, self.settings, self.memory_dir)
 
     @property
     def backend_name(self) -> str:
         """The registry name of the backend `open` creates."""
-        if self.chroma is not None:
-            return "chroma"
-        return "sqlite" if self.pg_dsn is None else "pgvector"
+        return self.info.name
 
     def options(self) -> list[str]:
         """The command-line options that name this store again, as they were given (for a
-        hint a person pastes: `--memory-dir D`, `--pg`, `--pg-dsn DSN`, `--pg-schema S`,
-        `--chroma LOCATION`). A DSN holding a password is written `--pg` when it is
-        `$AXON_PG_DSN`, else with the password as `***` (it is never printed)."""
-        memory_dir, pg_dsn, use_pg, pg_schema, chroma = self.given
+        hint a person pastes: `--memory-dir D`, `--pg-dsn DSN`, `--chroma LOCATION`...).
+        A value holding a password is written as the flag that reads it from the
+        environment when it is that variable's value (`--pg` for `$AXON_PG_DSN`), else
+        with the password as `***` (it is never printed)."""
         words: list[str] = []
-        if memory_dir is not None:
-            words += ["--memory-dir", str(memory_dir)]
-        if use_pg or (pg_dsn and pg_dsn == os.environ.get("AXON_PG_DSN")
-                      and redact_secrets(pg_dsn) != pg_dsn):
-            words.append("--pg")
-        elif pg_dsn:
-            words += ["--pg-dsn", redact_secrets(pg_dsn)]
-        if pg_schema is not None:
-            words += ["--pg-schema", pg_schema]
-        if chroma:
-            words += ["--chroma", chroma]
+        if self.given.get("memory_dir") is not None:
+            words += ["--memory-dir", str(self.given["memory_dir"])]
+        for info, option in _store_options():
+            value = self.given.get(option.param)
+            if not value:
+                continue
+            if option.env is not None:
+                words.append(option.flag)
+                continue
+            twin = next(
+                (o for o in info.options if o.env is not None and o.setting == option.setting),
+                None,
+            )
+            if twin is not None and self.given.get(twin.param):
+                continue  # the flag names it
+            text = str(value)
+            if (
+                twin is not None
+                and text == os.environ.get(twin.env or "")
+                and redact_secrets(text) != text
+            ):
+                words.append(twin.flag)
+            else:
+                words += [option.flag, redact_secrets(text)]
         return words
 
     @property
     def label(self) -> str:
-        if self.chroma_target is not None:
-            return f"Chroma {self.chroma_target.shown}"
-        if self.memory_dir is not None:
-            return str(self.memory_dir)
-        return redact_secrets(self.pg_dsn or "") + f" (schema {self.schema})"
+        return self.place.label
 
     @property
     def missing(self) -> str:
         """Why `exists()` said no, for the one line a read prints."""
-        if self.chroma_target is not None:
-            return "no such collection there"
-        if self.memory_dir is not None:
-            return "no memory directory store there"
-        return "no AXON store in that schema"
+        return self.place.missing
 
     def exists(self) -> bool:
-        """False for a memory directory without a store file, or a PostgreSQL schema without
-        AXON's tables: a read creates nothing to find out (opening the PostgreSQL backend
-        would create the schema and migrate it)."""
-        if self.chroma_target is not None:
-            return self._chroma_collection_exists()
-        if self.memory_dir is None:
-            return self._pg_store_exists()
-        from axon.memory.backends.sqlite import DB_FILENAME
-
-        return (self.memory_dir / DB_FILENAME).is_file()
-
-    def _pg_store_exists(self) -> bool:
-        """Whether the schema holds AXON's `meta` table (the first thing a migration makes),
-        asked on one short connection; one that fails is the error opening would give."""
-        from axon.memory.backends.postgres_pool import import_driver
-        from axon.memory.backends.postgres_schema import (
-            check_schema_name,
-            describe_dsn,
-            parse_dsn,
-            quote_ident,
-            redact,
-        )
-
-        schema = check_schema_name(self.schema)
-        import_driver()
-        import psycopg
-
-        dsn = self.pg_dsn or ""
-        params = parse_dsn(dsn)
-        try:
-            timeout = max(1, int(float(params.get("connect_timeout") or 15)))
-        except ValueError:
-            timeout = 15  # the backend refuses it with its own message when opened
-        try:
-            with psycopg.connect(dsn, autocommit=True, connect_timeout=timeout) as conn:
-                row = conn.execute(
-                    "SELECT to_regclass(%s)", [f"{quote_ident(schema)}.meta"]
-                ).fetchone()
-        except psycopg.Error as exc:
-            detail = redact(str(exc).strip() or type(exc).__name__, params)
-            raise AxonMemoryError(  # exit 3 on one line, as the backend's own error
-                f"PostgreSQL at {describe_dsn(params)}: cannot connect: {detail}"
-            ) from None
-        return row is not None and row[0] is not None
-
-    def _chroma_collection_exists(self) -> bool:
-        """Whether the Chroma collection is there (a missing directory is not created)."""
-        from axon.memory.backends.chroma import DEFAULT_CONNECT_TIMEOUT
-        from axon.memory.backends.chroma_client import ChromaConnection, import_chromadb
-
-        target = self.chroma_target
-        if target.path is not None and not (target.path / "chroma.sqlite3").is_file():
-            return False
-        import_chromadb()
-        db = ChromaConnection(target, timeout=DEFAULT_CONNECT_TIMEOUT)
-        try:
-            return db.run(lambda c: c.collection(target.collection, create=False)) is not None
-        finally:
-            db.close()
+        """False for a store that is not there (a memory directory without a store file, a
+        PostgreSQL schema without AXON's tables...): a read creates nothing to find out."""
+        return self.place.exists()
 
     def open(self, *, embedder: bool = False) -> MemoryBackend:
         """A backend over the store (the embedding model attached when asked)."""
-        from axon.memory.registry import registry
-
         model = embedder_or_fail() if embedder else None
-        if self.chroma is not None:
-            return registry.create(
-                "chroma", location=self.chroma, memory_dir=self.memory_dir, embedder=model
-            )
-        if self.pg_dsn is not None:
-            return registry.create(
-                "pgvector", location=self.pg_dsn, schema=self.pg_schema, embedder=model
-            )
-        return registry.create("sqlite", memory_dir=self.memory_dir, embedder=model)
+        return self.info.open(
+            self.location, self.settings, memory_dir=self.memory_dir, embedder=model
+        )
 
 
 def embedder_or_fail() -> Any:
@@ -259,22 +203,81 @@ def embedder_or_fail() -> Any:
 # ---------------------------------------------------------------------- plumbing
 
 
-def store_of(ctx: typer.Context, *options: Any) -> Store:
+def _store_parameters() -> list[inspect.Parameter]:
+    """`--memory-dir` and every registered backend's store options, as typer parameters."""
+    params = [
+        inspect.Parameter("memory_dir", _KEYWORD, default=None, annotation=MemoryDir)
+    ]
+    for _, option in _store_options():
+        if option.env is not None:
+            kind: Any = Annotated[bool, typer.Option(option.flag, help=option.help)]
+            params.append(inspect.Parameter(option.param, _KEYWORD, default=False,
+                                            annotation=kind))
+        else:
+            kind = Annotated[str | None, typer.Option(option.flag, help=option.help)]
+            params.append(inspect.Parameter(option.param, _KEYWORD, default=None,
+                                            annotation=kind))
+    return params
+
+
+_KEYWORD = inspect.Parameter.POSITIONAL_OR_KEYWORD
+
+
+class _StoreCommand:
+    """A command taking the store options of every registered backend, built from the
+    registry when the CLI is (typer reads `__signature__` then), so a backend registered
+    before that has its options on every `axon memory` command. The command itself
+    receives `store` (a `Store`, the subcommand's options over the group's)."""
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        functools.update_wrapper(self, func)
+        self._func = func
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        own = [
+            p for p in inspect.signature(self._func, eval_str=True).parameters.values()
+            if p.name != "store"
+        ]
+        at = next((i for i, p in enumerate(own) if p.name == "as_json"), len(own))
+        return inspect.Signature([*own[:at], *_store_parameters(), *own[at:]])
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        names = {p.name for p in _store_parameters()}
+        given = {name: kwargs.pop(name) for name in list(kwargs) if name in names}
+        return self._func(*args, store=store_of(kwargs.get("ctx"), given), **kwargs)
+
+
+def store_command(func: Callable[..., T]) -> Callable[..., T]:
+    """Decorate an `axon memory` command whose last keyword is `store: Store`: it takes
+    the registry's store options (`--memory-dir`, `--pg-dsn`, `--chroma`, ...)."""
+    return _StoreCommand(func)
+
+
+class _StoreGroup(_StoreCommand):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        names = {p.name for p in _store_parameters()}
+        given = {name: kwargs.pop(name) for name in list(kwargs) if name in names}
+        kwargs["ctx"].obj = {"store": given}
+        return self._func(*args, **kwargs)
+
+
+def store_group(func: Callable[..., T]) -> Callable[..., T]:
+    """Decorate the `axon memory` group callback: it takes the same store options and
+    keeps them in `ctx.obj["store"]` for the subcommands (which override them)."""
+    return _StoreGroup(func)
+
+
+def store_of(ctx: typer.Context | None, given: Mapping[str, Any] | None = None) -> Store:
     """The store named by the subcommand's options, else by those given to `axon memory`."""
-    memory_dir, pg_dsn, use_pg, pg_schema, chroma = options
-    group: dict[str, Any] = ctx.obj or {}
+    group: dict[str, Any] = ((ctx.obj if ctx is not None else None) or {}).get("store") or {}
+    merged = {**group, **{k: v for k, v in (given or {}).items() if v}}
     try:
-        return Store(
-            memory_dir if memory_dir is not None else group.get("memory_dir"),
-            pg_dsn if pg_dsn is not None else group.get("pg_dsn"),
-            use_pg or bool(group.get("use_pg")),
-            pg_schema if pg_schema is not None else group.get("pg_schema"),
-            chroma if chroma is not None else group.get("chroma"),
-        )
+        return Store(merged)
     except Failed as fail:  # before `run`: one line and the exit code here too
         out.err(str(fail))
         raise typer.Exit(fail.code) from None
-    except AxonError as exc:  # a bad --chroma location
+    except AxonError as exc:  # a bad --chroma location, an unset env: location
         out.err(f"error: {exc}")
         raise typer.Exit(out.EXIT_USAGE) from None
 

@@ -22,12 +22,8 @@ import typer
 from axon import cli_output as out
 from axon.cli_store import (
     AsJson,
-    ChromaLocation,
     Failed,
-    MemoryDir,
-    PgDsn,
-    PgSchema,
-    UsePg,
+    Store,
     embedder_or_fail,
     json_flag,
     memory_names_of,
@@ -38,7 +34,6 @@ from axon.cli_store import (
     run,
     say,
     say_json,
-    store_of,
 )
 from axon.cli_vectors import pending_lines
 from axon.files import replacing
@@ -63,15 +58,11 @@ def export_cmd(
             "--with-vectors", help="Also write each entry's stored vector (with its model)."
         ),
     ] = False,
-    memory_dir: MemoryDir = None,
-    pg_dsn: PgDsn = None,
-    use_pg: UsePg = False,
-    pg_schema: PgSchema = None,
-    chroma: ChromaLocation = None,
     as_json: AsJson = False,
+    *,
+    store: Store,
 ) -> None:
     """Write memories in the JSON Lines export format (docs/cli.md), oldest entry first."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
@@ -163,15 +154,11 @@ def import_cmd(
     into: Annotated[
         str | None, typer.Option("--into", help="Put every entry into this memory.")
     ] = None,
-    memory_dir: MemoryDir = None,
-    pg_dsn: PgDsn = None,
-    use_pg: UsePg = False,
-    pg_schema: PgSchema = None,
-    chroma: ChromaLocation = None,
     as_json: AsJson = False,
+    *,
+    store: Store,
 ) -> None:
     """Store the entries of an export FILE (importing the same file twice adds nothing)."""
-    store = store_of(ctx, memory_dir, pg_dsn, use_pg, pg_schema, chroma)
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:

@@ -76,6 +76,7 @@ from axon.memory.links import (
     kept_related,
     unlink_changes,
 )
+from axon.memory.registry import StorePlace
 from axon.memory.retrieval.exact import seed_score
 from axon.memory.retrieval.scores import (
     ScopeStats,
@@ -906,3 +907,24 @@ class ChromaBackend(MemoryBackend):
                 want *= 4
 
         return self._db.run(body)
+
+
+def store_place(
+    location: str | None, settings: Mapping[str, str], memory_dir: Path
+) -> StorePlace:
+    """The Chroma collection a command opens (the registry's `store` of chroma); a
+    relative directory is in the memory directory, as in a declaration. There when the
+    collection is (a missing directory is not created)."""
+    target = parse_location(location, memory_dir)
+
+    def exists() -> bool:
+        if target.path is not None and not (target.path / "chroma.sqlite3").is_file():
+            return False
+        import_chromadb()
+        db = ChromaConnection(target, timeout=DEFAULT_CONNECT_TIMEOUT)
+        try:
+            return db.run(lambda c: c.collection(target.collection, create=False)) is not None
+        finally:
+            db.close()
+
+    return StorePlace(f"Chroma {target.shown}", "no such collection there", exists)

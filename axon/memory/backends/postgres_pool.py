@@ -10,27 +10,36 @@ reports the server's own reason when it cannot be reached. Every error becomes
 an `AxonMemoryError` naming `user@host:port/db`, never the password.
 
 Also here: `VectorParam`, which sends a float32 vector to pgvector in its binary
-format, and the per-connection settings of HNSW search.
+format, the per-connection settings of HNSW search, and `store_place`: whether a
+schema holds an AXON store, asked on one short connection (the registry's `store`).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import struct
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from axon.errors import AxonMemoryError
 from axon.memory.backends.postgres_schema import (
+    DEFAULT_SCHEMA,
+    SCHEMA_ENV,
+    check_schema_name,
     describe_dsn,
     install_hint,
     migrate,
     parse_dsn,
+    quote_ident,
     redact,
+    resolve_dsn,
 )
+from axon.memory.registry import StorePlace
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -236,3 +245,42 @@ class _Broken(Exception):
     def __init__(self, cause: BaseException) -> None:
         super().__init__(str(cause))
         self.cause = cause
+
+
+def store_place(
+    location: str | None, settings: Mapping[str, str], memory_dir: Path
+) -> StorePlace:
+    """The schema a command opens (the registry's `store` of pgvector): named by its DSN
+    (password redacted) and schema; there when it holds AXON's `meta` table (the first
+    thing a migration makes), asked on one short connection without creating anything
+    (opening the backend would create the schema and migrate it). A connection that
+    fails raises the error opening would give."""
+    from axon.redaction import redact_secrets
+
+    dsn = resolve_dsn(location)
+    schema = settings.get("schema") or os.environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA
+
+    def exists() -> bool:
+        checked = check_schema_name(schema)
+        import_driver()
+        import psycopg
+
+        params = parse_dsn(dsn)
+        try:
+            timeout = max(1, int(float(params.get("connect_timeout") or 15)))
+        except ValueError:
+            timeout = 15  # the backend refuses it with its own message when opened
+        try:
+            with psycopg.connect(dsn, autocommit=True, connect_timeout=timeout) as conn:
+                row = conn.execute(
+                    "SELECT to_regclass(%s)", [f"{quote_ident(checked)}.meta"]
+                ).fetchone()
+        except psycopg.Error as exc:
+            detail = redact(str(exc).strip() or type(exc).__name__, params)
+            raise AxonMemoryError(  # exit 3 on one line, as the backend's own error
+                f"PostgreSQL at {describe_dsn(params)}: cannot connect: {detail}"
+            ) from None
+        return row is not None and row[0] is not None
+
+    label = redact_secrets(dsn) + f" (schema {schema})"
+    return StorePlace(label, "no AXON store in that schema", exists)

@@ -101,6 +101,7 @@ from axon.memory.links import (
     kept_related,
     unlink_changes,
 )
+from axon.memory.registry import StorePlace
 
 if TYPE_CHECKING:
     import numpy as np
@@ -822,3 +823,13 @@ class VectorDBBackend(SQLiteBackend):
 
     name: ClassVar[str] = "vector_db"
     default_mode: ClassVar[str] = "semantic"
+
+
+def store_place(
+    location: str | None, settings: Mapping[str, str], memory_dir: Path
+) -> StorePlace:
+    """The SQLite file a command opens (the registry's `store` of sqlite and vector_db):
+    named by its memory directory (or its file, for a location), there when the file is."""
+    path, _ = resolve_path(location, memory_dir)
+    label = str(memory_dir) if location is None else str(path)
+    return StorePlace(label, "no memory directory store there", path.is_file)
