@@ -97,7 +97,9 @@ def test_run_json_lines_and_trace_file(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["op"] for r in records] == ["remember"] * 3 + ["recall"] * 3 + ["remember"]
-    assert records[0] == {**records[0], "memory": "Notes", "key": "q3_summary", "line": 12}
+    lines = (EXAMPLES / "script.axon").read_text().splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if '"q3_summary"' in text)
+    assert records[0] == {**records[0], "memory": "Notes", "key": "q3_summary", "line": line}
     assert records[3]["query"] == "revenue growth"
     assert records[3]["results"][0]["key"] == "q3_summary"
     events = json.loads(trace.read_text())["events"]
