@@ -21,6 +21,7 @@ from typing import Annotated, Any
 
 import typer
 
+from axon.cli_fmt import fmt_cmd
 from axon.cli_output import (
     EXIT_CHECK,
     EXIT_INTERRUPTED,
@@ -151,6 +152,9 @@ def check(
             _dump(ir_program.to_dict())
     if failed:
         raise typer.Exit(EXIT_CHECK)
+
+
+app.command(name="fmt")(fmt_cmd)
 
 
 def _dump(data: Any) -> None:
