@@ -23,6 +23,8 @@ EXTRAS = {
     "httpx2": "dev",
     "mcp": "mcp",
     "usearch": "semantic",
+    "pygls": "lsp",
+    "lsprotocol": "lsp",
 }
 """The optional modules tests need, each with the extra of pyproject.toml that installs it."""
 

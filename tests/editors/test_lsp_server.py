@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import require_extra, unavailable
 from tests.editors.lsp_client import LspClient, LspError
 
 PROGRAM = """\
@@ -42,7 +43,7 @@ def position(text: str, needle: str, nth: int = 0, within: int = 0) -> dict[str,
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[LspClient]:
-    pytest.importorskip("pygls", reason="axon lsp needs the 'lsp' extra (pygls)")
+    require_extra("pygls", "lsprotocol")
     lsp = LspClient()
     result = lsp.initialize()
     capabilities = result["capabilities"]
@@ -261,7 +262,7 @@ def test_formatting_is_axon_fmt(client: LspClient, tmp_path: Path) -> None:
 
     format_source = formatter()
     if format_source is None:
-        pytest.skip("this build has no axon fmt (axon/compiler/formatter.py)")
+        unavailable("this build has no axon fmt (axon/compiler/formatter.py)")
     assert client.capabilities["documentFormattingProvider"]
     uri = (tmp_path / "fmt.axon").as_uri()
     text = 'memory   Notes{store:persistent}\nremember("x")->Notes\n'
@@ -300,7 +301,7 @@ serve()
 
 
 def test_a_build_without_axon_fmt_offers_no_formatting() -> None:
-    pytest.importorskip("pygls", reason="axon lsp needs the 'lsp' extra (pygls)")
+    require_extra("pygls", "lsprotocol")
     lsp = LspClient(sys.executable, "-c", WITHOUT_FORMATTER)
     capabilities = lsp.initialize()["capabilities"]
     assert not capabilities.get("documentFormattingProvider")
