@@ -105,6 +105,11 @@ def _store(m: _Memory, f: ast.Field | None) -> None:
     check_tier_store(m, f)
 
 
+def _one_of(names: list[str]) -> str:
+    """`a, b or c` (the registry's persistent backends, for a message)."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
 def _backend(m: _Memory, f: ast.Field | None) -> None:
     """The registry's name for the backend (default by store) and what it can do.
 
@@ -143,7 +148,7 @@ def _backend(m: _Memory, f: ast.Field | None) -> None:
         declared = "has a persistent tier" if m.tiers else "is declared store: persistent"
         m.report.error(
             f"Memory '{m.name}' {declared} but backend '{m.backend}' "
-            "keeps nothing across processes (use sqlite, vector_db or pgvector)",
+            f"keeps nothing across processes (use {_one_of(m.backends.persistent_names())})",
             m.backend_span(),
         )
     if not persistent and m.capabilities.persistent:
