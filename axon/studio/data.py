@@ -407,6 +407,7 @@ class StudioData:
                 "excerpt": excerpt(result.value),
                 "score": result.score,
                 "signals": signal_shares(result.signals),
+                "factors": signal_factors(result.signals),
                 "tier": result.tier,
             })
         return data
@@ -493,16 +494,33 @@ class StudioData:
         return count
 
 
+FACTORS = ("importance",)
+"""Signals that are not a part of the score but a factor the parts were multiplied by
+(docs/language.md, hybrid retrieval): shown beside the bar, not in it."""
+
+
 def signal_shares(signals: Mapping[str, float] | None) -> list[dict[str, Any]]:
-    """Each signal's part of a fused score: its value and its share of their sum."""
+    """Each additive signal's part of a fused score: its value and its share of their sum
+    (a factor such as `importance` is left to `signal_factors`)."""
     if not signals:
         return []
-    values = {k: float(v) for k, v in signals.items() if isinstance(v, int | float) and v > 0}
+    values = {
+        k: float(v) for k, v in signals.items()
+        if k not in FACTORS and isinstance(v, int | float) and v > 0
+    }
     total = sum(values.values())
     return [
         {"signal": k, "value": round(v, 6), "share": round(v / total, 6) if total else 0.0}
         for k, v in values.items()
     ]
+
+
+def signal_factors(signals: Mapping[str, float] | None) -> dict[str, float]:
+    """The factors among a result's signals (`importance`: what its parts were multiplied by)."""
+    return {
+        k: round(float(v), 6) for k, v in (signals or {}).items()
+        if k in FACTORS and isinstance(v, int | float)
+    }
 
 
 def _number(text: str, what: str) -> float | None:

@@ -178,6 +178,7 @@ def search(
             parts = sorted(r["signals"], key=lambda s: order[s["signal"]])
             bar = svg.stacked_bar([(s["signal"], s["value"], s["share"]) for s in parts], signals)
             shares = ", ".join(f"{s['signal']} {s['share']:.0%}" for s in parts)
+            shares += "".join(f", × {v:g} {k}" for k, v in r["factors"].items())
             rows.append([
                 str(rank), link(r["key"], "/entry", memory=data["memory"], key=r["key"]),
                 e(r["excerpt"]), f"{r['score']:.4f}",

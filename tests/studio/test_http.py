@@ -202,6 +202,12 @@ def test_search_shows_scores_and_signal_bars(make_client: Any) -> None:
     first = data["results"][0]
     assert first["score"] > 0 and first["signals"]
     assert abs(sum(s["share"] for s in first["signals"]) - 1) < 1e-3
+    # importance is a factor of the score, not a part of it: beside the bar, not in it
+    boosted = client.get("/api/search", params={"memory": "Notes", "q": "gardening note",
+                                                "mode": "hybrid", "top_k": "50"}).json()
+    factors = [r["factors"] for r in boosted["results"] if r["factors"]]
+    assert factors and all(set(f) == {"importance"} for f in factors)
+    assert all(s["signal"] != "importance" for r in boosted["results"] for s in r["signals"])
     # each signal has one colour, the legend's, whatever the other signals of its result
     legend = dict((name, colour) for colour, name in re.findall(
         r'<rect width="10" height="10" fill="(#\w+)"/></svg> (\w+)</span>', html))
