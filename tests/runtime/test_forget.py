@@ -29,9 +29,9 @@ from axon.repl.complete import AxonCompleter
 from axon.repl.console import declarations_only
 from axon.runtime import manager
 from axon.runtime.session import Session
+from tests.helpers.stores import Store
 from tests.memory.conftest import FakeClock
 from tests.runtime.backends import KINDS, SessionKit
-from tests.runtime.test_lifetimes import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 

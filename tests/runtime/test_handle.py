@@ -24,9 +24,9 @@ from axon.errors import AxonCheckError, AxonError, AxonMemoryError
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.runtime.model import ModelRequest
 from axon.runtime.session import Session
+from tests.helpers.stores import Store
 from tests.memory.conftest import FakeClock, pg_dsn_or_skip, pg_test_schema
 from tests.runtime.backends import KINDS, SessionKit
-from tests.runtime.test_lifetimes import Store
 
 VALUES: list[Any] = [
     "plain text",
