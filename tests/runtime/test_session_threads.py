@@ -136,7 +136,7 @@ def test_an_embed_progress_callback_calling_back_into_its_session_is_refused(
 ) -> None:
     """`embed(progress)` calls `progress` on the session's thread: a callback that read
     the memory (`notes.count()`) waited for the session's lock forever."""
-    from tests.runtime.test_background_vectors import SlowEmbedder
+    from tests.helpers.embedders import SlowEmbedder
 
     embedder = SlowEmbedder(0.2, per_texts=32)  # 300 texts: 2 s, left for embed() to do
     s = axon.Session(memory_dir=tmp_path, embedder=embedder, embed_wait=0)
