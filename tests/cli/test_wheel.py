@@ -25,6 +25,8 @@ PACKAGE_DATA = (
     "axon/grammar/axon.lark",
     "axon/py.typed",
     "axon/memory/retrieval/ranker_weights.json",
+    "axon/studio/static/studio.css",
+    "axon/studio/static/studio.js",
 )
 
 
