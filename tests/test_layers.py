@@ -104,3 +104,13 @@ def test_no_module_imports_one_that_imports_it(package: str) -> None:
     check_tiers were cycles (issue 27): the statement checks took the checker back.
     They now take the symbol table and the reporter; the tier validators a Protocol."""
     assert _cycles(package) == []
+
+
+def test_the_handle_and_the_session_are_no_cycle() -> None:
+    """handle <-> session was a cycle (issue 27): the session imported its handles and
+    the handle its session (under TYPE_CHECKING). The handle now knows the session as
+    two Protocols (`OperationRunner`, `SessionLoop`)."""
+    handle, session = "axon.runtime.handle", "axon.runtime.session"
+    assert [g for g in _cycles("axon.runtime") if handle in g and session in g] == []
+    assert not any(_within(name, session) for name in _imports(AXON / "runtime" / "handle.py"))
+

@@ -26,16 +26,24 @@ code (`axon.runtime.manager`):
 Mistakes in the arguments raise `TypeError` (a wrong type) or `ValueError` (a
 wrong value; `AxonMemoryError`, which names the memory and key, for data the
 memory refuses). Each call takes the session's lock: see `axon.runtime.session`.
-`AsyncMemoryHandle` is the same handle for `AsyncSession`, its methods coroutines.
+
+Each operation is written once, as a coroutine method of `AsyncMemoryHandle` (the
+handle of an `AsyncSession`): it checks its arguments, then hands its work to the
+session. `MemoryHandle` runs that same coroutine on its `Session`'s loop
+(`Session.run_on_loop`) and waits for it, so the two handles share every signature,
+default, error and docstring. The session reaches this module through two Protocols
+(`OperationRunner`, `SessionLoop`): this module does not import it.
 """
 
 from __future__ import annotations
 
 import copy
 import datetime
+import functools
 import math
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+import types
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
 import attrs
 
@@ -70,10 +78,8 @@ from axon.runtime.records import (
     remember_record,
 )
 
-if TYPE_CHECKING:
-    from axon.runtime.session import AsyncSession, Session
-
 T = TypeVar("T")
+P = ParamSpec("P")
 
 HANDLE_SOURCE = "python"
 """The `source` metadata of entries written through a handle."""
@@ -452,8 +458,8 @@ def _recall_args(
 
 
 # ---------------------------------------------------------------- the operations
-# Each builds the coroutine that runs on the session's loop, under its lock and inside
-# one lifetime (`Session._memory_call`); both handles share them.
+# Each is the coroutine an operation's work runs: on the session's loop, under its lock
+# and inside one lifetime (the handle's `OperationRunner`).
 
 
 async def _do_remember(
@@ -551,6 +557,23 @@ async def _do_stats(memories: MemoryManager, memory: str) -> dict[str, dict[str,
 
 
 Work = Callable[[MemoryManager, list[dict[str, Any]]], Coroutine[Any, Any, T]]
+"""One operation's work: given the session's manager and the list its record goes to."""
+
+
+class OperationRunner(Protocol):
+    """How a handle's work reaches its session: called with the memory's name and the
+    work, it runs the work as one input of the session (on the session's loop, under
+    its lock; the memory still declared) and returns its result. `Session` and
+    `AsyncSession` give their handles one (a Protocol: this module does not import
+    `axon.runtime.session`, which imports it)."""
+
+    def __call__(self, name: str, work: Work[T], /) -> Awaitable[T]: ...
+
+
+class SessionLoop(Protocol):
+    """What a `MemoryHandle` needs of its `Session`: `Session.run_on_loop`."""
+
+    def run_on_loop(self, work: Coroutine[Any, Any, T]) -> T: ...
 
 
 def _kept(keep_record: object) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
@@ -560,20 +583,27 @@ def _kept(keep_record: object) -> Callable[[list[dict[str, Any]]], list[dict[str
     return (lambda records: records) if keep_record else (lambda records: [])
 
 
-class MemoryHandle:
-    """A declared memory of a `Session`, used from Python; see the module docstring."""
+class AsyncMemoryHandle:
+    """A declared memory of an `AsyncSession`, used from async Python: the methods of
+    `MemoryHandle`, as coroutines; see the module docstring.
 
-    def __init__(self, session: Session, name: str) -> None:
-        self._session = session
+    Arguments are checked on the caller's loop when the coroutine starts (a
+    mistake raises before any work is queued); the work runs off the event loop
+    as `AsyncSession` describes. These methods are the one definition of each
+    handle operation: `MemoryHandle` runs them on its session's loop.
+    """
+
+    def __init__(self, run: OperationRunner, name: str) -> None:
+        self._runner = run
         self.name = name
 
     def __repr__(self) -> str:
-        return f"<MemoryHandle {self.name!r}>"
+        return f"<AsyncMemoryHandle {self.name!r}>"
 
-    def _run(self, work: Work[T]) -> T:
-        return self._session._memory_call(self.name, work)
+    async def _run(self, work: Work[T]) -> T:
+        return await self._runner(self.name, work)
 
-    def remember(
+    async def remember(
         self,
         value: Any,
         *,
@@ -600,9 +630,9 @@ class MemoryHandle:
         args = _remember_args(
             self.name, value, key, tags, importance, metadata, type, expires_in, related, tier
         )
-        return self._run(lambda m, r: _do_remember(m, r, self.name, args))
+        return await self._run(lambda m, r: _do_remember(m, r, self.name, args))
 
-    def recall(
+    async def recall(
         self,
         query: str,
         *,
@@ -638,9 +668,9 @@ class MemoryHandle:
             embed_wait, tiers, min_score
         )
         kept = _kept(keep_record)
-        return self._run(lambda m, r: _do_recall(m, kept(r), self.name, args))
+        return await self._run(lambda m, r: _do_recall(m, kept(r), self.name, args))
 
-    def embed(self, progress: Callable[[int, int], None] | None = None) -> int:
+    async def embed(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Compute every vector still pending for this memory now (a warm-up); returns how many.
 
         Remembers never wait for the model (vectors are computed in the background);
@@ -650,26 +680,26 @@ class MemoryHandle:
         """
         if progress is not None and not callable(progress):
             raise TypeError(f"{self.name}.embed: progress must be callable")
-        return self._run(lambda m, r: m.embed(self.name, progress))
+        return await self._run(lambda m, r: m.embed(self.name, progress))
 
-    def get(self, key: str) -> Entry | None:
+    async def get(self, key: str) -> Entry | None:
         """The unexpired entry stored under `key`, or None; with its `associated` entries."""
         checked = _key(key, f"{self.name}.get", self.name)
-        return self._run(lambda m, r: _do_get(m, self.name, checked))
+        return await self._run(lambda m, r: _do_get(m, self.name, checked))
 
-    def associate(self, a: str, b: str) -> None:
+    async def associate(self, a: str, b: str) -> None:
         """Associate the entries under `a` and `b`, both ways (each one's `related`
         names the other; `get` returns each with the other). Both must be stored."""
         op = f"{self.name}.associate"
         first, second = _key(a, op, self.name), _key(b, op, self.name)
-        self._run(lambda m, r: _do_associate(m, self.name, first, second))
+        await self._run(lambda m, r: _do_associate(m, self.name, first, second))
 
-    def delete(self, key: str) -> bool:
+    async def delete(self, key: str) -> bool:
         """Remove the entry under `key`; True when there was one."""
         checked = _key(key, f"{self.name}.delete", self.name)
-        return self._run(lambda m, r: _do_delete(m, r, self.name, checked))
+        return await self._run(lambda m, r: _do_delete(m, r, self.name, checked))
 
-    def list(
+    async def list(
         self,
         *,
         limit: int | None = None,
@@ -682,9 +712,9 @@ class MemoryHandle:
         op = f"{self.name}.list"
         checked = _limit(limit, op, self.name)
         filters = _filters(tags, where, op, self.name, type, min_importance)
-        return self._run(lambda m, r: _do_list(m, self.name, checked, filters))
+        return await self._run(lambda m, r: _do_list(m, self.name, checked, filters))
 
-    def page(
+    async def page(
         self,
         *,
         limit: int = 100,
@@ -704,138 +734,77 @@ class MemoryHandle:
         op = f"{self.name}.page"
         checked, cursor = _page_args(limit, after, op, self.name)
         filters = _filters(tags, where, op, self.name, type, min_importance)
-        return self._run(lambda m, r: _do_page(m, self.name, checked, cursor, filters))
+        return await self._run(lambda m, r: _do_page(m, self.name, checked, cursor, filters))
 
-    def count(self) -> int:
+    async def count(self) -> int:
         """How many unexpired entries the memory holds (for this session's lifetime)."""
-        return self._run(lambda m, r: m.count(self.name))
+        return await self._run(lambda m, r: m.count(self.name))
 
-    def stats(self) -> dict[str, dict[str, int]]:
+    async def stats(self) -> dict[str, dict[str, int]]:
         """Per tier: `stores`, `recalls`, `forgets`, `promotions`, `demotions` (seed 004).
 
         A tiered memory has a row per tier, its persistent tier's counted across
         sessions; another memory one row, its `store`, counted in this session.
         """
-        return self._run(lambda m, r: _do_stats(m, self.name))
+        return await self._run(lambda m, r: _do_stats(m, self.name))
 
 
-class AsyncMemoryHandle:
-    """`MemoryHandle` for an `AsyncSession`: the same methods, as coroutines.
+class _Blocking(Generic[P, T]):
+    """A `MemoryHandle` method: the `AsyncMemoryHandle` operation `op`, run to its end on
+    the session's loop (`Session.run_on_loop`) while the caller's thread waits.
 
-    Arguments are checked on the caller's loop when the coroutine starts (a
-    mistake raises before any work is queued); the work runs off the event loop
-    as `AsyncSession` describes.
+    A descriptor, so that a type checker sees the operation's own parameters and its
+    plain result; the function it binds wraps `op` (`functools.update_wrapper`), so
+    `help()` and `inspect.signature` show the operation's signature and docstring.
     """
 
-    def __init__(self, session: AsyncSession, name: str) -> None:
+    def __init__(self, op: Callable[Concatenate[AsyncMemoryHandle, P], Coroutine[Any, Any, T]]):
+        def blocking(handle: MemoryHandle, /, *args: P.args, **kwargs: P.kwargs) -> T:
+            return handle._session.run_on_loop(op(handle._on_loop, *args, **kwargs))
+
+        functools.update_wrapper(blocking, op)
+        self.function: Callable[Concatenate[MemoryHandle, P], T] = blocking
+
+    def __set_name__(self, owner: type[Any], name: str) -> None:
+        self.function.__qualname__ = f"{owner.__qualname__}.{name}"
+
+    @overload
+    def __get__(
+        self, handle: None, owner: type[Any]
+    ) -> Callable[Concatenate[MemoryHandle, P], T]: ...
+
+    @overload
+    def __get__(self, handle: MemoryHandle, owner: type[Any]) -> Callable[P, T]: ...
+
+    def __get__(self, handle: MemoryHandle | None, owner: type[Any]) -> Callable[..., T]:
+        if handle is None:
+            return self.function
+        return types.MethodType(self.function, handle)
+
+
+class MemoryHandle:
+    """A declared memory of a `Session`, used from Python; see the module docstring.
+
+    Each method is the `AsyncMemoryHandle` operation of the same name (its signature
+    and docstring), run on the session's loop under its lock while the caller waits.
+    """
+
+    def __init__(self, session: SessionLoop, name: str, run: OperationRunner) -> None:
         self._session = session
         self.name = name
+        self._on_loop = AsyncMemoryHandle(run, name)
+        """The operations, as they run on the session's loop (`run` runs their work there)."""
 
     def __repr__(self) -> str:
-        return f"<AsyncMemoryHandle {self.name!r}>"
+        return f"<MemoryHandle {self.name!r}>"
 
-    async def _run(self, work: Work[T]) -> T:
-        return await self._session._memory_call(self.name, work)
-
-    async def remember(
-        self,
-        value: Any,
-        *,
-        key: str | None = None,
-        tags: Sequence[str] | None = None,
-        importance: Importance | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        type: str | None = None,
-        expires_in: float | datetime.timedelta | str | None = None,
-        related: Sequence[str] | None = None,
-        tier: str | None = None,
-    ) -> str:
-        """See `MemoryHandle.remember`."""
-        args = _remember_args(
-            self.name, value, key, tags, importance, metadata, type, expires_in, related, tier
-        )
-        return await self._run(lambda m, r: _do_remember(m, r, self.name, args))
-
-    async def recall(
-        self,
-        query: str,
-        *,
-        top_k: int | None = None,
-        retrieval: str | None = None,
-        tags: Sequence[str] | None = None,
-        where: Mapping[str, Any] | None = None,
-        type: str | None = None,
-        min_importance: Importance | None = None,
-        embed_wait: float | str | None = None,
-        tiers: Sequence[str] | None = None,
-        min_score: float | None = None,
-        keep_record: bool = True,
-    ) -> Results:
-        """See `MemoryHandle.recall`."""
-        args = _recall_args(
-            self.name, query, top_k, retrieval, tags, where, type, min_importance,
-            embed_wait, tiers, min_score
-        )
-        kept = _kept(keep_record)
-        return await self._run(lambda m, r: _do_recall(m, kept(r), self.name, args))
-
-    async def embed(self, progress: Callable[[int, int], None] | None = None) -> int:
-        """See `MemoryHandle.embed`."""
-        if progress is not None and not callable(progress):
-            raise TypeError(f"{self.name}.embed: progress must be callable")
-        return await self._run(lambda m, r: m.embed(self.name, progress))
-
-    async def get(self, key: str) -> Entry | None:
-        """See `MemoryHandle.get`."""
-        checked = _key(key, f"{self.name}.get", self.name)
-        return await self._run(lambda m, r: _do_get(m, self.name, checked))
-
-    async def associate(self, a: str, b: str) -> None:
-        """See `MemoryHandle.associate`."""
-        op = f"{self.name}.associate"
-        first, second = _key(a, op, self.name), _key(b, op, self.name)
-        await self._run(lambda m, r: _do_associate(m, self.name, first, second))
-
-    async def delete(self, key: str) -> bool:
-        """See `MemoryHandle.delete`."""
-        checked = _key(key, f"{self.name}.delete", self.name)
-        return await self._run(lambda m, r: _do_delete(m, r, self.name, checked))
-
-    async def list(
-        self,
-        *,
-        limit: int | None = None,
-        tags: Sequence[str] | None = None,
-        where: Mapping[str, Any] | None = None,
-        type: str | None = None,
-        min_importance: Importance | None = None,
-    ) -> list[Entry]:
-        """See `MemoryHandle.list`."""
-        op = f"{self.name}.list"
-        checked = _limit(limit, op, self.name)
-        filters = _filters(tags, where, op, self.name, type, min_importance)
-        return await self._run(lambda m, r: _do_list(m, self.name, checked, filters))
-
-    async def page(
-        self,
-        *,
-        limit: int = 100,
-        after: str | None = None,
-        tags: Sequence[str] | None = None,
-        where: Mapping[str, Any] | None = None,
-        type: str | None = None,
-        min_importance: Importance | None = None,
-    ) -> Page:
-        """See `MemoryHandle.page`."""
-        op = f"{self.name}.page"
-        checked, cursor = _page_args(limit, after, op, self.name)
-        filters = _filters(tags, where, op, self.name, type, min_importance)
-        return await self._run(lambda m, r: _do_page(m, self.name, checked, cursor, filters))
-
-    async def count(self) -> int:
-        """See `MemoryHandle.count`."""
-        return await self._run(lambda m, r: m.count(self.name))
-
-    async def stats(self) -> dict[str, dict[str, int]]:
-        """See `MemoryHandle.stats`."""
-        return await self._run(lambda m, r: _do_stats(m, self.name))
+    remember = _Blocking(AsyncMemoryHandle.remember)
+    recall = _Blocking(AsyncMemoryHandle.recall)
+    embed = _Blocking(AsyncMemoryHandle.embed)
+    get = _Blocking(AsyncMemoryHandle.get)
+    associate = _Blocking(AsyncMemoryHandle.associate)
+    delete = _Blocking(AsyncMemoryHandle.delete)
+    list = _Blocking(AsyncMemoryHandle.list)
+    page = _Blocking(AsyncMemoryHandle.page)
+    count = _Blocking(AsyncMemoryHandle.count)
+    stats = _Blocking(AsyncMemoryHandle.stats)

@@ -49,7 +49,7 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Coroutine, Iterator
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import attrs
 
@@ -63,6 +63,7 @@ from axon.memory.entry import Clock, MemoryEntry
 from axon.memory.registry import BackendRegistry
 from axon.memory.registry import registry as default_registry
 from axon.runtime.executor import Executor
+from axon.runtime.handle import AsyncMemoryHandle, MemoryHandle, Work
 from axon.runtime.manager import EmbedderProvider, MemoryManager, _default_embedder
 from axon.runtime.model import ModelClient, OfflineModelClient
 from axon.runtime.records import Record
@@ -70,9 +71,6 @@ from axon.runtime.tracer import Tracer
 from axon.runtime.values import Frame
 from axon.source import Source, Span
 from axon.trace import checked_keep
-
-if TYPE_CHECKING:
-    from axon.runtime.handle import AsyncMemoryHandle, MemoryHandle, Work
 
 T = TypeVar("T")
 
@@ -333,10 +331,8 @@ class Session:
         Raises `AxonMemoryError` (a `ValueError`) when no memory of that name was
         declared in this session, with the closest declared name.
         """
-        from axon.runtime.handle import MemoryHandle
-
         self._require_memory(name)
-        return MemoryHandle(self, name)
+        return MemoryHandle(self, name, self._operation)
 
     def _require_memory(self, name: str) -> None:
         if not isinstance(name, str):
@@ -353,17 +349,17 @@ class Session:
         )
 
     def _memory_call(self, name: str, work: Work[T]) -> T:
-        """Run one handle operation on the session's loop, under its lock, as one input.
+        """Run one handle operation's work on the session's loop, under its lock (for
+        `AsyncSession`, whose dispatcher thread calls it)."""
+        return self.run_on_loop(self._operation(name, work))
+
+    async def _operation(self, name: str, work: Work[T]) -> T:
+        """One handle operation's work as one input, on the session's loop (the lock held).
 
         The memory must (still) be declared. Like one `execute`, the call is one
         lifetime: its ephemeral writes are dropped when it returns.
         """
-        with self._locked():
-            self._check_open()
-            self._require_memory(name)
-            return self._call(self._memory_work(work))
-
-    async def _memory_work(self, work: Work[T]) -> T:
+        self._require_memory(name)
         self.memories.push_lifetime()
         try:
             return await work(self.memories, self.executor.records)
@@ -413,6 +409,26 @@ class Session:
 
     def bound_names(self) -> list[str]:
         return sorted(self.frame.values)
+
+    def run_on_loop(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run the coroutine `work` on the session's loop, where its backends live, and
+        return its result (or raise its error).
+
+        The call takes the session's lock like every other one, so `work` is serialised
+        with them (a `MemoryHandle` runs its operations this way; the REPL its imports
+        and exports); an interrupt while waiting cancels it, as for `execute`. On a
+        closed session, or from inside the session's own operations, it is refused with
+        an `AxonSessionError` and `work` is closed without running.
+        """
+        started = False
+        try:
+            with self._locked():
+                self._check_open()
+                started = True
+                return self._call(work)
+        finally:
+            if not started:
+                work.close()
 
     # ------------------------------------------------------------ lifetime
     def _check_open(self) -> None:
@@ -653,12 +669,10 @@ class AsyncSession:
 
     def memory(self, name: str) -> AsyncMemoryHandle:
         """The async handle of the declared memory `name` (its methods are coroutines)."""
-        from axon.runtime.handle import AsyncMemoryHandle
-
         self.sync._require_memory(name)
-        return AsyncMemoryHandle(self, name)
+        return AsyncMemoryHandle(self._operation, name)
 
-    async def _memory_call(self, name: str, work: Work[T]) -> T:
+    async def _operation(self, name: str, work: Work[T]) -> T:
         return await self._run(self.sync._memory_call, name, work)
 
     @property
