@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from axon import cli_output as out
-from axon.cli_store import ChromaLocation, Failed, MemoryDir, PgDsn, PgSchema, Store, UsePg
+from axon.cli_store import Failed, Store, store_command
 from axon.errors import AxonError
 
 Traces = Annotated[
@@ -29,12 +29,8 @@ def _say(text: str) -> None:
     out.flush()  # the address must show at once: the server runs until interrupted
 
 
+@store_command
 def studio_cmd(
-    memory_dir: MemoryDir = None,
-    pg_dsn: PgDsn = None,
-    use_pg: UsePg = False,
-    pg_schema: PgSchema = None,
-    chroma: ChromaLocation = None,
     trace: Traces = None,
     host: Annotated[
         str, typer.Option("--host", help="Address to listen on (warns unless loopback).")
@@ -46,6 +42,8 @@ def studio_cmd(
     no_open: Annotated[
         bool, typer.Option("--no-open", help="Do not open a browser.")
     ] = False,
+    *,
+    store: Store,
 ) -> None:
     """Serve AXON Studio: look at a store's memories, searches, entries and traces in a
     browser (a local address with a secret token)."""
@@ -56,10 +54,11 @@ def studio_cmd(
         out.err(f"error: --port must be from 0 to 65535, not {port}")
         raise typer.Exit(out.EXIT_USAGE)
     try:
-        store = Store(memory_dir, pg_dsn, use_pg, pg_schema, chroma)
+        located = {store.backend_name: store.location}  # the store the options chose
         serve(
-            memory_dir=store.memory_dir, pg_dsn=store.pg_dsn, pg_schema=store.pg_schema,
-            chroma=store.chroma, traces=list(trace or []), host=host, port=port,
+            memory_dir=store.given.get("memory_dir"), pg_dsn=located.get("pgvector"),
+            pg_schema=store.settings.get("schema"), chroma=located.get("chroma"),
+            traces=list(trace or []), host=host, port=port,
             write=write, open_browser=not no_open,
             say=_say, warn=out.err,
         )
