@@ -106,3 +106,12 @@ def test_the_vscode_extension_starts_axon_lsp() -> None:
     assert grammar_entry["scopeName"] == "source.axon"
     main = (VSCODE / manifest["main"]).read_text(encoding="utf-8")
     assert 'args: ["lsp"]' in main and "vscode-languageclient" in manifest["dependencies"]
+
+
+def test_the_formatting_example_of_editors_md_is_what_axon_fmt_gives() -> None:
+    from axon.compiler.formatter import format_source
+
+    text = (EDITORS.parent / "docs" / "editors.md").read_text(encoding="utf-8")
+    section = text[text.index("## Formatting") : text.index("## Highlighting")]
+    before, after = re.findall(r"```axon\n(.*?)```", section, re.DOTALL)
+    assert format_source(before) == after
