@@ -1,10 +1,11 @@
 """`axon studio`: a store's options and trace files in, AXON Studio served on a local
 address out (printed with its token; docs/studio.md).
 
-The store options are `axon memory`'s (`axon.cli_store`: `--memory-dir`, `--pg-dsn`/
-`--pg`, `--pg-schema`, `--chroma`); the app itself is `axon.studio`. A missing
-Starlette or uvicorn, an address that cannot be bound or a store that cannot be opened
-is one line on stderr and an exit code, never a traceback.
+The store options are `axon memory`'s (`axon.cli_store.store_command`: `--memory-dir`
+and every registered backend's, `--pg-dsn`/`--pg`, `--pg-schema`, `--chroma`); the app
+itself is `axon.studio`. A missing Starlette or uvicorn, an address that cannot be bound
+or a store that cannot be opened is one line on stderr and an exit code, never a
+traceback.
 """
 
 from __future__ import annotations
