@@ -44,12 +44,14 @@ import collections
 import concurrent.futures
 import contextlib
 import functools
+import inspect
 import os
 import sys
 import threading
+import types
 import weakref
 from collections.abc import Callable, Coroutine, Iterator
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, Concatenate, Generic, NamedTuple, ParamSpec, TypeVar, overload
 
 import attrs
 
@@ -73,6 +75,8 @@ from axon.source import Source, Span
 from axon.trace import checked_keep
 
 T = TypeVar("T")
+P = ParamSpec("P")
+S = TypeVar("S")
 
 DEFAULT_HISTORY = 1_000
 """How many output records, and how many trace events, a `Session` keeps by default (the
@@ -518,6 +522,60 @@ def _embedder_provider(embedder: Embedder | EmbedderProvider | None) -> Embedder
     )
 
 
+def _arguments_of(
+    init: Callable[Concatenate[Any, P], None],
+) -> Callable[[Callable[Concatenate[S, ...], None]], Callable[Concatenate[S, P], None]]:
+    """Give the `__init__` it decorates the parameters of `init`, to type checkers and to
+    `inspect.signature`/`help()`: `AsyncSession` takes the arguments of `Session`, written
+    once (the decorated `__init__` passes them on as `*args, **kwargs`)."""
+
+    def decorate(
+        function: Callable[Concatenate[S, ...], None],
+    ) -> Callable[Concatenate[S, P], None]:
+        function.__signature__ = inspect.signature(init)  # type: ignore[attr-defined]
+        return function
+
+    return decorate
+
+
+class _Queued(Generic[P, T]):
+    """An `AsyncSession` method: the `Session` method `method`, queued for the dispatcher
+    thread (`AsyncSession._run`) and awaited.
+
+    A descriptor, so that a type checker sees the method's own parameters and a
+    coroutine of its result; the coroutine function it binds wraps `method`
+    (`functools.update_wrapper`), so `help()` and `inspect.signature` show the
+    method's signature and docstring, written once on `Session`.
+    """
+
+    def __init__(self, method: Callable[Concatenate[Session, P], T]) -> None:
+        async def queued(session: AsyncSession, /, *args: P.args, **kwargs: P.kwargs) -> T:
+            return await session._run(method, session.sync, *args, **kwargs)
+
+        functools.update_wrapper(queued, method)
+        self.function: Callable[Concatenate[AsyncSession, P], Coroutine[Any, Any, T]] = queued
+
+    def __set_name__(self, owner: type[Any], name: str) -> None:
+        self.function.__qualname__ = f"{owner.__qualname__}.{name}"
+
+    @overload
+    def __get__(
+        self, session: None, owner: type[Any]
+    ) -> Callable[Concatenate[AsyncSession, P], Coroutine[Any, Any, T]]: ...
+
+    @overload
+    def __get__(
+        self, session: AsyncSession, owner: type[Any]
+    ) -> Callable[P, Coroutine[Any, Any, T]]: ...
+
+    def __get__(
+        self, session: AsyncSession | None, owner: type[Any]
+    ) -> Callable[..., Coroutine[Any, Any, T]]:
+        if session is None:
+            return self.function
+        return types.MethodType(self.function, session)
+
+
 _Call = tuple[Callable[[], Any], "asyncio.Future[Any]", asyncio.AbstractEventLoop]
 """A queued `AsyncSession` call: the work, the future awaiting it, that future's loop."""
 
@@ -557,28 +615,14 @@ class AsyncSession:
     batches, one loop wake-up for all those finished since the last one.
 
     Takes the arguments of `Session`. `sync` is the synchronous session inside
-    (calls on it from other threads are serialised with these).
+    (calls on it from other threads are serialised with these). `execute`,
+    `declare` and `check` are `Session`'s, queued; the handle's methods are
+    `AsyncMemoryHandle`'s.
     """
 
-    def __init__(
-        self,
-        memory_dir: str | os.PathLike[str] | None = None,
-        clock: Clock | None = None,
-        *,
-        model: ModelClient | None = None,
-        registry: BackendRegistry | None = None,
-        embedder: Embedder | EmbedderProvider | None = None,
-        tracer: Tracer | None = None,
-        pg_dsn: str | None = None,
-        embed_wait: float | str | None = None,
-        pg_schema: str | None = None,
-        history: int | None = DEFAULT_HISTORY,
-    ) -> None:
-        self.sync = Session(
-            memory_dir, clock, model=model, registry=registry, embedder=embedder,
-            tracer=tracer, pg_dsn=pg_dsn, embed_wait=embed_wait, pg_schema=pg_schema,
-            history=history,
-        )
+    @_arguments_of(Session.__init__)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.sync = Session(*args, **kwargs)
         self._dispatcher = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="axon-async-session"
         )
@@ -653,19 +697,9 @@ class AsyncSession:
             else:
                 future.set_exception(value)
 
-    async def execute(self, text: str, filename: str = "<input>") -> list[Record]:
-        """`Session.execute`, as a coroutine: check and run `text`; returns its records."""
-        if not isinstance(text, str):
-            raise TypeError(f"AsyncSession.execute: text must be a str, not {type(text).__name__}")
-        return await self._run(self.sync.execute, text, filename)
-
-    async def declare(self, text: str, filename: str = "<input>") -> ir.IRProgram:
-        """`Session.declare`, as a coroutine: bind the declarations, run no statement."""
-        return await self._run(self.sync.declare, text, filename)
-
-    async def check(self, text: str, filename: str = "<input>") -> ir.IRProgram:
-        """`Session.check`, as a coroutine (parsing and checking a large text takes time)."""
-        return await self._run(self.sync.check, text, filename)
+    execute = _Queued(Session.execute)
+    declare = _Queued(Session.declare)
+    check = _Queued(Session.check)  # parsing and checking a large text takes time
 
     def memory(self, name: str) -> AsyncMemoryHandle:
         """The async handle of the declared memory `name` (its methods are coroutines)."""

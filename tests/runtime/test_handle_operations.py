@@ -1,6 +1,6 @@
-"""Sync and async written once: each handle operation has one definition (signature,
-defaults, docstring) that both handles show, and `Session.run_on_loop` is the public way
-to run work on a session's loop."""
+"""Sync and async written once: each handle operation and each queued session method has
+one definition (signature, defaults, docstring) that both sides show, and
+`Session.run_on_loop` is the public way to run work on a session's loop."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 import axon
 from axon.errors import AxonSessionError
 from axon.runtime.handle import AsyncMemoryHandle, MemoryHandle
-from axon.runtime.session import Session
+from axon.runtime.session import AsyncSession, Session
 
 OPERATIONS = [
     "remember", "recall", "embed", "get", "associate", "delete", "list", "page", "count", "stats",
@@ -54,6 +54,20 @@ def test_a_bound_sync_method_takes_the_operation_s_parameters(tmp_path: Path) ->
         assert next(iter(bound.parameters)) == "value" and bound.parameters["key"].default is None
         assert notes.remember("hello", key="k") == "k"
         assert notes.page(limit=1).entries[0].key == "k"
+
+
+@pytest.mark.parametrize("name", ["execute", "declare", "check"])
+def test_async_session_methods_are_the_session_s(name: str) -> None:
+    queued, sync = getattr(AsyncSession, name), getattr(Session, name)
+    assert inspect.getdoc(queued) == inspect.getdoc(sync)
+    assert inspect.signature(queued) == inspect.signature(sync)
+    assert inspect.iscoroutinefunction(queued)
+
+
+def test_the_two_session_constructors_take_one_set_of_arguments() -> None:
+    assert inspect.signature(AsyncSession) == inspect.signature(Session)
+    with pytest.raises(TypeError, match="pg_dsnn"):
+        AsyncSession(pg_dsnn="x")  # type: ignore[call-arg]
 
 
 def test_run_on_loop_runs_a_coroutine_on_the_session_s_thread(tmp_path: Path) -> None:
