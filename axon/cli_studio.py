@@ -55,10 +55,12 @@ def studio_cmd(
         out.err(f"error: --port must be from 0 to 65535, not {port}")
         raise typer.Exit(out.EXIT_USAGE)
     try:
-        located = {store.backend_name: store.location}  # the store the options chose
         serve(
-            memory_dir=store.given.get("memory_dir"), pg_dsn=located.get("pgvector"),
-            pg_schema=store.settings.get("schema"), chroma=located.get("chroma"),
+            store={  # the store the options chose, whichever registered backend holds it
+                "backend": store.backend_name, "location": store.location,
+                "settings": store.settings, "memory_dir": store.memory_dir,
+                "label": store.label, "open_backend": store.open, "exists": store.exists,
+            },
             traces=list(trace or []), host=host, port=port,
             write=write, open_browser=not no_open,
             say=_say, warn=out.err,
