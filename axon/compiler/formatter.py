@@ -109,6 +109,9 @@ def _gaps(text: str, tokens: list[Token], grammar: _Grammar) -> list[_Gap]:
     ends = [1 if text.startswith(_BOM) else 0, *(t.end_pos or 0 for t in tokens)]
     gaps = []
     for n, (begin, end) in enumerate(zip(ends, starts, strict=True)):
+        if text[begin:end].isspace() or begin == end:  # no comment: the common case
+            gaps.append(_Gap((), text.count(_NL, begin, end) > 1))
+            continue
         comments: list[_Comment] = []
         newlines = 0
         for m in grammar.ignored.finditer(text, begin, end):
@@ -181,6 +184,8 @@ _BLOCKS = frozenset(
 _MAPS = frozenset({"decl", "memory_decl", "map_value", "with_options", "type_struct"})
 """Rules whose `{ }` is one line when it fits (fields separated by commas), else one field
 per line."""
+_FIELDS = frozenset({"field", "step_field", "map_field", "type_field"})
+"""Rules of the items a comma may follow in a block."""
 _TIGHT = frozenset({"remember_call", "recall_call", "forget_call", "type_range"})
 """Rules whose `( )` holds one thing, never broken."""
 
@@ -247,10 +252,12 @@ class _Builder:
             child = children[i]
             if isinstance(child, Token) and str(child) in _OPENERS and rule not in _TIGHT:
                 close = self.closer(children, i)
-                items = [self.node(c) for c in self.items(children[i + 1 : close])]
+                inside = self.items(children[i + 1 : close])
+                items = [self.node(c) for c in inside]
                 opener, closer = self.text(child), self.text(children[close])
                 if str(child) == "{" and rule in _BLOCKS:
-                    pieces.append(self.block(opener, items, closer))
+                    fields = [isinstance(c, Tree) and c.data in _FIELDS for c in inside]
+                    pieces.append(self.block(opener, items, closer, fields))
                 elif str(child) == "{":
                     pieces.append(self.map(opener, items, closer))
                 else:
@@ -298,21 +305,27 @@ class _Builder:
         return out
 
     @staticmethod
-    def lines(items: list[Any], comma: _Sep = _NONE) -> list[Any]:
-        """`items` one a line, `comma` (flat, broken) before each line break between them."""
+    def lines(items: list[Any]) -> list[Any]:
+        """`items` one a line."""
         out: list[Any] = []
         for item in items:
             if out:
-                out += [comma, _HARD]
+                out.append(_HARD)
             out.append(item)
         return out
 
-    def block(self, opener: _Text, items: list[Any], closer: _Text) -> Any:
-        """A flow's or statement's `{ }`: one item a line."""
+    def block(self, opener: _Text, items: list[Any], closer: _Text, fields: list[bool]) -> Any:
+        """A flow's or statement's `{ }`: one item a line; `fields` tells which are fields
+        (the only items the grammar lets a comma follow)."""
         if not items:
             return _Group([opener, _SOFT, closer])
-        comma = (",", ",") if _needs_commas(items) else _NONE
-        return [opener, _Indent([_HARD, *self.lines(items, comma)]), _HARD, closer]
+        commas = _needs_commas(items)
+        inner: list[Any] = []
+        for n, item in enumerate(items):
+            if n:
+                inner += [(",", ",") if commas and fields[n - 1] else _NONE, _HARD]
+            inner.append(item)
+        return [opener, _Indent([_HARD, *inner]), _HARD, closer]
 
     @staticmethod
     def map(opener: _Text, items: list[Any], closer: _Text) -> Any:

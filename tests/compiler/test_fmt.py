@@ -100,10 +100,42 @@ _COMMENT = st.sampled_from(
 _SPACE = st.sampled_from(["", " ", "\n", "\n\n\n", "  ", "\t", "\r\n"])
 
 
+_KEY = st.sampled_from(["key", "tags", "type", "memory", "use", "store", "with", "top_k"])
+_VAL = st.sampled_from(['"a"', "1", "x", "[1, 2]", "{ a: 1 }", "long_term", "f(a: 1)"])
+_FIELDS = st.lists(st.tuples(_KEY, _VAL), max_size=5).map(
+    lambda fs: ", ".join(f"{k}: {v}" for k, v in fs)
+)
+_STEP_ITEM = st.one_of(
+    st.tuples(_KEY, _VAL).map(lambda f: f"{f[0]}: {f[1]},"),
+    st.just("use Tool(a, b: 2)"),
+    st.just("probe x for [a]"),
+)
+
+
+@st.composite
+def blocks(draw: st.DrawFn) -> str:
+    """Blocks mixing fields named like keywords (after a comma) with statements."""
+    fields = draw(_FIELDS)
+    steps = " ".join(draw(st.lists(_STEP_ITEM, max_size=5)))
+    return draw(
+        st.sampled_from(
+            [
+                f"memory M {{ {fields} }}",
+                f"persona P {{ {fields} }}",
+                f'remember("x") -> M with {{ {fields} }}',
+                f"let v = {{ {fields} }}",
+                f"flow F() {{ step S {{ {steps} }} }}",
+                f"flow F() {{ validate a against B {{ {fields} if x -> y }} }}",
+                f"flow F() {{ reason about X {{ {fields} }} refine {{ {fields} }} }}",
+            ]
+        )
+    )
+
+
 @st.composite
 def commented_programs(draw: st.DrawFn) -> str:
     """A generated program with comments and white space put between random tokens."""
-    text = draw(programs())
+    text = draw(st.one_of(programs(), blocks()))
     assume(_parses(text))
     tokens = list(
         formatter._grammar().parser.parse(text).scan_values(lambda v: isinstance(v, Token))
@@ -201,6 +233,19 @@ def test_a_block_with_a_field_named_like_a_keyword_separates_its_fields_by_comma
     )
     # without the commas, `type` after a value would be read as the keyword
     assert parse(format_source(text)) == parse(text)
+
+
+def test_commas_only_after_fields_in_a_statement_block() -> None:
+    text = "flow F() { step S { given: x use X(a) memory: 1 } }"
+    assert format_source(text) == (
+        "flow F() {\n"
+        "  step S {\n"
+        "    given: x,\n"
+        "    use X(a)\n"  # a comma may not follow a statement
+        "    memory: 1\n"
+        "  }\n"
+        "}\n"
+    )
 
 
 def test_comments_stay_in_their_places() -> None:
