@@ -8,6 +8,7 @@ depends on the runtime. The floor modules (`axon.trace`) import nothing of ours.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,17 @@ def test_the_handle_and_the_session_are_no_cycle() -> None:
     assert [g for g in _cycles("axon.runtime") if handle in g and session in g] == []
     assert not any(_within(name, session) for name in _imports(AXON / "runtime" / "handle.py"))
 
+
+PRIVATE_SESSION_NAME = re.compile(r"\bsession\.(?:sync\.)?_[A-Za-z]\w*")
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted([*(AXON / "repl").rglob("*.py"), *(AXON / "mcp_server").rglob("*.py"),
+            AXON / "agent.py"]),
+    ids=lambda p: str(p.relative_to(AXON)),
+)
+def test_the_session_s_users_reach_no_private_name_of_it(path: Path) -> None:
+    """The REPL ran its transfers with `session._lock`, `_check_open` and `_call` ("no
+    public call for this yet"); it now calls `Session.run_on_loop`."""
+    assert PRIVATE_SESSION_NAME.findall(path.read_text(encoding="utf-8")) == []

@@ -546,14 +546,9 @@ class Console:
         return True
 
     def _in_session(self, work: Coroutine[Any, Any, T]) -> T:
-        """Run transfer work on the session's loop, where its backends live.
-
-        The session has no public call for this yet; its lock and loop serialise the
-        work with every other operation, as its own methods do.
-        """
-        with self.session._lock:
-            self.session._check_open()
-            return self.session._call(work)
+        """Run transfer work on the session's loop, where its backends live, serialised
+        with every other operation (`Session.run_on_loop`)."""
+        return self.session.run_on_loop(work)
 
     def export(self, names: list[str], path: Path, *, with_vectors: bool = False) -> bool:
         """`.export [--with-vectors] [NAME...] FILE`: the memories (default: every declared
