@@ -2,23 +2,25 @@
 
 `open_tool(...)` opens an `AsyncSession` (with `axon run`'s choices: the memory
 directory, the PostgreSQL DSN), declares the memory and returns the `MemoryTool`
-over it. Without `--program` that is `DEFAULT_DECLARATION` (or its pgvector twin
-with `--pg-dsn`); with one, the program is checked and its declarations bound,
-and none of its statements run. A problem is a `SetupError`: its message is what
-the command prints (diagnostics with file:line:col and a caret), its code the exit
-code.
+over it. Without `--program` that is `default_declaration` (on the backend the
+registry picks for the store: sqlite, or pgvector with `--pg-dsn`); with one, the
+program is checked and its declarations bound, and none of its statements run. A
+problem is a `SetupError`: its message is what the command prints (diagnostics with
+file:line:col and a caret), its code the exit code.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from axon.compiler.names import did_you_mean
 from axon.errors import AxonCheckError, AxonError, AxonRuntimeError
 from axon.mcp_server.tool import KEPT_HISTORY, MemoryTool
+from axon.memory.registry import backend_settings, registry
 from axon.runtime.session import AsyncSession
 
 DEFAULT_MEMORY = "AgentMemory"
@@ -26,10 +28,14 @@ DEFAULT_MEMORY = "AgentMemory"
 EXIT_CHECK, EXIT_USAGE, EXIT_RUNTIME = 1, 2, 3
 
 
-def default_declaration(pg: bool) -> str:
-    """The memory served without `--program`: what a program declares to share it."""
-    backend = "pgvector" if pg else "sqlite"
-    return f"memory {DEFAULT_MEMORY} {{ store: persistent backend: {backend} }}"
+def default_declaration(
+    pg_dsn: str | None = None, settings: Mapping[str, Mapping[str, str]] | None = None
+) -> str:
+    """The memory served without `--program`: what a program declares to share it. Its
+    backend is the registry's for the store the settings name (`store_backend`: pgvector
+    with a DSN), else the default store's (sqlite)."""
+    chosen = registry.store_backend(backend_settings(settings, pg_dsn=pg_dsn, who="axon mcp"))
+    return f"memory {DEFAULT_MEMORY} {{ store: persistent backend: {chosen.name} }}"
 
 
 class SetupError(Exception):
@@ -96,7 +102,7 @@ async def _open(
 ) -> MemoryTool:
     try:
         if program is None:
-            await session.declare(default_declaration(pg_dsn is not None), "<axon mcp>")
+            await session.declare(default_declaration(pg_dsn), "<axon mcp>")
             name = DEFAULT_MEMORY
         else:
             assert program_text is not None

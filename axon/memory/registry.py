@@ -300,6 +300,17 @@ class BackendRegistry:
             if info.capabilities is not None and info.capabilities.persistent
         ]
 
+    def store_backend(self, settings: Mapping[str, Settings]) -> BackendInfo:
+        """The backend of the store per-backend `settings` (`backend_settings`) point at:
+        the first registered whose settings give its default location (pgvector with a
+        `dsn`), else `DEFAULT_STORE_BACKEND` (what `axon mcp` serves, without a program)."""
+        for info in self._by_name.values():
+            if info.default_location(settings.get(info.name, {})) is not None:
+                return info
+        default = self.lookup(DEFAULT_STORE_BACKEND)
+        assert default is not None
+        return default
+
     def all_names(self) -> list[str]:
         """Canonical names and aliases, sorted (for suggestions)."""
         self._load_entry_points()

@@ -43,7 +43,7 @@ async def test_a_removed_memory_directory_is_an_error_not_lost_writes(
             # A new store in its place (another process recreated it) is not the one
             # the server has open: still refused, rather than written to the old file.
             with axon.Session(memory_dir=sqlite_store.memory_dir) as session:
-                session.execute(default_declaration(False))
+                session.execute(default_declaration())
                 session.memory("AgentMemory").remember("new store", key="fresh")
             assert "was replaced since the server opened it" in await error(
                 client, action="write", name="after", content="x"
@@ -130,5 +130,5 @@ async def test_an_unreachable_postgresql_server_is_an_error_result(pg_store: Sto
             await tool.session.close()
     # Nothing half-written: the server behind the proxy has the first write only.
     with axon.Session(pg_dsn=store.pg_dsn) as session:
-        session.execute(default_declaration(True))
+        session.execute(default_declaration(store.pg_dsn))
         assert [e.key for e in session.memory("AgentMemory").list()] == ["before"]

@@ -125,7 +125,7 @@ async def test_the_program_the_handle_and_the_tool_see_the_same_entries(
     _run(store, _program(tmp_path, store, 'remember("from the program") -> AgentMemory '
                                           'with { key: "p" }\n'), tmp_path)
     with axon.Session(**store.kwargs()) as session:
-        session.execute(default_declaration(store.pg_dsn is not None))
+        session.execute(default_declaration(store.pg_dsn))
         session.memory("AgentMemory").remember("from the handle", key="h", type="dreams")
     async with stdio(store, tmp_path) as client:
         await ok(client, action="write", name="t", content="from the tool")
@@ -133,7 +133,7 @@ async def test_the_program_the_handle_and_the_tool_see_the_same_entries(
         assert sorted(m["name"] for m in listed["memories"]) == ["h", "p", "t"]
         assert (await ok(client, action="read", name="h"))["memory"]["memory_type"] == "dreams"
     with axon.Session(**store.kwargs()) as session:
-        session.execute(default_declaration(store.pg_dsn is not None))
+        session.execute(default_declaration(store.pg_dsn))
         entries = session.memory("AgentMemory").list()
         assert {e.key: e.value for e in entries} == {
             "p": "from the program", "h": "from the handle", "t": "from the tool"
