@@ -242,6 +242,8 @@ class _Builder:
             return self.lines([self.node(c) for c in node.children])
         if rule == "run_stmt":
             return self.run(node)
+        if rule == "if_stmt":
+            return self.if_else(node)
         return self.join(self.pieces(rule, node.children))
 
     def pieces(self, rule: str, children: list[Any]) -> list[Any]:
@@ -351,6 +353,21 @@ class _Builder:
             inner.append(item)
         inner.append(("", ","))
         return _Group([opener, _Indent(inner), _SOFT, closer])
+
+    def if_else(self, node: Tree[Token]) -> list[Any]:
+        """`if c -> a else -> b` on one line when it fits, else `else` on the next line
+        (after a `{ }` branch it stays on the closing brace's line: `} else -> {`)."""
+        children = node.children
+        split = next(
+            (n for n, c in enumerate(children) if isinstance(c, Token) and c.type == "ELSE"),
+            None,
+        )
+        before = children[split - 1] if split is not None else None
+        if split is None or (isinstance(before, Tree) and before.data == "branch_block"):
+            return self.join(self.pieces("if_stmt", children))
+        head = self.join(self.pieces("if_stmt", children[:split]))
+        tail = self.join(self.pieces("if_stmt", children[split:]))
+        return [*head, _Group([_LINE, *tail])]
 
     def run(self, node: Tree[Token]) -> list[Any]:
         """`run F(args)`, then its modifiers on one line when they fit, else one a line."""

@@ -17,7 +17,7 @@ from axon.compiler.formatter import format_source
 from axon.compiler.parser import parse
 from axon.errors import AxonCheckError, AxonSyntaxError
 from axon.source import Source, SourceError, read_source
-from tests.compiler.test_lexer_differential import programs
+from tests.helpers.programs import programs
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.axon"))
@@ -207,6 +207,15 @@ def test_what_does_not_fit_breaks_one_item_per_line() -> None:
     assert format_source(f"persona P {{ {fields} }}") == (
         "persona P {\n" + "".join(f"  field_{n}: value_{n}\n" for n in range(8)) + "}\n"
     )
+    branches = 'if confidence < 0.8 -> recall("similar contracts") from Knowledge else -> refine'
+    assert format_source(f"flow F() {{ {branches}(max_attempts: 2, note: \"again\") }}") == (
+        "flow F() {\n"
+        '  if confidence < 0.8 -> recall("similar contracts") from Knowledge\n'
+        '  else -> refine(max_attempts: 2, note: "again")\n'
+        "}\n"
+    )
+    short = "flow F() { if a -> { let x = 1 } else -> b }"
+    assert format_source(short) == "flow F() {\n  if a -> {\n    let x = 1\n  } else -> b\n}\n"
     modifiers = 'run Long("argument") as SomePersona within SomeContext constrained_by [A, B]'
     assert format_source(modifiers + ' output_to: "a_long_file_name.json"') == (
         'run Long("argument")\n'
