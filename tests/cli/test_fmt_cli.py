@@ -6,7 +6,9 @@ import os
 import stat
 from pathlib import Path
 
-from tests.cli.test_cli import EXAMPLES, axon
+from tests.helpers.cli import ROOT, axon
+
+EXAMPLES = ROOT / "examples"
 
 UGLY = "memory Notes{store:session retrieval:keyword}\nrecall(\"x\")from Notes // why\n"
 PRETTY = 'memory Notes { store: session, retrieval: keyword }\nrecall("x") from Notes // why\n'
@@ -65,7 +67,6 @@ def test_stdin_to_stdout() -> None:
     import subprocess
     import sys
 
-    from tests.cli.test_cli import ROOT
 
     def run(*args: str, data: str) -> subprocess.CompletedProcess[bytes]:
         return subprocess.run(
@@ -135,3 +136,12 @@ def test_a_byte_order_mark_and_crlf_are_kept(tmp_path: Path) -> None:
 def test_the_examples_are_formatted() -> None:
     result = axon("fmt", "--check", str(EXAMPLES))
     assert result.returncode == 0, result.stderr
+
+
+def test_a_symbolic_link_is_written_through(tmp_path: Path) -> None:
+    target, link = tmp_path / "target.axon", tmp_path / "link.axon"
+    target.write_text(UGLY)
+    link.symlink_to(target)
+    result = axon("fmt", str(link))
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and target.read_text() == PRETTY
