@@ -263,6 +263,13 @@ class BackendRegistry:
         for alias in info.aliases:
             self._aliases[alias.lower()] = info.name
 
+    def unregister(self, name: str) -> None:
+        """Forget the backend registered as `name` and its aliases (a test's toy backend)."""
+        info = self._by_name.pop(name)
+        for alias in (info.name, *info.aliases):
+            if self._aliases.get(alias.lower()) == name:
+                del self._aliases[alias.lower()]
+
     def _load_entry_points(self) -> None:
         if self._entry_points_loaded:
             return
