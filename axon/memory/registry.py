@@ -130,7 +130,8 @@ class BackendInfo:
     def default_location(self, settings: Settings) -> str | None:
         """The location of a memory that names none, when a setting gives it (pgvector's
         `dsn`, given here; its environment variable is read by the backend itself);
-        None: the backend's own default (sqlite: the memory directory's file)."""
+        None: the backend's own default, in the memory directory it is given (sqlite:
+        `<memory_dir>/memory.db`, chroma: `<memory_dir>/chroma`; `place` names it)."""
         for setting in self.settings:
             if setting.keyword is None and settings.get(setting.name) is not None:
                 return settings[setting.name]
@@ -164,6 +165,10 @@ class BackendInfo:
             return StorePlace(f"{self.name} {shown}", "no such store", lambda: True)
         place: StorePlace = _load(self.store)(location, settings, memory_dir)
         return place
+
+    def exists(self, location: str | None, settings: Settings, memory_dir: Path) -> bool:
+        """Whether the store is there, asked without creating it (`place(...).exists()`)."""
+        return self.place(location, settings, memory_dir).exists()
 
 
 _PG_SETTINGS = (

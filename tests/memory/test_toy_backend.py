@@ -118,8 +118,12 @@ def test_the_store_backend_and_opening_one_without_its_name(tmp_path: Path) -> N
     assert own.store_backend(backend_settings(pg_dsn="postgresql://h/d")).name == "pgvector"
     info = own.lookup("toy")
     assert info is not None
+    assert not info.exists("kept", {}, tmp_path)
     backend = info.open("kept", {}, memory_dir=tmp_path)
     assert isinstance(backend, ToyBackend) and backend.directory == tmp_path / "kept"
+    assert not info.exists("kept", {}, tmp_path)  # no log until a write
+    sqlite = own.lookup("sqlite")
+    assert sqlite is not None and not sqlite.exists(None, {}, tmp_path)
     pg = own.lookup("postgresql")
     assert pg is not None
     assert pg.default_location({"dsn": "postgresql://h/d"}) == "postgresql://h/d"
