@@ -30,8 +30,8 @@ from typing import Any, NamedTuple
 import lark
 from lark import Token, Tree
 
-from axon.compiler import lexer
-from axon.compiler.parser import grammar_text, keywords, parse
+from axon.compiler.grammar_cache import parser_cache_file
+from axon.compiler.parser import always_accepted, grammar_text, keywords, parse
 from axon.errors import AxonSyntaxError
 
 WIDTH = 100
@@ -68,14 +68,17 @@ class _Grammar(NamedTuple):
 
 @cache
 def _grammar() -> _Grammar:
-    plain = lark.Lark(grammar_text(), parser="lalr")
+    grammar = grammar_text()
+    # Cached as the parser's tables are (grammar_cache: a private file, or no cache).
+    cache_file = parser_cache_file(grammar, variant="tree")
     tree_parser = lark.Lark(
-        grammar_text(),
+        grammar,
         parser="lalr",
         lexer="contextual",
         keep_all_tokens=True,
         maybe_placeholders=False,
-        postlex=_AcceptEverywhere(lexer.always_accepted(plain)),
+        postlex=_AcceptEverywhere(always_accepted()),
+        cache=cache_file if cache_file is not None else False,
     )
     names = sorted(tree_parser.lexer_conf.ignore)
     patterns = {n: tree_parser.get_terminal(n).pattern.to_regexp() for n in names}

@@ -54,19 +54,21 @@ def cache_dir() -> Path | None:
     return path
 
 
-def parser_cache_file(grammar: str) -> str | None:
+def parser_cache_file(grammar: str, variant: str = "") -> str | None:
     """The file Lark may cache `grammar`'s tables in, or None for no cache at all.
 
     The name carries the grammar's hash and the Lark and Python versions, so another
     grammar or release never reads tables that are not its own (Lark checks the hash
-    inside the file as well).
+    inside the file as well). `variant` names a parser of the same grammar built with
+    other options (the formatter's keeps every token), which gets a file of its own.
     """
     directory = cache_dir()
     if directory is None:
         return None
     digest = hashlib.sha256(grammar.encode("utf-8")).hexdigest()[:16]
     version = f"{sys.version_info[0]}{sys.version_info[1]}"
-    path = directory / f"parser-{digest}-lark{lark.__version__}-py{version}.pickle"
+    kind = f"-{variant}" if variant else ""
+    path = directory / f"parser-{digest}{kind}-lark{lark.__version__}-py{version}.pickle"
     try:
         info = path.lstat()
     except FileNotFoundError:

@@ -340,6 +340,12 @@ def _name_pattern() -> re.Pattern[str]:
     return re.compile(_parser().get_terminal("NAME").pattern.to_regexp())
 
 
+def always_accepted() -> frozenset[str]:
+    """The terminals `parse` reads in every parser state (`lexer.always_accepted`): what
+    another Lark parser of the grammar must accept everywhere to read the same tokens."""
+    return lexer.always_accepted(_parser())
+
+
 def keywords() -> lexer.GrammarWords:
     """The grammar's keywords (all, statement starters, the rest), for messages and completion."""
     return lexer.grammar_words(_parser())
