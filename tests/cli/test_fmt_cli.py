@@ -145,3 +145,17 @@ def test_a_symbolic_link_is_written_through(tmp_path: Path) -> None:
     result = axon("fmt", str(link))
     assert result.returncode == 0, result.stderr
     assert link.is_symlink() and target.read_text() == PRETTY
+
+
+def test_the_formatters_parser_is_cached_in_a_private_file_of_its_own(tmp_path: Path) -> None:
+    cache_home = tmp_path / "cache"
+    env = {"XDG_CACHE_HOME": str(cache_home), "TMPDIR": str(tmp_path)}
+    path = tmp_path / "a.axon"
+    path.write_text(UGLY)
+    for _ in range(2):  # the second run reads the tables the first one wrote
+        result = axon("fmt", "--check", str(path), **env)
+        assert result.returncode == 1 and result.stderr == f"would reformat {path}\n"
+    names = sorted(p.name for p in (cache_home / "axon").iterdir())
+    assert len(names) == 2 and "-tree-" in names[1] and "-tree-" not in names[0]
+    assert stat.S_IMODE((cache_home / "axon").stat().st_mode) == 0o700
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".lark")]
