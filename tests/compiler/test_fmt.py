@@ -168,6 +168,26 @@ def test_the_layout_does_not_depend_on_the_input_layout(text: str) -> None:
     assert format_source(" ".join(words)) == format_source("\n    ".join(words))
 
 
+_PIECE = re.compile(r"\s+|\w+|.", re.DOTALL)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(), st.data())
+def test_text_that_does_not_parse_is_only_ever_a_syntax_error(text: str, data: Any) -> None:
+    pieces = _PIECE.findall(text)
+    at = data.draw(st.integers(0, len(pieces) - 1))
+    pieces[at] = data.draw(st.sampled_from(["", "{", "}", "(", ",", ":", "//", "/*", '"', "->"]))
+    broken = "".join(pieces)
+    try:
+        expected = parse(broken)
+    except AxonSyntaxError as exc:
+        with pytest.raises(AxonSyntaxError) as caught:
+            format_source(broken)
+        assert str(caught.value) == str(exc)
+        return
+    assert parse(format_source(broken)) == expected
+
+
 # ---------------------------------------------------------------- the rules
 
 
