@@ -10,9 +10,9 @@ so formatting twice changes nothing; the result is parsed again and must give th
 same AST (positions aside) before it is returned.
 
 The layout is a small Wadler/Prettier document: a group is printed on one line when
-it fits in `WIDTH` columns and holds no comment, else broken one item per line.
-Declaration and statement blocks always break; value maps, `with { }` options, type
-structs, lists and arguments break only when they do not fit.
+it fits in `WIDTH` columns and holds no comment, else broken one item per line. A
+flow and the blocks inside it always break; declarations, value maps, `with { }`
+options, type structs, lists and arguments break only when they do not fit.
 
 The parse tree comes from Lark's own LALR parser with every token kept (the fast loop
 of `lexer.run` builds AST nodes and keeps no tokens), told to accept the terminals
