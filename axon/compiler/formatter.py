@@ -596,8 +596,8 @@ def format_source(text: str, *, path: str = "<input>") -> str:
 
     `path` names the text in errors. Line ends follow the text's first line (CRLF
     stays CRLF, anything else becomes LF; a lone CR ends a line), a leading byte-order
-    mark is kept, trailing white space goes, and the result ends with one line break
-    (an empty program stays empty).
+    mark is kept, no line ends in white space (but inside a `/* */` comment, kept as
+    written), and the result ends with one line break (an empty program stays empty).
     """
     crlf = text.split(_NL, 1)[0].endswith("\r") and _NL in text
     bom = text.startswith(_BOM)
