@@ -6,7 +6,8 @@ temporary file beside it renamed over it, its mode kept), and never when it does
 parse: the error is printed as `axon check` prints it and the other files go on.
 `--check` writes nothing and names the files that would change (exit 1 if any);
 `--diff` writes nothing and prints a unified diff; `-` reads standard input and writes
-the result to standard output. Directories are searched for `*.axon` files. Exit codes
+the result to standard output. Directories are searched for `*.axon` files (not under
+hidden directories). Exit codes
 are those of docs/cli.md: 1 when a file would change under `--check`, does not parse
 or cannot be read or written; 4 for a bug in AXON.
 """
@@ -14,8 +15,8 @@ or cannot be read or written; 4 for a bug in AXON.
 from __future__ import annotations
 
 import difflib
+import os
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -41,14 +42,18 @@ class _Failed(Exception):
 
 
 def _paths(files: list[str]) -> list[str]:
-    """FILES with each directory replaced by the `*.axon` files under it, sorted."""
+    """FILES with each directory replaced by the `*.axon` files under it, sorted; hidden
+    directories (`.git`, `.venv`, a `.axon` store) are not searched."""
     out: list[str] = []
     for name in files:
-        path = Path(name)
-        if name != STDIN and path.is_dir():
-            out.extend(str(p) for p in sorted(path.rglob("*.axon")) if p.is_file())
-        else:
+        if name == STDIN or not os.path.isdir(name):
             out.append(name)
+            continue
+        found: list[str] = []
+        for root, dirs, names in os.walk(name):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            found.extend(os.path.join(root, n) for n in names if n.endswith(".axon"))
+        out.extend(p for p in sorted(found) if os.path.isfile(p))
     return out
 
 

@@ -120,10 +120,13 @@ def test_a_directory_means_its_axon_files(tmp_path: Path) -> None:
     (tmp_path / "sub" / "a.axon").write_text(UGLY)
     (tmp_path / "b.axon").write_text(PRETTY)
     (tmp_path / "notes.txt").write_text(UGLY)
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "c.axon").write_text(UGLY)
     result = axon("fmt", str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert result.stderr == f"reformatted {tmp_path / 'sub' / 'a.axon'}\n"
     assert (tmp_path / "notes.txt").read_text() == UGLY
+    assert (tmp_path / ".hidden" / "c.axon").read_text() == UGLY
 
 
 def test_a_byte_order_mark_and_crlf_are_kept(tmp_path: Path) -> None:
