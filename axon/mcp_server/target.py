@@ -134,7 +134,7 @@ async def _open(
         await handle.count()  # opens the store now: a bad one fails here, not on a call
     except AxonError as exc:
         raise SetupError(f"error: cannot open memory '{name}': {exc}", EXIT_RUNTIME) from None
-    backend = session.sync.memories.get(name).backend
+    backend = session.sync.memories[name].backend
     path = getattr(backend, "path", None)
     store_file = path if isinstance(path, Path) and os.path.isfile(path) else None
     return MemoryTool(session, name, store_file)

@@ -554,7 +554,6 @@ class Console:
         """`.export [--with-vectors] [NAME...] FILE`: the memories (default: every declared
         one) to FILE, with their stored vectors when asked."""
         from axon.memory.transfer import TransferReport, export_entries
-        from axon.runtime.tiers import reconcile
 
         for name in names:
             if not self._known_memory(name):
@@ -562,20 +561,13 @@ class Console:
         chosen = names or self.session.memory_names()
         if not chosen:
             return self._fail("error: no memories declared yet: nothing to export")
-        sources = []
-        tiers = []
-        for name in chosen:
-            tiered = self.session.memories.tiered.get(name)
-            if tiered is not None:  # every tier of a tiered memory
-                sources += [(name, one.backend, one.scope) for one in tiered.tiers.values()]
-                tiers.append(tiered)
-                continue
-            bound = self.session.memories.get(name)
-            sources.append((name, bound.backend, bound.scope))
 
         async def export(handle: IO[Any]) -> TransferReport:
-            for tiered in tiers:  # a key held by two tiers: once, the slower tier's copy
-                await reconcile(tiered)
+            sources = [  # every store of each memory (each tier), each key once
+                (name, backend, scope)
+                for name in chosen
+                for backend, scope in await self.session.memories[name].sources()
+            ]
             return await export_entries(handle, sources, with_vectors=with_vectors)
 
         try:
@@ -592,18 +584,18 @@ class Console:
     def import_file(self, path: Path) -> bool:
         """`.import FILE`: each entry into the declared memory it names (else an error).
 
-        In a tiered memory a key lives in one tier: an entry whose key a tier already
-        holds replaces it there; a new key goes to the tier a remember would write
-        (`tiers.choose_tier`: its `persist_if` policy, else the memory's `store:`).
+        Each entry goes where the memory places it (`Memory.place`): in a tiered memory a
+        key lives in one tier, so an entry whose key a tier already holds replaces it
+        there; a new key goes to the tier a remember would write (its `persist_if`
+        policy, else the memory's `store:`).
         """
         from axon.compiler.check_options import key_problem
         from axon.memory.backend import MemoryBackend
         from axon.memory.entry import NewEntry
         from axon.memory.transfer import import_entries, read_lines
-        from axon.runtime.tiers import choose_tier, find
 
         names = self.session.memory_names()
-        placed: dict[tuple[str, str], str] = {}  # keys of this file: their tier
+        placed: dict[tuple[str, str], tuple[MemoryBackend, str]] = {}  # this file's keys
 
         async def route(name: str, item: NewEntry) -> tuple[MemoryBackend, str]:
             problem = key_problem(item.key, "")  # what a program or handle could name
@@ -614,21 +606,12 @@ class Console:
                 raise AxonMemoryError(
                     f"memory '{name}' is not declared in this session{hint}; declare it first"
                 )
-            tiered = self.session.memories.tiered.get(name)
-            if tiered is None:
-                bound = self.session.memories.get(name)
-                return bound.backend, bound.scope
-            tier = placed.get((name, item.key))
-            if tier is None:
-                held = await find(tiered, item.key)
-                tier = (
-                    held[0]
-                    if held is not None
-                    else choose_tier(tiered.decl, item.metadata or {}, None)
-                )
-                placed[(name, item.key)] = tier
-            one = tiered.tiers[tier]
-            return one.backend, one.scope
+            place = placed.get((name, item.key))
+            if place is None:  # where the key lives, else where a remember would write it
+                memory = self.session.memories[name]
+                place = await memory.place(item.key, item.metadata or {})
+                placed[(name, item.key)] = place
+            return place
 
         try:
             with open(path, encoding="utf-8", newline="") as handle:
@@ -651,7 +634,7 @@ class Console:
         )
         for name in report.memories:  # their vectors: in the background, as after remembers
             try:
-                pending = self._in_session(self.session.memories.resume_vectors(name))
+                pending = self._in_session(self.session.memories[name].resume_vectors())
             except AxonError as exc:
                 return self._fail(f"error: {exc}")
             if pending:

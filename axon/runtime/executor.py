@@ -1,10 +1,11 @@
 """IR statements -> effects: runs flows and top-level statements, yielding output records.
 
-The executor walks IR in order. remember/recall/forget go to the `MemoryManager`
-(never to a model); steps and the other cognitive operations go to the model
-client; `let`, `if` and `run` are handled here. Every executed remember,
-recall and forget yields an output record (docs/language.md §11 Output records), in
-execution order. A failure becomes an `AxonRuntimeError` naming the statement's position.
+The executor walks IR in order. remember/recall/forget go to the bound memory
+(`MemoryManager[name]`, a `Memory`; never to a model); steps and the other
+cognitive operations go to the model client; `let`, `if` and `run` are handled
+here. Every executed remember, recall and forget yields an output record
+(docs/language.md §11 Output records), in execution order. A failure becomes an
+`AxonRuntimeError` naming the statement's position.
 """
 
 from __future__ import annotations
@@ -136,8 +137,8 @@ class Executor:
             source, stmt.tags, stmt.importance, stmt.metadata,
             record_type=stmt.type, related=stmt.related,
         )
-        entry = await self.memories.remember(
-            stmt.memory_target, stmt.key, value, metadata,
+        entry = await self.memories[stmt.memory_target].remember(
+            stmt.key, value, metadata,
             expires_in=expires_in_seconds(stmt.expires_in), tier=stmt.tier,
         )
         self._record(
@@ -152,8 +153,9 @@ class Executor:
         if isinstance(query, Recalled):
             query = " ".join(str(r.get("value")) for r in query.results)
         text = query if isinstance(query, str) else str(query)
-        entries, retrieval, pending, below_floor = await self.memories.recall_pending(
-            stmt.memory_source, text, stmt.top_k, stmt.retrieval, stmt.filters,
+        memory = self.memories[stmt.memory_source]
+        entries, retrieval, pending, below_floor = await memory.recall(
+            text, stmt.top_k, stmt.retrieval, stmt.filters,
             tiers=stmt.tiers, min_score=stmt.min_score,
         )
         results = tuple(recall_results(entries))
@@ -173,13 +175,13 @@ class Executor:
     async def _forget(self, stmt: ir.IRForget, frame: Frame, origin: str) -> None:
         """Delete one entry by key, or every entry the filter matches; a missing key is 0.
 
-        Both go through the manager's delete path, the one the Python handle's
+        Both go through the memory's delete path, the one the Python handle's
         `delete` takes, so the record and the `memory_delete` event are the same.
         """
         memory = stmt.memory_source
         flow = None if origin == "main" else origin
         if stmt.key is None:
-            deleted = await self.memories.delete_matching(memory, stmt.filters)
+            deleted = await self.memories[memory].delete_matching(stmt.filters)
             self._record(
                 forget_record(memory, None, deleted, filters=stmt.filters,
                               line=stmt.line, column=stmt.column, flow=flow)
@@ -192,7 +194,7 @@ class Executor:
                 f"forget: the key must be a non-empty string, but '{stmt.key_text}' is {shown}",
                 memory=memory,
             )
-        deleted = int(await self.memories.delete(memory, key))
+        deleted = int(await self.memories[memory].delete(key))
         self._record(
             forget_record(memory, key, deleted, line=stmt.line, column=stmt.column, flow=flow)
         )

@@ -465,8 +465,8 @@ def _recall_args(
 async def _do_remember(
     memories: MemoryManager, records: list[dict[str, Any]], memory: str, args: _Remember
 ) -> str:
-    entry = await memories.remember(
-        memory, args.key, args.value, args.metadata, expires_in=args.expires_in, tier=args.tier
+    entry = await memories[memory].remember(
+        args.key, args.value, args.metadata, expires_in=args.expires_in, tier=args.tier
     )
     records.append(
         remember_record(memory, args.key, args.value, entry, line=None, column=None, flow=None)
@@ -477,13 +477,13 @@ async def _do_remember(
 async def _do_recall(
     memories: MemoryManager, records: list[dict[str, Any]], memory: str, args: _Recall
 ) -> Results:
-    decl = memories.get(memory).decl
+    decl = memories[memory].decl
     top_k = args.top_k or decl.top_k
     mode = args.retrieval or decl.retrieval
     floor = decl.min_score if args.min_score is None else args.min_score
     wait = memories.call_embed_wait if args.embed_wait is None else args.embed_wait
-    entries, effective, pending, below = await memories.recall_pending(
-        memory, args.query, top_k, mode, args.filters or None, embed_wait=wait,
+    entries, effective, pending, below = await memories[memory].recall(
+        args.query, top_k, mode, args.filters or None, embed_wait=wait,
         tiers=args.tiers, min_score=floor,
     )
     results = recall_results(entries)
@@ -506,20 +506,20 @@ async def _do_recall(
 
 
 async def _do_get(memories: MemoryManager, memory: str, key: str) -> Entry | None:
-    found = await memories.get_entry(memory, key)
+    found = await memories[memory].get(key)
     if found is None:
         return None
-    return Entry.of(found, await memories.associated(memory, found))
+    return Entry.of(found, await memories[memory].associated(found))
 
 
 async def _do_associate(memories: MemoryManager, memory: str, a: str, b: str) -> None:
-    await memories.associate(memory, a, b)
+    await memories[memory].associate(a, b)
 
 
 async def _do_delete(
     memories: MemoryManager, records: list[dict[str, Any]], memory: str, key: str
 ) -> bool:
-    removed = await memories.delete(memory, key)
+    removed = await memories[memory].delete(key)
     records.append(forget_record(memory, key, int(removed), line=None, column=None, flow=None))
     return removed
 
@@ -527,7 +527,7 @@ async def _do_delete(
 async def _do_list(
     memories: MemoryManager, memory: str, limit: int | None, filters: dict[str, Any]
 ) -> list[Entry]:
-    return [Entry.of(e) for e in await memories.list_matching(memory, limit, filters or None)]
+    return [Entry.of(e) for e in await memories[memory].list_matching(limit, filters or None)]
 
 
 async def _do_page(
@@ -537,7 +537,7 @@ async def _do_page(
     after: str | None,
     filters: dict[str, Any],
 ) -> Page:
-    entries, cursor = await memories.page_matching(memory, limit, after, filters or None)
+    entries, cursor = await memories[memory].page_matching(limit, after, filters or None)
     return Page(tuple(Entry.of(e) for e in entries), cursor)
 
 
@@ -553,7 +553,7 @@ def _page_args(limit: Any, after: Any, op: str, memory: str) -> tuple[int, str |
 
 
 async def _do_stats(memories: MemoryManager, memory: str) -> dict[str, dict[str, int]]:
-    return memories.stats(memory)
+    return memories[memory].stats()
 
 
 Work = Callable[[MemoryManager, list[dict[str, Any]]], Coroutine[Any, Any, T]]
@@ -680,7 +680,7 @@ class AsyncMemoryHandle:
         """
         if progress is not None and not callable(progress):
             raise TypeError(f"{self.name}.embed: progress must be callable")
-        return await self._run(lambda m, r: m.embed(self.name, progress))
+        return await self._run(lambda m, r: m[self.name].embed(progress))
 
     async def get(self, key: str) -> Entry | None:
         """The unexpired entry stored under `key`, or None; with its `associated` entries."""
@@ -738,7 +738,7 @@ class AsyncMemoryHandle:
 
     async def count(self) -> int:
         """How many unexpired entries the memory holds (for this session's lifetime)."""
-        return await self._run(lambda m, r: m.count(self.name))
+        return await self._run(lambda m, r: m[self.name].count())
 
     async def stats(self) -> dict[str, dict[str, int]]:
         """Per tier: `stores`, `recalls`, `forgets`, `promotions`, `demotions` (seed 004).

@@ -66,11 +66,12 @@ from axon.memory.registry import BackendRegistry
 from axon.memory.registry import registry as default_registry
 from axon.runtime.executor import Executor
 from axon.runtime.handle import AsyncMemoryHandle, MemoryHandle, Work
-from axon.runtime.manager import EmbedderProvider, MemoryManager, _default_embedder
+from axon.runtime.manager import EmbedderProvider, MemoryManager
 from axon.runtime.model import ModelClient, OfflineModelClient
 from axon.runtime.records import Record
 from axon.runtime.tracer import Tracer
 from axon.runtime.values import Frame
+from axon.runtime.vectors import default_embedder
 from axon.source import Source, Span
 from axon.trace import checked_keep
 
@@ -397,19 +398,19 @@ class Session:
         return out
 
     async def _counts(self) -> dict[str, int]:
-        return {name: await self.memories.count(name) for name in self.memory_decls}
+        return {name: await self.memories[name].count() for name in self.memory_decls}
 
     def recent_entries(self, name: str, limit: int = 10) -> list[MemoryEntry]:
         """The newest `limit` unexpired entries of memory `name`."""
         with self._locked():
             self._check_open()
-            return self._call(self.memories.entries(name, limit))
+            return self._call(self.memories[name].entries(limit))
 
     def clear_memory(self, name: str) -> int:
         """Delete every entry of memory `name`; returns how many."""
         with self._locked():
             self._check_open()
-            return self._call(self.memories.clear(name))
+            return self._call(self.memories[name].clear())
 
     def bound_names(self) -> list[str]:
         return sorted(self.frame.values)
@@ -509,7 +510,7 @@ class Session:
 def _embedder_provider(embedder: Embedder | EmbedderProvider | None) -> EmbedderProvider:
     """`Session(embedder=...)` as the provider the memory manager calls once, lazily."""
     if embedder is None:
-        return _default_embedder
+        return default_embedder
     if isinstance(embedder, Embedder):
         chosen = embedder
         return lambda: chosen

@@ -1,50 +1,66 @@
-"""A session's memories -> the entries that go without a forget: expiry sweeps,
-lifetimes ending (ephemeral at a flow's end, session at close) and dead sessions'
-leftovers, each removal a trace event.
+"""A session's backends and lifetimes -> the entries that go without a forget: expiry
+sweeps, lifetimes ending (ephemeral at a flow's end, session at close) and dead
+sessions' leftovers, each removal a trace event.
 
-`MemoryManager` keeps binding and the operations; this is its bookkeeping of when
-entries stop living (docs/language.md, Memory declarations; `axon.memory.lifetimes`),
-kept apart so that the manager reads as binding plus operations. Each function takes
-the manager whose memories, backends and lifetimes it sweeps, and reads its state.
+The bookkeeping of when entries stop living (docs/language.md §4 Memory declarations;
+`axon.memory.lifetimes`): `SharedBackend` is one backend instance of a session and
+when it was last swept, shared by every memory bound to it; `Lifetimes` the flows
+(and top-level inputs) running and the ephemeral entries each wrote. Both are given
+the tracer and the session's owner; neither knows the memories that use them.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from axon.errors import AxonMemoryError
+import attrs
+
 from axon.memory.backend import MemoryBackend
-from axon.memory.lifetimes import OWNED_MARKER, parse_owned
-from axon.runtime import tiers as tiering
-from axon.runtime.reporting import elapsed_ms, errors_named
-from axon.runtime.tracer import TraceEventType
-
-if TYPE_CHECKING:
-    from axon.runtime.manager import BoundMemory, MemoryManager
+from axon.memory.lifetimes import OWNED_MARKER, Owner, parse_owned
+from axon.runtime.reporting import elapsed_ms
+from axon.runtime.tracer import TraceEventType, Tracer
 
 SWEEP_INTERVAL = 60.0
 """Seconds (of the session clock) between expiry sweeps of a backend while in use."""
 
 
-async def sweep_dead_owners(
-    manager: MemoryManager, backend: MemoryBackend, backend_name: str
-) -> int:
+@attrs.define(eq=False)
+class SharedBackend:
+    """One backend instance of a session (per backend, location and memory directory),
+    shared by the memories bound to it, and when it was last swept for expired entries."""
+
+    instance: MemoryBackend
+    name: str
+    """The registry's name of the backend: what trace events call it."""
+    last_sweep: float = float("-inf")
+
+    async def maybe_sweep(self, now: float, *, force: bool = False) -> int:
+        """Purge expired entries when `SWEEP_INTERVAL` has passed since the last sweep
+        (or `force`); the purge listener reports them (`purge_reporter`)."""
+        if not force and now - self.last_sweep < SWEEP_INTERVAL:
+            return 0
+        self.last_sweep = now
+        return await self.instance.purge_expired()
+
+
+async def sweep_dead_owners(shared: SharedBackend, owner: Owner, tracer: Tracer) -> int:
     """Clear the owned scopes of dead sessions (killed before closing); returns rows."""
     total = 0
+    backend = shared.instance
     for scope in await backend.scopes(OWNED_MARKER):
         owned = parse_owned(scope)
-        if owned is None or owned.owner == manager.owner or owned.owner.alive():
+        if owned is None or owned.owner == owner or owned.owner.alive():
             continue
         started = time.perf_counter()
         count = await backend.clear(scope=scope)
         total += count
-        manager.tracer.emit(
+        tracer.emit(
             TraceEventType.MEMORY_CLEAR,
             data={
                 "memory": owned.memory,
-                "backend": backend_name,
+                "backend": shared.name,
                 "count": count,
                 "store": owned.lifetime,
                 "reason": f"session of process {owned.owner.pid} on "
@@ -56,12 +72,14 @@ async def sweep_dead_owners(
     return total
 
 
-def purge_reporter(manager: MemoryManager, backend_name: str) -> Callable[[int, Any], None]:
+def purge_reporter(
+    tracer: Tracer, owner: Owner, backend_name: str
+) -> Callable[[int, Any], None]:
     """The backend's purge listener: one `memory_expire` event per memory purged."""
 
     def report(count: int, by_scope: Mapping[str | None, int] | None) -> None:
         if by_scope is None:
-            manager.tracer.emit(
+            tracer.emit(
                 TraceEventType.MEMORY_EXPIRE, data={"backend": backend_name, "count": count}
             )
             return
@@ -74,35 +92,15 @@ def purge_reporter(manager: MemoryManager, backend_name: str) -> Callable[[int, 
             }
             if owned is not None:
                 data["store"] = owned.lifetime
-                if owned.owner != manager.owner:
+                if owned.owner != owner:
                     data["other_session"] = True
-            manager.tracer.emit(TraceEventType.MEMORY_EXPIRE, data=data)
+            tracer.emit(TraceEventType.MEMORY_EXPIRE, data=data)
 
     return report
 
 
-async def pop_lifetime(manager: MemoryManager) -> int:
-    """End it: delete what it wrote to ephemeral memories; returns how many."""
-    written = manager._lifetimes.pop() if manager._lifetimes else []
-    dropped: dict[str, tuple[str, int]] = {}  # memory -> (backend, entries deleted)
-    started = time.perf_counter()
-    for memory, key in dict.fromkeys(written):
-        tiered = manager.tiered.get(memory)
-        bound = tiered.tiers.get("ephemeral") if tiered else manager.bound.get(memory)
-        if bound is None:
-            continue
-        deleted = await bound.backend.delete(key, scope=bound.scope)
-        count = dropped.get(memory, ("", 0))[1] + int(deleted)
-        dropped[memory] = (bound.backend_key[0], count)
-    for memory, (backend, count) in dropped.items():  # one event per memory written to
-        emit_lifetime_end(
-            manager, memory, backend, "ephemeral", count, "its flow or input ended", started
-        )
-    return sum(count for _, count in dropped.values())
-
-
 def emit_lifetime_end(
-    manager: MemoryManager,
+    tracer: Tracer,
     memory: str,
     backend: str,
     store: str,
@@ -112,7 +110,7 @@ def emit_lifetime_end(
 ) -> None:
     """A `memory_clear` event for entries a lifetime took with it (ephemeral at the end
     of a flow or input, session at close): every memory operation leaves a trace."""
-    manager.tracer.emit(
+    tracer.emit(
         TraceEventType.MEMORY_CLEAR,
         data={"memory": memory, "backend": backend, "count": count, "store": store,
               "reason": reason, "duration_ms": elapsed_ms(started)},
@@ -120,70 +118,40 @@ def emit_lifetime_end(
     )
 
 
-async def sweep(manager: MemoryManager, name: str) -> int:
-    """Purge expired entries of the backend holding `name` now; returns the count.
+class Lifetimes:
+    """The flows (and top-level inputs) of a session, innermost last, and the ephemeral
+    entries each wrote: they are deleted when it ends."""
 
-    For a tiered memory: every tier's backend, then idle entries are demoted."""
-    tiered = manager.tiered.get(name)
-    if tiered is None:
-        return await maybe_sweep(manager, manager.get(name), force=True)
-    total = 0
-    for one in tiered.tiers.values():
-        total += await maybe_sweep(manager, one, force=True)
-    with errors_named(name):
-        await tiering.demote_idle(manager, tiered, force=True)
-        await tiering.flush_stats(tiered)
-    return total
+    def __init__(self, tracer: Tracer) -> None:
+        self.tracer = tracer
+        self._open: list[dict[tuple[str, str, str], SharedBackend]] = []
 
+    def __bool__(self) -> bool:
+        return bool(self._open)
 
-async def maybe_sweep(manager: MemoryManager, bound: BoundMemory, *, force: bool = False) -> int:
-    state = manager._backends[bound.backend_key]
-    now = manager.clock()
-    if not force and now - state.last_sweep < SWEEP_INTERVAL:
-        return 0
-    state.last_sweep = now
-    return await state.instance.purge_expired()  # reported by `purge_reporter`
+    def push(self) -> None:
+        """Start a flow (or top-level input): ephemeral writes are tracked until `pop`."""
+        self._open.append({})
 
+    def written(self, memory: str, shared: SharedBackend, scope: str, key: str) -> None:
+        """`key` now lives in an ephemeral store (or tier) of `memory`, under `scope` of
+        `shared`: it goes when the current flow or input ends."""
+        if self._open:
+            self._open[-1].setdefault((memory, scope, key), shared)
 
-async def close(manager: MemoryManager) -> None:
-    """End the session: clear its own owned scopes, close every backend.
-
-    Every backend is tried even when one fails; the failures are raised
-    afterwards as one `AxonMemoryError` naming each backend.
-    """
-    failures: list[str] = []
-    if manager._vectors is not None:
-        await manager._vectors.close()  # before the stores close: no batch is saved after
-    try:
-        while manager._lifetimes:
-            await pop_lifetime(manager)
-    except AxonMemoryError as exc:
-        failures.append(str(exc))
-    for tiered in manager.tiered.values():
-        try:
-            await tiering.flush_stats(tiered)
-        except AxonMemoryError as exc:
-            failures.append(f"memory '{tiered.name}': {exc}")
-    for (backend_name, _, _), state in manager._backends.items():
-        backend = state.instance
-        try:
-            if not backend.closed:
-                for scope in await backend.scopes(manager.owner.prefix):
-                    started = time.perf_counter()
-                    count = await backend.clear(scope=scope)
-                    owned = parse_owned(scope)
-                    if owned is not None:
-                        emit_lifetime_end(
-                            manager, owned.memory, backend_name, owned.lifetime, count,
-                            "the session closed", started,
-                        )
-        except AxonMemoryError as exc:
-            failures.append(f"backend '{backend_name}': {exc}")
-        try:
-            await backend.close()
-        except AxonMemoryError as exc:
-            failures.append(f"backend '{backend_name}': {exc}")
-    manager._backends.clear()
-    manager.owner.release()
-    if failures:
-        raise AxonMemoryError("closing the session failed: " + "; ".join(failures))
+    async def pop(self) -> int:
+        """End the innermost: delete what it wrote to ephemeral memories; returns how many.
+        One `memory_clear` event per memory written to."""
+        written = self._open.pop() if self._open else {}
+        dropped: dict[str, tuple[str, int]] = {}  # memory -> (backend, entries deleted)
+        started = time.perf_counter()
+        for (memory, scope, key), shared in written.items():
+            deleted = await shared.instance.delete(key, scope=scope)
+            count = dropped.get(memory, ("", 0))[1] + int(deleted)
+            dropped[memory] = (shared.name, count)
+        for memory, (backend, count) in dropped.items():
+            emit_lifetime_end(
+                self.tracer, memory, backend, "ephemeral", count, "its flow or input ended",
+                started,
+            )
+        return sum(count for _, count in dropped.values())

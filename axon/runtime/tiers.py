@@ -1,7 +1,10 @@
-"""Tiered memories at run time (seed 004; docs/language.md, Tiered memories).
+"""A tiered memory's tiers and a key, entry or results -> the tier rules: the tier a write
+goes to, one copy of each key, one ranking across tiers, the persistent counters
+(docs/language.md §9 Tiered memories).
 
 A memory declared with `tiers: [...]` is one memory over several stores, fastest
-first. Each tier is a `BoundMemory` of its own (`MemoryManager.bind` makes them):
+first. Each tier is a `PlainMemory` of its own (`MemoryManager.bind` makes them);
+`axon.runtime.tiered.TieredMemory` runs the operations over them with these rules:
 
 - `ephemeral` and `session`: the in-process backend (`in_memory`) under this
   session's owned scopes (`axon.memory.lifetimes`), exactly the lifetimes of an
@@ -50,9 +53,6 @@ A key lives in exactly one tier. What each operation does:
 
 from __future__ import annotations
 
-import os
-import signal
-import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -63,13 +63,11 @@ from axon.compiler.ir import IRMemory
 from axon.errors import AxonMemoryError
 from axon.memory.entry import DEFAULT_IMPORTANCE, MemoryEntry, NewEntry
 from axon.memory.lifetimes import OWNED_MARKER
-from axon.runtime.tracer import TraceEventType
+from axon.runtime.counters import COUNTERS as COUNTERS
+from axon.runtime.counters import TierStats
 
 if TYPE_CHECKING:
-    from axon.runtime.manager import BoundMemory, MemoryManager
-
-COUNTERS = ("stores", "recalls", "forgets", "promotions", "demotions")
-"""What `stats()` counts per tier (seed 004's `get_stats`)."""
+    from axon.runtime.plain import PlainMemory
 
 T = TypeVar("T")
 
@@ -109,32 +107,11 @@ def choose_tier(decl: IRMemory, metadata: Mapping[str, Any], asked: str | None) 
 
 
 @attrs.define
-class TierStats:
-    """The counters of one tiered memory, per tier; `dirty` says the persistent tier's
-    counters changed since they were last written."""
-
-    counts: dict[str, dict[str, int]]
-    dirty: bool = False
-
-    @classmethod
-    def empty(cls, tiers: Sequence[str]) -> TierStats:
-        return cls({tier: dict.fromkeys(COUNTERS, 0) for tier in tiers})
-
-    def add(self, tier: str, counter: str, n: int = 1) -> None:
-        if n:
-            self.counts[tier][counter] += n
-            self.dirty = self.dirty or tier == "persistent"
-
-    def snapshot(self) -> dict[str, dict[str, int]]:
-        return {tier: dict(c) for tier, c in self.counts.items()}
-
-
-@attrs.define
 class Tiered:
     """A tiered memory of one session: its tiers (fastest first) and what it tracks."""
 
     decl: IRMemory
-    tiers: dict[str, BoundMemory]
+    tiers: dict[str, PlainMemory]
     stats: TierStats
     recalls: dict[str, int] = attrs.field(factory=dict)
     """Recalls that returned each key in this session since it last moved."""
@@ -316,102 +293,6 @@ async def reconcile(tiered: Tiered) -> int:
         bound = tiered.tiers[tier]
         met += [(tier, e.key) for e in await bound.backend.list_entries(scope=bound.scope)]
     return await drop_shadowed(tiered, met)
-
-
-async def move(manager: MemoryManager, tiered: Tiered, key: str, source: str, target: str) -> bool:
-    """Move the entry under `key` from tier `source` to `target`: written to the target
-    first, then deleted from the source, so a crash in between leaves a copy (and
-    `_dedupe` keeps one). Emits `memory_promote` or `memory_demote`; False when the
-    entry is no longer in `source`."""
-    promote = tiered.order(target) > tiered.order(source)
-    kind = "promote" if promote else "demote"
-    started = time.perf_counter()
-    src, dst = tiered.tiers[source], tiered.tiers[target]
-    entry = await src.backend.get(key, scope=src.scope)
-    if entry is None:
-        return False
-    await dst.backend.store_many([stored_copy(entry, dst.scope)])
-    if os.environ.get(KILL_HOOK_ENV) == kind:  # test only: die between the two writes
-        os.kill(os.getpid(), signal.SIGKILL)
-    await src.backend.delete(key, scope=src.scope)
-    if target == "ephemeral":  # its lifetime is now the current flow's or input's
-        manager.written_ephemeral(tiered.name, key)
-    tiered.stats.add(source, "promotions" if promote else "demotions")
-    tiered.recalls.pop(key, None)
-    manager.tracer.emit(
-        TraceEventType.MEMORY_PROMOTE if promote else TraceEventType.MEMORY_DEMOTE,
-        data={
-            "memory": tiered.name,
-            "key": key,
-            "from": source,
-            "to": target,
-            "backend": dst.backend_key[0],
-            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
-        },
-    )
-    return True
-
-
-async def after_recall(manager: MemoryManager, tiered: Tiered, hits: Sequence[MemoryEntry]) -> None:
-    """Count the recall of each result; promote those recalled `promote_after` times."""
-    now = manager.clock()
-    for hit in hits:
-        tiered.used[hit.key] = now
-        tier = str(hit.metadata["tier"])
-        count = tiered.recalls.get(hit.key, 0) + 1
-        tiered.recalls[hit.key] = count
-        limit = tiered.decl.promote_after
-        index = tiered.order(tier)
-        if limit is not None and count >= limit and index + 1 < len(tiered.decl.tiers):
-            await move(manager, tiered, hit.key, tier, tiered.decl.tiers[index + 1])
-
-
-DEMOTE_INTERVAL = 60.0
-"""Seconds (of the session clock) between two looks for idle entries of a tiered memory."""
-DEMOTE_PAGE = 500
-"""Entries read per page while looking for idle entries."""
-
-
-DEMOTABLE = frozenset({"session"})
-"""The tiers demotion moves entries out of: those living in this session and having a
-tier below them. Never `persistent`: its entries may be in use by other sessions this
-one cannot see, and a demoted one would be deleted when this session closes."""
-
-
-async def demote_idle(manager: MemoryManager, tiered: Tiered, *, force: bool = False) -> int:
-    """Move every entry of a `DEMOTABLE` tier idle for `demote_after` one tier back;
-    returns how many moved.
-
-    Runs at most every `DEMOTE_INTERVAL` seconds of the session clock unless `force`.
-    Each tier above the fastest is read by keyset pages of `DEMOTE_PAGE`; the moves come
-    after the reading, so no page shifts under the reader.
-    """
-    idle = tiered.decl.demote_after_seconds
-    now = manager.clock()
-    if idle is None or (not force and now - tiered.last_check < DEMOTE_INTERVAL):
-        return 0
-    tiered.last_check = now
-    moves: list[tuple[str, str, str]] = []
-    names = tiered.decl.tiers
-    for index in range(1, len(names)):
-        if names[index] not in DEMOTABLE:
-            continue
-        bound = tiered.tiers[names[index]]
-        cursor: str | None = None
-        while True:
-            page = await bound.backend.list_page(bound.scope, limit=DEMOTE_PAGE, after=cursor)
-            for entry in page.entries:
-                last = max(entry.timestamp, tiered.used.get(entry.key, float("-inf")))
-                if now - last >= idle:
-                    moves.append((entry.key, names[index], names[index - 1]))
-            if page.cursor is None:
-                break
-            cursor = page.cursor
-    moved = 0
-    for key, source, target in moves:
-        moved += int(await move(manager, tiered, key, source, target))
-        tiered.used[key] = now  # it starts its idle time again in the tier below
-    return moved
 
 
 def rank(

@@ -196,7 +196,7 @@ def test_batches_shrink_when_the_model_is_slow(tmp_path: Path) -> None:
         for i in range(20):  # a first batch of 16 takes 0.4 s: the next ones are smaller
             notes.remember(f"entry {i}", key=f"k{i}")
         notes.embed()
-        worker = session.memories._vectors
+        worker = session.memories.vectors.worker
         assert worker is not None and worker.batch < 16
 
 

@@ -72,7 +72,7 @@ def test_session_close_tries_every_backend_and_raises_one_axon_error(
     monkeypatch.setitem(registry._aliases, info.name, info.name)
     session = axon.Session(memory_dir=tmp_path)
     session.execute(PROGRAM)
-    backends = [bound.backend for bound in session.memories.bound.values()]
+    backends = [session.memories[name].backend for name in ("Fragile", "Notes")]
     assert type(backends[0]) is FailingCloseBackend
     with pytest.raises(AxonError) as info:
         session.close()

@@ -239,7 +239,7 @@ def test_an_unbound_key_in_a_flow_fails_at_its_position(plain: Session) -> None:
 def test_the_manager_refuses_an_empty_filter(plain: Session) -> None:
     plain.execute('remember("a") -> Notes')
     with pytest.raises(AxonMemoryError, match="empty filter would delete everything"):
-        plain._memory_call("Notes", lambda m, r: m.delete_matching("Notes", {}))
+        plain._memory_call("Notes", lambda m, r: m["Notes"].delete_matching({}))
     assert plain.memory("Notes").count() == 1
 
 

@@ -185,10 +185,10 @@ def test_ephemeral_entries_end_with_their_flow_and_stay_private(store: Store) ->
         manager = writer.memories
         # Stop inside a flow: its lifetime opened, one ephemeral write, not yet ended.
         manager.push_lifetime()
-        writer._call(manager.remember("Scratch", "k", "ephemeral scratch note", {}))
+        writer._call(manager["Scratch"].remember("k", "ephemeral scratch note", {}))
         assert store.rows(owned=True) == 1
         assert values(other.execute('recall("scratch note") from Scratch')) == []
-        mine, _ = writer._call(manager.recall("Scratch", "scratch note", 5, "keyword"))
+        mine, *_ = writer._call(manager["Scratch"].recall("scratch note", 5, "keyword"))
         assert [(e.value, e.metadata["scope"]) for e in mine] == [
             ("ephemeral scratch note", "Scratch")
         ]

@@ -70,7 +70,7 @@ def test_execute_works_inside_a_running_event_loop_and_close_closes_every_backen
 
     records = asyncio.run(notebook_cell())
     assert [r["key"] for r in records[-1]["results"]] == ["a"]
-    backends = [bound.backend for bound in session.memories.bound.values()]
+    backends = [session.memories[name].backend for name in ("P", "S")]
     assert len(backends) == 2 and not any(b.closed for b in backends)
 
     async def close_in_a_loop() -> None:

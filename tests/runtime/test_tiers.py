@@ -44,7 +44,7 @@ def tiers_of(session: Session, name: str = "A") -> dict[str, str | None]:
 
 def stored_in(session: Session, tier: str, name: str = "A") -> list[str]:
     """The keys physically in one tier (read past the tiered view)."""
-    bound = session.memories.tiered[name].tiers[tier]
+    bound = session.memories[name].tiers[tier]
     entries = asyncio.run(bound.backend.list_entries(scope=bound.scope))
     return sorted(e.key for e in entries)
 
@@ -248,7 +248,7 @@ def test_a_reader_that_meets_both_copies_keeps_the_slower_tier(session: Session)
     session.execute(MEMORY)
     notes = session.memory("A")
     notes.remember("v", key="k", tier="persistent")
-    fast = session.memories.tiered["A"].tiers["session"]
+    fast = session.memories["A"].tiers["session"]
     # What a move interrupted between its two writes leaves behind: a second copy.
     asyncio.run(fast.backend.store_many([NewEntry("k", "v", {"scope": fast.scope})]))
     results = notes.recall("v")

@@ -52,7 +52,7 @@ def persisted(memory_dir: Path, name: str = "T") -> dict[str, str | None]:
 
 def stored_in(session: Session, tier: str, name: str = "T") -> list[str]:
     """The keys physically in one tier (read past the tiered view)."""
-    bound = session.memories.tiered[name].tiers[tier]
+    bound = session.memories[name].tiers[tier]
     entries = asyncio.run(bound.backend.list_entries(scope=bound.scope))
     return sorted(e.key for e in entries)
 

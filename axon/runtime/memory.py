@@ -1,0 +1,141 @@
+"""What a bound memory answers: the `Memory` protocol every operation on a declared memory
+goes through (the executor, the handles, the REPL, the MCP server).
+
+`MemoryManager[name]` hands one out: a `PlainMemory` (`axon.runtime.plain`: one store)
+or a `TieredMemory` (`axon.runtime.tiered`: one `PlainMemory` per tier and the tier
+rules). Callers never ask which: both answer every operation, each traced as its
+event, errors naming the memory (docs/language.md §4 Memory declarations and
+§9 Tiered memories).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from axon.compiler.ir import IRMemory
+from axon.memory.backend import MemoryBackend
+from axon.memory.entry import MemoryEntry
+
+
+class Memory(Protocol):
+    """One declared memory of a session, bound to its store (or stores, one per tier)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def decl(self) -> IRMemory:
+        """The memory's declaration, as the checker made it."""
+        ...
+
+    @property
+    def backend(self) -> MemoryBackend:
+        """The backend a write goes to when it names no tier (the `store:` tier's)."""
+        ...
+
+    async def remember(
+        self,
+        key: str,
+        value: Any,
+        metadata: Mapping[str, Any],
+        *,
+        expires_in: float | None = None,
+        tier: str | None = None,
+    ) -> MemoryEntry:
+        """Store one entry (`tier`: `with { tier: ... }`, tiered memories only)."""
+        ...
+
+    async def recall(
+        self,
+        query: str,
+        top_k: int,
+        mode: str,
+        filters: Mapping[str, Any] | None = None,
+        *,
+        tiers: Sequence[str] | None = None,
+        embed_wait: float | None = None,
+        min_score: float | None = None,
+    ) -> tuple[list[MemoryEntry], str, int, int]:
+        """The results of a recall, the retrieval mode that produced them, how many
+        entries were still without a vector after waiting at most `embed_wait` seconds
+        (None: the session's budget of a recall statement) and how many of the `top_k`
+        nearest scored below the floor (`min_score`, None: the default floor). `tiers`
+        is `with { tiers: [...] }`, tiered memories only. One `memory_read` event."""
+        ...
+
+    async def get(self, key: str) -> MemoryEntry | None:
+        """The unexpired entry under `key`, or None; a `memory_read` event (`op: get`)."""
+        ...
+
+    async def associated(self, entry: MemoryEntry) -> list[MemoryEntry]:
+        """The stored entries `entry` is associated with, in its `related` order."""
+        ...
+
+    async def list_matching(
+        self, limit: int | None = None, filters: Mapping[str, Any] | None = None
+    ) -> list[MemoryEntry]:
+        """Unexpired entries matching `filters`, newest first, at most `limit`."""
+        ...
+
+    async def page_matching(
+        self, limit: int, after: str | None, filters: Mapping[str, Any] | None = None
+    ) -> tuple[list[MemoryEntry], str | None]:
+        """One page of the listing, newest first, and the cursor of the next (None: last)."""
+        ...
+
+    async def entries(self, limit: int | None = None) -> list[MemoryEntry]:
+        """Unexpired entries, newest first, at most `limit` (no event)."""
+        ...
+
+    async def count(self) -> int:
+        """How many unexpired entries the memory holds."""
+        ...
+
+    async def delete(self, key: str) -> bool:
+        """Remove the entry under `key` and its associations; True when there was one."""
+        ...
+
+    async def delete_matching(self, filters: Mapping[str, Any]) -> int:
+        """Remove every unexpired entry matching `filters` (never empty); how many went."""
+        ...
+
+    async def clear(self) -> int:
+        """Delete every entry; returns how many."""
+        ...
+
+    async def associate(self, a: str, b: str) -> None:
+        """Associate the entries under `a` and `b`, both ways."""
+        ...
+
+    async def embed(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Compute every pending vector now; returns how many."""
+        ...
+
+    async def resume_vectors(self) -> int:
+        """Hand the entries without a vector to the background worker; how many pend."""
+        ...
+
+    def stats(self) -> dict[str, dict[str, int]]:
+        """Per tier: `stores`, `recalls`, `forgets`, `promotions`, `demotions`."""
+        ...
+
+    async def sweep(self) -> int:
+        """Purge expired entries now; returns how many."""
+        ...
+
+    async def sources(self) -> list[tuple[MemoryBackend, str]]:
+        """Each store of the memory and the scope its entries are under (every tier of a
+        tiered memory, each key held by one): what an export reads."""
+        ...
+
+    async def place(self, key: str, metadata: Mapping[str, Any]) -> tuple[MemoryBackend, str]:
+        """The store and scope an entry under `key` goes to when written around the
+        memory's operations (an import): where the key lives, else where a remember
+        would write it."""
+        ...
+
+    async def flush(self) -> None:
+        """Write back what the memory keeps in the process for its store (a tiered
+        memory's persistent counters); nothing for most memories."""
+        ...
