@@ -19,7 +19,7 @@ from axon.memory.links import related_keys as related_keys
 async def delete_entry(backend: MemoryBackend, key: str, scope: str) -> bool:
     """Delete one entry and its associations: the entries it was associated with stop
     naming it, in the same `write_links` transaction. True when there was an entry.
-    Every delete of one entry goes through here (`MemoryManager.delete`, so the handle
+    Every delete of one entry goes through here (`PlainMemory.delete`, so the handle
     and the `forget` statement, and `axon memory forget`).
     """
     done = await backend.write_links(scope, delete=key)

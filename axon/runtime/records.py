@@ -42,7 +42,7 @@ def entry_metadata(
     the handle. The checker (and the handle) keep the free names apart from these.
     A record (an entry with a `type`) gets `importance` normal (0.5) when it gives
     none; an entry that is not a record gets `importance` only when it asks for it.
-    `related` are the keys of associated entries (`MemoryManager.remember` checks them).
+    `related` are the keys of associated entries (`Memory.remember` checks them).
     """
     meta: dict[str, Any] = {"source": source}
     if tags is not None:

@@ -1,8 +1,8 @@
 """How a memory operation reports: errors that name the memory, durations in milliseconds,
 the trace event of a listing.
 
-Shared by the memory manager's reads (`reads`) and the operations of tiered memories
-(`tiered_ops`).
+Shared by the memories of one store (`plain`), tiered memories (`tiered`) and the
+lifetimes and sweeps (`sweeps`).
 """
 
 from __future__ import annotations
