@@ -94,7 +94,11 @@ async def capture(args: argparse.Namespace) -> list[Pool]:
                 await backend.store_many(
                     [
                         locomo.turn_entry(
-                            conv.name, turn, date=True, speaker_metadata=True, index=place
+                            conv.name,
+                            turn,
+                            date=not getattr(args, "no_date", False),
+                            speaker_metadata=True,
+                            index=place,
                         )
                         for turn, place in zip(conv.turns, places, strict=True)
                     ]
