@@ -262,8 +262,8 @@ def test_semantic_weighs_more_in_an_unlinked_memory() -> None:
 
 
 def _question_and_answer() -> tuple[list[MemoryEntry], list[MemoryEntry]]:
-    keyword = [entry("question", 0.8, ts=NOW)]
-    semantic = [entry("far", 0.40, ts=NOW + 86400), entry("answer", 0.36, ts=NOW + 60)]
+    keyword = [entry("question", 0.5, ts=NOW)]
+    semantic = [entry("far", 0.40, ts=NOW + 86400), entry("answer", 0.45, ts=NOW + 60)]
     return keyword, semantic
 
 

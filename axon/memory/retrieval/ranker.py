@@ -18,7 +18,9 @@ The features (each in [0, 1]):
   `episode` the episode's score, `when` a relative time for a "when" question);
 - `keyword_rank`, `semantic_rank`: 1 / (1 + place) in each candidate list (0 when
   absent); `keyword_top5`, `semantic_top5`: among the first five of a list; `both`:
-  found by both searches;
+  found by both searches. These five weigh 0 in the shipped weights: their gain
+  vanished across folds (`benchmarks/locomo_cv.py --ranker`, docs/performance.md
+  "Generalisation first"), so the ranker was retrained without them;
 - `neighbour_keyword`, `neighbour_semantic`: the best keyword and semantic score of
   the nearest candidates remembered before and after the entry;
 - `length` (words of what was said, up to 40), `short` (under 6 words), `asks`
