@@ -17,8 +17,8 @@ import json
 import os
 import signal
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from axon.compiler.ir import IRMemory
 from axon.errors import AxonMemoryError
@@ -38,6 +38,8 @@ from axon.runtime.reporting import elapsed_ms, emit_listing, errors_named
 from axon.runtime.sweeps import Lifetimes
 from axon.runtime.tiers import Tiered
 from axon.runtime.tracer import TraceEventType, Tracer
+
+T = TypeVar("T")
 
 DEMOTE_INTERVAL = 60.0
 """Seconds (of the session clock) between two looks for idle entries of a tiered memory."""
@@ -386,6 +388,20 @@ class TieredMemory:
         return total
 
     # ------------------------------------------------------------ reads
+    async def _read_once(
+        self, read: Callable[[], Awaitable[T]], met: Callable[[T], Iterable[tuple[str, str]]]
+    ) -> T:
+        """`read()` of several tiers, done again while what it met (`met(result)`: the
+        `(tier, key)` of each entry it read from a tier) had copies shadowed by a slower
+        tier, which `tiers.drop_shadowed` deletes: the result holds each key once, the
+        slower tier's copy. Each round deletes one copy or more of the (finite) fast
+        tiers. A method, not a helper of tiers.py, so that a recall stays in this file
+        on its way to the tiers' `PlainMemory.search`."""
+        while True:
+            result = await read()
+            if not await tiering.drop_shadowed(self.state, met(result)):
+                return result
+
     async def recall(
         self,
         query: str,
@@ -429,7 +445,7 @@ class TieredMemory:
         # A fast tier's copy of a key a slower tier holds must not stand in for that copy,
         # even when only the faster one matches: such copies are deleted and searched again.
         with errors_named(name):
-            found = await tiering.read_once(state, search, tiering.copies)
+            found = await self._read_once(search, tiering.copies)
         for tier in chosen:
             state.stats.add(tier, "recalls")
         ranked = tiering.rank(found, state.decl.tiers, top_k)
@@ -514,7 +530,7 @@ class TieredMemory:
             return listed
 
         with errors_named(self.name):
-            per_tier = await tiering.read_once(self.state, read, tiering.copies)
+            per_tier = await self._read_once(read, tiering.copies)
         return merged(per_tier, limit)
 
     async def entries(self, limit: int | None = None) -> list[MemoryEntry]:
@@ -525,7 +541,7 @@ class TieredMemory:
             return found
 
         with errors_named(self.name):
-            return merged(await tiering.read_once(self.state, read, tiering.copies), limit)
+            return merged(await self._read_once(read, tiering.copies), limit)
 
     async def count(self) -> int:
         """Every tier's entries; a key held by two tiers counts once."""
@@ -573,7 +589,7 @@ class TieredMemory:
         # copies this page met are deleted and the places read again (keyset places
         # stay valid when entries go).
         with errors_named(name):
-            read = await tiering.read_once(state, read_places, met)
+            read = await self._read_once(read_places, met)
         candidates: list[tuple[float, int, int, str, MemoryEntry]] = []
         for tier, entries in read.items():
             rank = state.order(tier)

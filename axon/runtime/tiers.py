@@ -53,7 +53,7 @@ A key lives in exactly one tier. What each operation does:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
@@ -253,7 +253,7 @@ async def _dedupe(
 async def drop_shadowed(tiered: Tiered, met: Iterable[tuple[str, str]]) -> int:
     """Of the `(tier, key)` copies a read met, delete each one a slower tier also holds
     (unexpired): the rule of `_dedupe` for reads of many keys. Returns how many were
-    deleted; a read that meets any must read again (`read_once`)."""
+    deleted; a read that meets any must read again (`TieredMemory._read_once`)."""
     names = tiered.decl.tiers
     deleted = 0
     for tier, key in dict.fromkeys(met):
@@ -266,21 +266,8 @@ async def drop_shadowed(tiered: Tiered, met: Iterable[tuple[str, str]]) -> int:
     return deleted
 
 
-async def read_once(
-    tiered: Tiered, read: Callable[[], Awaitable[T]], met: Callable[[T], Iterable[tuple[str, str]]]
-) -> T:
-    """`read()` of several tiers, done again while what it met (`met(result)`: the
-    `(tier, key)` of each entry it read from a tier) had copies shadowed by a slower
-    tier, which `drop_shadowed` deletes: the result holds each key once, the slower
-    tier's copy. Each round deletes one copy or more of the (finite) fast tiers."""
-    while True:
-        result = await read()
-        if not await drop_shadowed(tiered, met(result)):
-            return result
-
-
 def copies(found: Iterable[tuple[str, MemoryEntry]]) -> list[tuple[str, str]]:
-    """The `(tier, key)` of each `(tier, entry)` a read met: `read_once`'s `met`."""
+    """The `(tier, key)` of each `(tier, entry)` a read met: `TieredMemory._read_once`'s `met`."""
     return [(tier, entry.key) for tier, entry in found]
 
 
