@@ -91,6 +91,9 @@ def _check_constant_options(
         values = (
             [g.value for g in f.value.fields] if isinstance(f.value, ast.MapValue) else [f.value]
         )
+        values += [  # a `where` operator map: { n: { gte: t } }
+            g.value for m in values if isinstance(m, ast.MapValue) for g in m.fields
+        ]
         for value in values:
             for name in names_in(value):
                 if name.parts[0] not in bound:

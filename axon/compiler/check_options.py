@@ -27,8 +27,10 @@ from axon.compiler.lowering import plain, value_span
 from axon.compiler.names import did_you_mean
 from axon.memory.backend import MAX_TOP_K, RETRIEVAL_MODES
 from axon.memory.entry import (
+    COMPARISONS,
     DEFAULT_IMPORTANCE,
     IMPORTANCE_LEVELS,
+    OPERATORS,
     RECORD_TYPES,
     comparison_filter,
     is_number,
@@ -292,18 +294,85 @@ def tier_membership_problem(memory: str, tiers: Any, asked: Any) -> str | None:
 
 
 def filter_problem(name: str, value: Any, filters: dict[str, Any]) -> str | None:
-    """A `where` field: not given twice (nor as `tags` too), a scalar or a list of scalars."""
+    """A `where` field: not given twice (nor as `tags` too), a scalar, a list of scalars
+    or an operator map (`operator_problem`, `operators_problem`)."""
     if name in filters:
         twice = "as an option and in where" if name in FILTER_OPTIONS else "twice in where"
         return f"Filter '{name}' given {twice}"
+    if isinstance(value, dict):
+        for op, operand in value.items():
+            problem = operator_problem(name, op, operand)
+            if problem is not None:
+                return problem
+        return operators_problem(name, value)
     if not _is_filter_value(value):
         return (
-            f"where: '{name}' must be a string, number, boolean or a list of them, "
-            f"got {_shown(value)}"
+            f"where: '{name}' must be a string, number, boolean, a list of them or an "
+            f"operator map such as {{\"gte\": 3}}, got {_shown(value)}"
         )
     for item in value if isinstance(value, list) else [value]:
-        if isinstance(item, float) and not math.isfinite(item):  # only Python passes one
-            return f"where: '{name}' must be a finite number, got {item!r} (no entry holds it)"
+        problem = _finite_problem(name, item)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _finite_problem(name: str, item: Any) -> str | None:
+    if isinstance(item, float) and not math.isfinite(item):  # only Python passes one
+        return f"where: '{name}' must be a finite number, got {item!r} (no entry holds it)"
+    return None
+
+
+def operator_problem(name: str, op: Any, operand: Any) -> str | None:
+    """One operator of a `where` operator map: a known operator (`OPERATORS`, with a
+    "did you mean") and an operand of its type: a number or a string for `gte`, `gt`,
+    `lte`, `lt`; a string, number or boolean for `ne`; a list of them for `in`; true or
+    false for `exists`. Numbers finite."""
+    if not isinstance(op, str) or op not in OPERATORS:
+        shown = f"'{op}'" if isinstance(op, str) and len(op) <= 40 else _shown(op)
+        return (
+            f"where: unknown operator {shown} for '{name}'"
+            f"{did_you_mean(str(op), OPERATORS)}. Valid: {', '.join(OPERATORS)}"
+        )
+    if op == "exists":
+        if isinstance(operand, bool):
+            return None
+        return f"where: '{name}': exists takes true or false, got {_shown(operand)}"
+    if op == "in":
+        if not isinstance(operand, list) or not _is_filter_value(operand):
+            return (
+                f"where: '{name}': in takes a list of strings, numbers or booleans, "
+                f"got {_shown(operand)}"
+            )
+        for item in operand:
+            problem = _finite_problem(name, item)
+            if problem is not None:
+                return problem
+        return None
+    if op == "ne":
+        if isinstance(operand, list) or not _is_filter_value(operand):
+            return (
+                f"where: '{name}': ne takes a string, number or boolean, got {_shown(operand)}"
+            )
+        return _finite_problem(name, operand)
+    if not isinstance(operand, str) and not is_number(operand):
+        return f"where: '{name}': {op} takes a number or a string, got {_shown(operand)}"
+    return _finite_problem(name, operand)
+
+
+def operators_problem(name: str, value: dict[str, Any]) -> str | None:
+    """A whole operator map: not empty, and its `gte`/`gt`/`lte`/`lt` all numbers or
+    all strings (no value is both)."""
+    if not value:
+        return f"where: '{name}' has an empty operator map (give at least one of " + (
+            f"{', '.join(OPERATORS)})"
+        )
+    kinds = {isinstance(value[op], str) for op in COMPARISONS if op in value}
+    if len(kinds) > 1:
+        return (
+            f"where: '{name}' compares with a number and a string in one map "
+            "(no value is both; give numbers or strings)"
+        )
     return None
 
 
@@ -552,9 +621,38 @@ def _add_where(
     (recall's rules, which forget shares: a forget deletes what that recall returns)."""
     mapping = _map(fields["where"], op, report) if "where" in fields else None
     for f in mapping.fields if mapping else ():
+        if isinstance(f.value, ast.MapValue) and f.name not in filters:
+            if _operators_checked(f, f.value, report):
+                filters[f.name] = plain(f.value)
+            continue
         value = plain(f.value)
         problem = filter_problem(f.name, value, filters)
         if problem is None:
             filters[f.name] = value
         else:
             report.error(problem, f.span if f.name in filters else value_span(f))
+
+
+def _operators_checked(field: ast.Field, operators: ast.MapValue, report: Reporter) -> bool:
+    """Check the operator map of a `where` field, each problem at its operator (an
+    unknown or repeated one), its operand or the field (the map as a whole); whether
+    it is sound."""
+    name = field.name
+    sound = True
+    seen: set[str] = set()
+    for f in operators.fields:
+        if f.name in seen:
+            report.error(f"where: operator '{f.name}' given twice for '{name}'", f.span)
+            sound = False
+            continue
+        seen.add(f.name)
+        problem = operator_problem(name, f.name, plain(f.value))
+        if problem is not None:
+            report.error(problem, f.span if f.name not in OPERATORS else value_span(f))
+            sound = False
+    if sound:
+        problem = operators_problem(name, plain(operators))  # type: ignore[arg-type]
+        if problem is not None:
+            report.error(problem, field.span)
+            sound = False
+    return sound

@@ -469,13 +469,17 @@ DEFAULT_IMPORTANCE = IMPORTANCE_LEVELS["normal"]
 """The importance of a record that gives none, and what `min_importance` assumes for an
 entry without `importance` metadata."""
 
-COMPARISONS: dict[str, Callable[[float, float], bool]] = {
+COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
     "gte": lambda have, bound: have >= bound,
     "gt": lambda have, bound: have > bound,
     "lte": lambda have, bound: have <= bound,
     "lt": lambda have, bound: have < bound,
 }
-"""The operators of a comparison filter (see `matches_filters`)."""
+"""The ordering operators of an operator filter (see `matches_filters`): a number
+against numbers, a string against strings (by code point)."""
+
+OPERATORS = ("gte", "gt", "lte", "lt", "ne", "in", "exists")
+"""The operators a `where` operator map may hold (`{"gte": 3}`, see `matches_filters`)."""
 
 
 def json_kind(value: Any, *, array: str = "an array") -> str:
@@ -511,17 +515,42 @@ def comparison_filter(op: str, bound: float, default: float | None = None) -> di
     return wanted
 
 
-def _compares(have: Any, wanted: Mapping[str, Any]) -> bool:
-    """A comparison filter against one metadata value: every operator given must hold."""
-    if not is_number(have):
+def _orders(have: Any, bound: Any) -> bool:
+    """Whether `have` and `bound` compare: two numbers (not booleans) or two strings."""
+    if isinstance(bound, str):
+        return isinstance(have, str)
+    return is_number(have) and is_number(bound)
+
+
+def _equals(have: Any, wanted: Any) -> bool:
+    """An equality filter's match: `have` (an array: one of its elements) is `wanted`."""
+    if isinstance(have, list):
+        return wanted in have
+    return have is wanted or have == wanted
+
+
+def _holds(present: bool, have: Any, op: str, operand: Any) -> bool:
+    """One operator of an operator map against a metadata value (`present`: the entry
+    has the field, or the map's `default` stands for it)."""
+    if op == "exists":
+        return operand is present
+    if not present:
         return False
-    for op, bound in wanted.items():
-        if op == "default":
-            continue
-        test = COMPARISONS.get(op)
-        if test is None or not is_number(bound) or not test(float(have), float(bound)):
-            return False
-    return True
+    if op == "in":
+        return isinstance(operand, list) and any(_equals(have, item) for item in operand)
+    if op == "ne":
+        return not _equals(have, operand)
+    test = COMPARISONS.get(op)
+    return test is not None and _orders(have, operand) and bool(test(have, operand))
+
+
+def _compares(have: Any, wanted: Mapping[str, Any]) -> bool:
+    """An operator map against one metadata value (`_ABSENT`: no such field): every
+    operator given must hold."""
+    present = have is not _ABSENT
+    return all(
+        _holds(present, have, op, operand) for op, operand in wanted.items() if op != "default"
+    )
 
 
 def matches_filters(metadata: Mapping[str, Any], filters: Mapping[str, Any] | None) -> bool:
@@ -533,11 +562,15 @@ def matches_filters(metadata: Mapping[str, Any], filters: Mapping[str, Any] | No
     - a list matches when the metadata value (a list or a scalar) shares at least
       one element with it (`tags: ["finance", "legal"]`);
     - a scalar matches by equality (`type: "short_term"`);
-    - a comparison, a map of operators `gte`, `gt`, `lte`, `lt` to numbers, matches
-      a numeric metadata value for which every operator holds
-      (`importance: {"gte": 0.75}`); `default` is the value assumed when the entry
-      has no such field (without it, an entry lacking the field does not match).
-      A non-numeric value, or an unknown operator, never matches.
+    - an operator map (`OPERATORS`) matches when every operator holds
+      (`importance: {"gte": 0.75}`, `day: {"gte": "2024-03", "lt": "2024-04"}`):
+      `gte`/`gt`/`lte`/`lt` a number against a number or a string against a string
+      (by code point), never a number against a string, a boolean, null or an array;
+      `in` a list, as the list form; `ne` a value the field is not equal to as the
+      scalar form has it (an array: holds no element equal to it); `exists` true or
+      false, whether the entry has the field. Every operator but `exists: false`
+      needs the field. `default` (internal: `min_importance`) is the value assumed
+      when the entry has no such field. An unknown operator never matches.
 
     An entry without the field does not match a list or scalar filter.
     """
@@ -568,8 +601,7 @@ def _field_test(name: str, wanted: Any) -> Callable[[Mapping[str, Any]], bool]:
         fallback = wanted.get("default", _ABSENT)
 
         def compares(metadata: Mapping[str, Any]) -> bool:
-            have = metadata.get(name, fallback)
-            return have is not _ABSENT and _compares(have, wanted)
+            return _compares(metadata.get(name, fallback), wanted)
 
         return compares
     if isinstance(wanted, list | tuple):
@@ -585,11 +617,6 @@ def _field_test(name: str, wanted: Any) -> Callable[[Mapping[str, Any]], bool]:
         return shares
 
     def equals(metadata: Mapping[str, Any]) -> bool:
-        if name not in metadata:
-            return False
-        have = metadata[name]
-        if isinstance(have, list):
-            return wanted in have
-        return have is wanted or have == wanted
+        return name in metadata and _equals(metadata[name], wanted)
 
     return equals

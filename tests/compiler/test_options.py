@@ -93,7 +93,8 @@ def test_tier_options_need_a_tiered_memory(text: str, wanted: str) -> None:
         ('recall("a") from Notes with { tags: "x" }', "tags must be a list of strings"),
         ('remember("a") -> Notes with { metadata: [1] }', "metadata in remember must be a map"),
         ('recall("a") from Notes with { where: "x" }', "where in recall must be a map"),
-        ('recall("a") from Notes with { where: { a: { b: 1 } } }', "where: 'a' must be"),
+        ('recall("a") from Notes with { where: { a: { b: 1 } } }',
+         "where: unknown operator 'b' for 'a'"),
         ('recall("a") from Notes with { top_k: 0 }', "top_k in recall must be a positive"),
         ('recall("a") from Notes with { top_k: 99999999999999999999 }',
          "top_k in recall must be at most 1,000,000, got 99999999999999999999"),
@@ -110,6 +111,54 @@ def test_option_values_are_checked(text: str, wanted: str) -> None:
     message, line, _ = only_error(text)
     assert wanted in message
     assert line == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "wanted", "column"),
+    [
+        ('recall("a") from Notes with { where: { n: { gtee: 3 } } }',
+         "where: unknown operator 'gtee' for 'n' (did you mean 'gte'?). Valid: gte, gt, lte, "
+         "lt, ne, in, exists", 45),
+        ('forget from Notes with { where: { n: { exist: true } } }',
+         "(did you mean 'exists'?)", 40),
+        ('recall("a") from Notes with { where: { n: { gte: [1, 2] } } }',
+         "where: 'n': gte takes a number or a string, got [1, 2]", 51),
+        ('recall("a") from Notes with { where: { n: { lt: true } } }',
+         "where: 'n': lt takes a number or a string, got true", 49),
+        ('recall("a") from Notes with { where: { n: { in: "a" } } }',
+         "where: 'n': in takes a list of strings, numbers or booleans, got \"a\"", 49),
+        ('recall("a") from Notes with { where: { n: { ne: [1] } } }',
+         "where: 'n': ne takes a string, number or boolean, got [1]", 50),
+        ('recall("a") from Notes with { where: { n: { exists: 1 } } }',
+         "where: 'n': exists takes true or false, got 1", 53),
+        ('recall("a") from Notes with { where: { n: { gte: 1, lt: "b" } } }',
+         "where: 'n' compares with a number and a string in one map", 40),
+        ('recall("a") from Notes with { where: { n: { } } }', "has an empty operator map", 40),
+        ('recall("a") from Notes with { where: { n: { gt: 1, gt: 2 } } }',
+         "where: operator 'gt' given twice for 'n'", 52),
+    ],
+)
+def test_operator_maps_in_where_are_checked_at_their_operator(
+    text: str, wanted: str, column: int
+) -> None:
+    message, line, col = only_error(text)
+    assert wanted in message
+    assert (line, col) == (2, column)
+
+
+def test_operator_maps_in_where_compile_to_the_filter() -> None:
+    program = axon.compile(
+        DECL + 'recall("a") from Notes with { where: { n: { gte: 3, lt: 10 }, '
+        'day: { lt: "2024-06" }, k: { in: ["a", 2] }, j: { exists: false }, m: { ne: 0 } } }'
+    )
+    recall = program.to_dict()["statements"][0]
+    assert recall["filters"] == {
+        "n": {"gte": 3, "lt": 10},
+        "day": {"lt": "2024-06"},
+        "k": {"in": ["a", 2]},
+        "j": {"exists": False},
+        "m": {"ne": 0},
+    }
 
 
 @pytest.mark.parametrize(
@@ -189,6 +238,8 @@ def test_a_memorys_top_k_past_the_maximum_is_refused_at_its_value() -> None:
         ('let t = ["a"]\nremember("x") -> Notes with { tags: t }', "t", "tags", 37),
         ('let t = "a"\nremember("x") -> Notes with { tags: [t] }', "t", "tags", 38),
         ('let t = "a"\nforget from Notes with { where: { who: t } }', "t", "where", 40),
+        ("let t = 3\nrecall(\"x\") from Notes with { where: { n: { gte: t } } }", "t", "where",
+         50),
     ],
 )
 def test_a_bound_name_where_an_option_takes_a_constant_is_an_error(

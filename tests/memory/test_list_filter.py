@@ -23,7 +23,8 @@ from axon.testing import BackendEnv, FakeClock
 from tests.memory.conftest import BACKEND_FACTORIES
 
 NAMES = ["group", "tags", "a.b", "é", "", "type", "importance", 'q"t', "b\\s", "n\n", "$x"]
-STRINGS = ["a", "b", "é", "ü中", "1", "true", "", "a b", '"', "x\x00"]
+STRINGS = ["a", "b", "é", "ü中", "1", "true", "", "a b", '"', "x\x00", "x", "2024-06-01"]
+STRINGS += ["\U0001f600"]
 NUMBERS: list[Any] = [0, 1, 2, -1, 0.0, -0.0, 1.0, 0.1, 2.5, 0.75, 1e20, 10**20, 2**53 + 1]
 NUMBERS += [2**70, 1e-310, 1 + 1e-12, 0.75 - 1e-12]  # the last two: inside the SQL slack
 SCALARS = st.sampled_from(STRINGS) | st.sampled_from(NUMBERS) | st.booleans()
@@ -45,9 +46,15 @@ def postgres_condition(filters: dict[str, Any], column: str) -> tuple[str, list[
 
 METADATA = st.dictionaries(st.sampled_from(NAMES), VALUES, max_size=4)
 
+OPERANDS = (
+    st.sampled_from(NUMBERS)
+    | st.sampled_from([*STRINGS, "a\x00", "\ud800", "2024-06", "2024-06-01T00:00"])
+    | st.sampled_from([True, False, None])
+    | st.lists(SCALARS, max_size=3)
+)
 COMPARISON = st.dictionaries(
-    st.sampled_from(["gte", "gt", "lte", "lt", "default", "eq"]),
-    st.sampled_from(NUMBERS) | st.sampled_from(["x", True]),
+    st.sampled_from(["gte", "gt", "lte", "lt", "default", "eq", "ne", "in", "exists"]),
+    OPERANDS,
     min_size=1,
     max_size=3,
 )
@@ -121,6 +128,53 @@ def test_the_filters_the_language_writes_are_all_in_the_query(filters: dict[str,
     assert sql != "1" and len(params) >= 2 * len(filters)  # every field in the condition
     pg_params = postgres_condition(filters, "e.metadata")[1]
     assert len(pg_params) >= 1 + len(filters)  # the NUL guard, then every field
+
+
+OPERATOR_ROWS: list[dict[str, Any]] = [
+    {"day": "2024-03-05", "n": 1, "k": "a"},
+    {"day": "2024-06-01", "n": 3, "k": ["a", "b"]},
+    {"day": "2024-06", "n": "3", "k": None},
+    {"day": 2024, "n": True},
+    {"day": "\U0001f600", "n": 5.5, "k": "é"},
+    {},
+]
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"day": {"lt": "2024-06"}},
+        {"day": {"gte": "2024-06", "lt": "2024-07"}},
+        {"day": {"gt": "2024-06"}},
+        {"day": {"gte": "z"}},
+        {"n": {"gte": 3}},
+        {"n": {"gt": 2, "lte": 6}},
+        {"k": {"exists": False}},
+        {"k": {"exists": True, "ne": "a"}},
+        {"k": {"in": ["b", "é"]}},
+        {"k": {"ne": "é"}},
+    ],
+)
+def test_operator_maps_are_in_the_query_on_both_dialects(
+    pg_dsn: str, filters: dict[str, Any]
+) -> None:
+    """The condition alone keeps the documented rows (numbers: up to the slack, none here):
+    string order by code point, a number never against a string, `in`, `ne`, `exists`."""
+    import psycopg
+    from psycopg import sql
+
+    wanted = [i for i, m in enumerate(OPERATOR_ROWS) if matches_filters(m, filters)]
+    assert _sql_matches(OPERATOR_ROWS, filters)[0] == wanted
+    condition, params, _ = postgres_condition(filters, "e.metadata")
+    with psycopg.connect(pg_dsn) as conn:
+        conn.execute("CREATE TEMP TABLE t (id int PRIMARY KEY, metadata json NOT NULL)")
+        with conn.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO t VALUES (%s, %s)",
+                [(i, encode_json(m)) for i, m in enumerate(OPERATOR_ROWS)],
+            )
+        query = sql.SQL("SELECT id FROM t AS e WHERE {} ORDER BY id").format(sql.SQL(condition))
+        assert [row[0] for row in conn.execute(query, params).fetchall()] == wanted
 
 
 def test_string_filters_are_exact_and_numbers_have_a_slack() -> None:

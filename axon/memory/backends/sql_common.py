@@ -10,8 +10,9 @@ matched). What is the same is written here once:
   in SQL exactly as Python's `str.lower()` does;
 - keyword recall's budget: `candidate_count(top_k)` candidates rescored per round
   (the query's words are capped for every backend, `text.MAX_QUERY_TERMS`);
-- the metadata filter in the query (`filter_condition`): one walk over the filters,
-  the dialect's spelling of a field, an equality and a comparison as a parameter
+- the metadata filter in the query (`filter_condition`): one walk over the filters
+  (operator maps too: `gte`, `gt`, `lte`, `lt`, `ne`, `in`, `exists`), the dialect's
+  spelling of a field, an equality and a comparison as a parameter
   (`SQLITE_FILTERS`: JSON functions over text, `?`; `POSTGRES_FILTERS`: jsonb
   containment, `%s`);
 - the purge policy (`purge_in_batches`): expired rows go `PURGE_BATCH` per
@@ -196,10 +197,23 @@ class FilterDialect:
         raise NotImplementedError
 
     def compare(
-        self, column: str, name: str, bounds: list[tuple[str, float]], absent: bool
+        self, column: str, name: str, bounds: list[tuple[str, Any]], absent: bool
     ) -> tuple[str, list[Any]]:
-        """Field `name` is a number (not a boolean) within every `(op, bound)` (`>=`,
-        `<=`); a missing field passes when `absent`."""
+        """Field `name` is a number (not a boolean) within every `(op, bound)` (`gte`,
+        `gt`, `lte`, `lt` and a float), or a string when the bounds are strings (as
+        `text` accepted them); a missing field passes when `absent`. Numbers within
+        `FILTER_SLACK` (`_number_bound`)."""
+        raise NotImplementedError
+
+    def exists(self, column: str, name: str, present: bool) -> tuple[str, list[Any]]:
+        """Field `name` is there (any value, null too), or is not when not `present`."""
+        raise NotImplementedError
+
+    def not_equal(
+        self, column: str, name: str, strings: list[str], numbers: list[float]
+    ) -> tuple[str, list[Any]]:
+        """Field `name` is there and does not `equal` the one item (a condition that
+        every such row passes: a number is left to Python past the field's presence)."""
         raise NotImplementedError
 
     def all_of(self, column: str, parts: list[str], params: list[Any]) -> tuple[str, list[Any]]:
@@ -250,16 +264,7 @@ def _filter_field(
 ) -> tuple[str, list[Any]]:
     dialect.name(name)
     if isinstance(wanted, Mapping):
-        bounds: list[tuple[str, float]] = []
-        for op, bound in wanted.items():
-            if op == "default":
-                continue
-            if op not in COMPARISONS or not is_number(bound):
-                return dialect.false, []  # matches_filters: never a match
-            low, high = _around(_finite(bound))
-            bounds.append((">=", low) if op in ("gte", "gt") else ("<=", high))
-        absent = "default" in wanted and matches_filters({}, {"field": dict(wanted)})
-        return dialect.compare(column, name, bounds, absent)
+        return _operators(name, wanted, column, dialect)
     items: Sequence[Any] = wanted if isinstance(wanted, list | tuple) else [wanted]
     if not items:
         return dialect.false, []
@@ -273,6 +278,56 @@ def _filter_field(
         else:
             raise Unexpressed
     return dialect.equal(column, name, strings, numbers)
+
+
+def _operators(
+    name: str, wanted: Mapping[str, Any], column: str, dialect: FilterDialect
+) -> tuple[str, list[Any]]:
+    """An operator map: each operator's condition, joined; an operator the dialect
+    cannot express is left out (the rows are still checked with `matches_filters`)."""
+    if "default" in wanted:  # min_importance: a comparison that an absent field may pass
+        absent = matches_filters({}, {name: dict(wanted)})
+        bounds = [(op, bound) for op, bound in wanted.items() if op != "default"]
+        if not all(op in COMPARISONS and is_number(bound) for op, bound in bounds):
+            return dialect.false, []  # matches_filters: never a match
+        return dialect.compare(column, name, [(op, _finite(b)) for op, b in bounds], absent)
+    parts: list[str] = []
+    params: list[Any] = []
+    bounds = []
+    for op, operand in wanted.items():
+        try:
+            if op in COMPARISONS and isinstance(operand, str):
+                bounds.append((op, dialect.text(operand)))
+                continue
+            if op in COMPARISONS and is_number(operand):
+                bounds.append((op, _finite(operand)))
+                continue
+            part, values = _operator(name, op, operand, column, dialect)
+        except Unexpressed:
+            continue
+        parts.append(part)
+        params += values
+    if bounds:
+        part, values = dialect.compare(column, name, bounds, False)
+        parts.append(part)
+        params += values
+    return ("(" + " AND ".join(parts) + ")" if parts else dialect.true), params
+
+
+def _operator(
+    name: str, op: str, operand: Any, column: str, dialect: FilterDialect
+) -> tuple[str, list[Any]]:
+    """The condition of one operator other than a comparison (`false` for what
+    `matches_filters` never matches: an unknown operator, an operand of a wrong type)."""
+    if op == "exists" and isinstance(operand, bool):
+        return dialect.exists(column, name, operand)
+    if op == "in" and isinstance(operand, list):
+        return _filter_field(name, list(operand), column, dialect)
+    if op == "ne" and isinstance(operand, str | int | float):
+        if isinstance(operand, str):
+            return dialect.not_equal(column, name, [dialect.text(operand)], [])
+        return dialect.not_equal(column, name, [], [dialect.number(operand)])
+    return dialect.false, []
 
 
 def _finite(number: float) -> float:
@@ -291,6 +346,21 @@ def _around(number: float) -> tuple[float, float]:
     return number - slack, number + slack
 
 
+def _number_bound(op: str, bound: float) -> tuple[str, float]:
+    """A comparison with a number in SQL: non-strict and widened by `FILTER_SLACK`."""
+    low, high = _around(bound)
+    return (">=", low) if op in ("gte", "gt") else ("<=", high)
+
+
+def _kind_of(bounds: list[tuple[str, Any]]) -> str | None:
+    """"text" when the bounds are all strings, "number" when all numbers, else None."""
+    kinds = {"text" if isinstance(bound, str) else "number" for _, bound in bounds}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+_SQL_OPS = {"gte": ">=", "gt": ">", "lte": "<=", "lt": "<"}
+
+
 _NUMERIC = "('integer', 'real', 'true', 'false')"
 _NUMBER = "('integer', 'real')"
 
@@ -303,10 +373,14 @@ class SQLiteFilters(FilterDialect):
     matches a `text` of equal bytes; a number or boolean matches a number or boolean
     within `FILTER_SLACK` of it (Python's `True == 1 == 1.0`, and SQLite's own decimal
     parser may round a float one step away from Python's); an array matches when one of
-    its elements does (`json_each`). Left to Python: field names the JSON path cannot
-    spell (SQLite compares a quoted label with the key's text as stored, and has no way
-    to write a `"` in one: a `"`, a backslash or a control character), strings holding
-    NUL or unpaired surrogates, numbers beyond a float's range.
+    its elements does (`json_each`). An operator map (`_operators`) is its operators'
+    conditions: a comparison with strings compares the bytes of UTF-8 (code point order),
+    `ne` on a string is the negated equality, `exists` the field's `json_type`; a stored
+    string holding NUL passes a string comparison or `ne` unexamined (SQL's text may stop
+    there) and `ne` on a number asks only for the field. Left to Python: field names the
+    JSON path cannot spell (SQLite compares a quoted label with the key's text as stored,
+    and has no way to write a `"` in one: a `"`, a backslash or a control character),
+    strings holding NUL or unpaired surrogates, numbers beyond a float's range.
     """
 
     def name(self, name: str) -> None:
@@ -361,19 +435,47 @@ class SQLiteFilters(FilterDialect):
         return "(" + " OR ".join(parts) + ")", params
 
     def compare(
-        self, column: str, name: str, bounds: list[tuple[str, float]], absent: bool
+        self, column: str, name: str, bounds: list[tuple[str, Any]], absent: bool
     ) -> tuple[str, list[Any]]:
+        kind_of = _kind_of(bounds)
+        if kind_of is None:
+            return self.false, []  # a number and a string bound: no value is both
         path = f'$."{name}"'
         kind = f"json_type({column}, ?)"
         value = f"json_extract({column}, ?)"
+        if kind_of == "number":
+            sql_bounds = [_number_bound(op, b) for op, b in bounds]
+        else:
+            sql_bounds = [(_SQL_OPS[op], b) for op, b in bounds]
         params: list[Any] = [path]
-        for _, bound in bounds:
+        for _, bound in sql_bounds:
             params += [path, bound]
-        present = " AND ".join([f"{kind} IN {_NUMBER}", *(f"{value} {op} ?" for op, _ in bounds)])
+        holds = " AND ".join(f"{value} {op} ?" for op, _ in sql_bounds)
+        if kind_of == "number":
+            present = f"{kind} IN {_NUMBER} AND {holds}"
+        else:  # a stored string holding NUL is left to Python (SQL's text may stop there)
+            present = f"{kind} = 'text' AND ({holds} OR instr({column}, ?) > 0)"
+            params.append("\\u0000")
         return f"(CASE WHEN {kind} IS NULL THEN {int(absent)} ELSE ({present}) END)", [
             path,
             *params,
         ]
+
+    def exists(self, column: str, name: str, present: bool) -> tuple[str, list[Any]]:
+        return f"(json_type({column}, ?) IS {'NOT ' if present else ''}NULL)", [f'$."{name}"']
+
+    def not_equal(
+        self, column: str, name: str, strings: list[str], numbers: list[float]
+    ) -> tuple[str, list[Any]]:
+        there, there_params = self.exists(column, name, True)
+        if not strings:
+            return there, there_params
+        same, same_params = self.equal(column, name, strings, [])
+        # a stored string holding NUL is left to Python (SQL's text may stop there)
+        return (
+            f"({there} AND (instr({column}, ?) > 0 OR NOT {same}))",
+            [*there_params, "\\u0000", *same_params],
+        )
 
 
 EXACT_LIMIT = 2**53
@@ -393,7 +495,9 @@ class PostgresFilters(FilterDialect):
     cast must only ever see a number; AND's operands may run in any order). The column
     is `json` because strings may hold `\\u0000`, which jsonb refuses: a row whose
     metadata text holds that escape passes the condition unexamined (`CASE` evaluates
-    the guard first) and is left to `matches_filters`.
+    the guard first) and is left to `matches_filters`. A comparison with strings reads
+    the field as text under the C collation (UTF-8 bytes: code point order); `ne` is the
+    negated containment of a field that is there; `exists` asks `->` for it.
     """
 
     true = "true"
@@ -407,6 +511,10 @@ class PostgresFilters(FilterDialect):
     def text(self, value: str) -> str:
         if "\x00" in value:
             raise Unexpressed
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise Unexpressed from None
         return value
 
     def number(self, value: float) -> float:
@@ -429,18 +537,38 @@ class PostgresFilters(FilterDialect):
         return f"{column}::jsonb @> ANY (%s::jsonb[])", [documents]
 
     def compare(
-        self, column: str, name: str, bounds: list[tuple[str, float]], absent: bool
+        self, column: str, name: str, bounds: list[tuple[str, Any]], absent: bool
     ) -> tuple[str, list[Any]]:
-        value = f"({column} ->> %s)::numeric"
-        present = " AND ".join(f"{value} {op} %s::float8::numeric" for op, _ in bounds) or "true"
+        kind_of = _kind_of(bounds)
+        if kind_of is None:
+            return self.false, []  # a number and a string bound: no value is both
+        if kind_of == "number":
+            value = f"({column} ->> %s)::numeric"
+            sql_bounds = [_number_bound(op, b) for op, b in bounds]
+            mark, json_type = "%s::float8::numeric", "number"
+        else:  # code point order: the bytes of UTF-8 under the C collation
+            value = f'({column} ->> %s) COLLATE "C"'
+            sql_bounds = [(_SQL_OPS[op], b) for op, b in bounds]
+            mark, json_type = "%s", "string"
+        present = " AND ".join(f"{value} {op} {mark}" for op, _ in sql_bounds) or "true"
         params: list[Any] = [name, name]
-        for _, bound in bounds:
+        for _, bound in sql_bounds:
             params += [name, bound]
         sql = (
             f"(CASE WHEN {column} -> %s IS NULL THEN {'true' if absent else 'false'} "
-            f"WHEN json_typeof({column} -> %s) = 'number' THEN ({present}) ELSE false END)"
+            f"WHEN json_typeof({column} -> %s) = '{json_type}' THEN ({present}) ELSE false END)"
         )
         return sql, params
+
+    def exists(self, column: str, name: str, present: bool) -> tuple[str, list[Any]]:
+        return f"({column} -> %s IS {'NOT ' if present else ''}NULL)", [name]
+
+    def not_equal(
+        self, column: str, name: str, strings: list[str], numbers: list[float]
+    ) -> tuple[str, list[Any]]:
+        there, there_params = self.exists(column, name, True)
+        same, same_params = self.equal(column, name, strings, numbers)
+        return f"({there} AND NOT {same})", [*there_params, *same_params]
 
     def all_of(self, column: str, parts: list[str], params: list[Any]) -> tuple[str, list[Any]]:
         if not parts:
