@@ -9,6 +9,7 @@ The public API (docs/language.md §13 Python API):
   `execute(source)`, `memory(name)` (a `MemoryHandle`: Python values in and out),
   `events`, `records`, `close()`; `AsyncSession`, the same as coroutines
   (docs/language.md §13.3 `axon.AsyncSession`)
+- `Namespace`: a checked namespace ("acme/u42"; docs/language.md §14 Namespaces)
 - `Entry`, `Result` and `Results`: what a handle's get/list and recall return
   (`Results` is a list with `below_floor`)
 - the interfaces to plug in: `ModelClient` (with `ModelRequest`, `OfflineModelClient`)
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from axon.compiler.ast import Program
     from axon.compiler.ir import IRProgram
     from axon.memory.embeddings.base import Embedder
+    from axon.memory.namespaces import Namespace
     from axon.runtime.handle import AsyncMemoryHandle, Entry, MemoryHandle, Result, Results
     from axon.runtime.model import ModelClient, ModelRequest, OfflineModelClient
     from axon.runtime.session import AsyncSession, RunResult, Session
@@ -57,6 +59,7 @@ __all__ = [
     "MemoryHandle",
     "ModelClient",
     "ModelRequest",
+    "Namespace",
     "OfflineModelClient",
     "Result",
     "Results",
@@ -104,6 +107,7 @@ _LAZY = {
     "MemoryHandle": "axon.runtime.handle",
     "ModelClient": "axon.runtime.model",
     "ModelRequest": "axon.runtime.model",
+    "Namespace": "axon.memory.namespaces",
     "OfflineModelClient": "axon.runtime.model",
     "Result": "axon.runtime.handle",
     "Results": "axon.runtime.handle",
