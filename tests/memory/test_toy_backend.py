@@ -128,3 +128,23 @@ def test_the_store_backend_and_opening_one_without_its_name(tmp_path: Path) -> N
     assert pg is not None
     assert pg.default_location({"dsn": "postgresql://h/d"}) == "postgresql://h/d"
     assert pg.keywords({"dsn": "postgresql://h/d", "schema": "s"}) == {"schema": "s"}
+
+
+def test_an_entry_point_may_name_the_backend_info(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A distribution's `axon.backends` entry naming a `BackendInfo` registers it whole
+    (options and store function); one naming a class registers the class."""
+    dist = tmp_path / "axon_toy-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: axon-toy\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        "[axon.backends]\ntoy = tests.helpers.toy_backend:TOY\n"
+        "toyclass = tests.helpers.toy_backend:ToyBackend\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    own = BackendRegistry()
+    assert own.lookup("toy") is TOY
+    as_class = own.lookup("toyclass")
+    assert as_class is not None and as_class.load() is ToyBackend and not as_class.options
+    assert as_class.resolved_capabilities().persistent
