@@ -12,8 +12,8 @@ same lists (checked against `backend.retrieve`).
 Each candidate gets the features of `axon.memory.retrieval.ranker` (`FEATURES`,
 each in [0, 1], computed by `hybrid.ranker_features`: the very values the
 shipped ranker reads): the existing signals (keyword, semantic, mention,
-neighbour, episode, when, the hand-weighted fused score), its ranks in each
-list, found by both, the keyword and semantic scores of its neighbours, its
+neighbour, episode, when, the hand-weighted fused score), the keyword and
+semantic scores of its neighbours, its
 length, whether it is itself a question. A linear model is
 trained on them (`--model logistic`: pointwise logistic regression, Newton
 steps with an L2 penalty; `--model listwise`: a softmax over each question's
@@ -137,7 +137,6 @@ async def capture(args: argparse.Namespace) -> list[Pool]:
 FEATURES = ranker.FEATURES
 
 GROUPS: dict[str, tuple[str, ...]] = {
-    "rank": ("keyword_rank", "semantic_rank", "keyword_top5", "semantic_top5", "both"),
     "neighbour_lists": ("neighbour_keyword", "neighbour_semantic"),
     "text": ("length", "short", "asks", "relative_time"),
     "signals": ("own", "keyword", "semantic", "mention", "neighbour", "episode", "when"),

@@ -289,7 +289,7 @@ def test_a_linked_memory_is_ranked_by_the_learned_ranker() -> None:
     assert all(ranker_only.isdisjoint(e.signals or {}) for e in hand)
 
 
-def test_the_ranker_reads_each_candidates_places_text_and_neighbours() -> None:
+def test_the_ranker_reads_each_candidates_text_and_neighbours() -> None:
     def said(key: str, text: str, score: float, ts: float) -> MemoryEntry:
         return MemoryEntry(key=key, value=text, score=score, timestamp=ts)
 
@@ -301,30 +301,11 @@ def test_the_ranker_reads_each_candidates_places_text_and_neighbours() -> None:
     rows = ranker_features(keyword, semantic, now=NOW, weights=HybridWeights(), query="lake")
     values = {e.key: dict(zip(ranker.FEATURES, row, strict=True)) for e, row in rows}
     asks, wow = values["asks"], values["wow"]
-    assert asks["keyword_rank"] == 1.0 and asks["keyword_top5"] == 1.0
-    assert asks["semantic_rank"] == 0.0 and asks["both"] == 0.0
-    assert wow["keyword_rank"] == 0.5 and wow["semantic_rank"] == 1.0 and wow["both"] == 1.0
     assert asks["asks"] == 1.0 and asks["relative_time"] == 1.0 and asks["short"] == 0.0
     assert wow["short"] == 1.0 and wow["asks"] == 0.0  # the date and speaker are not said
     assert wow["length"] == pytest.approx(1 / ranker.LONG_WORDS)
     assert wow["neighbour_keyword"] == 0.6 and asks["neighbour_semantic"] == 0.3
     assert wow["semantic"] == 0.3 and wow["keyword"] == 0.2
-
-
-def test_top5_is_the_first_five_places_of_each_list() -> None:
-    """`keyword_top5` and `semantic_top5` hold for the 5th candidate of a list (place 4)
-    and not for the 6th (place 5): the boundary, on each list alone."""
-    hour = 3600.0
-    keyword = [entry(f"k{n}", 0.9 - 0.1 * n, ts=NOW + n * hour) for n in range(7)]
-    semantic = [entry(f"s{n}", 0.9 - 0.1 * n, ts=NOW + (n + 10) * hour) for n in range(7)]
-    rows = ranker_features(keyword, semantic, now=NOW, weights=HybridWeights(), query="x")
-    values = {e.key: dict(zip(ranker.FEATURES, row, strict=True)) for e, row in rows}
-    for prefix, feature, other in (("k", "keyword", "semantic"), ("s", "semantic", "keyword")):
-        top5 = [values[f"{prefix}{n}"][f"{feature}_top5"] for n in range(7)]
-        assert top5 == [1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0], feature
-        assert values[f"{prefix}4"][f"{feature}_rank"] == pytest.approx(1 / 5)
-        assert values[f"{prefix}5"][f"{feature}_rank"] == pytest.approx(1 / 6)
-        assert all(values[f"{prefix}{n}"][f"{other}_top5"] == 0.0 for n in range(7))
 
 
 def test_the_ranker_reads_names_and_numbers_said() -> None:
@@ -379,7 +360,7 @@ def test_unlinked_results_do_not_depend_on_the_ranker() -> None:
         assert [(e.key, e.score, e.signals) for e in on] == [
             (e.key, e.score, e.signals) for e in off
         ]
-        assert all("keyword_rank" not in (e.signals or {}) for e in on)
+        assert all("neighbour_keyword" not in (e.signals or {}) for e in on)
 
 
 def test_shipped_weights_must_name_the_rankers_features() -> None:

@@ -54,8 +54,8 @@ backend stores, so every backend ranks alike.
 
 A linked memory's candidates are then ordered by the learned ranker
 (`axon.memory.retrieval.ranker`): a linear model over features read from these
-signals, the hand-weighted score, the candidates' places in the two lists and
-their text, trained on LoCoMo dev by `benchmarks/locomo_ranker.py`. The score is
+signals, the hand-weighted score, the scores of the candidates around it and
+its text, trained on LoCoMo dev by `benchmarks/locomo_ranker.py`. The score is
 `(1 - learned) * hand + learned * ranker` (`HybridWeights.learned`, default 1),
 and a result's signals are blended the same way, the ranker's being each
 feature's share of its score; `learned=0` gives the hand-weighted ranking above.
@@ -68,7 +68,6 @@ rank fusion (RRF k=60 was worse than BM25 alone). Every result carries
 
 from __future__ import annotations
 
-import bisect
 import functools
 import math
 import re
@@ -443,26 +442,6 @@ class _Pool:
     """The question asks "how many / much / long / often" (`ranker.asks_count`)."""
 
 
-PLACE_TOLERANCE = 1e-5
-"""Scores closer than this share a place: backends agree on scores within 1e-6
-(docs/backends.md, "Scores"), not exactly, so a near-tie must not order two candidates
-differently on two backends."""
-
-
-def _places(scores: Mapping[_Ident, float]) -> dict[_Ident, int]:
-    """Each candidate's place in its list: how many candidates of the list score higher.
-
-    Read from the scores, never from the list's order, so ties (which backends
-    order differently) share the best place and every backend gives the same places.
-    """
-    ordered = sorted(scores.values())
-    size = len(ordered)
-    return {
-        ident: size - bisect.bisect_right(ordered, score + PLACE_TOLERANCE)
-        for ident, score in scores.items()
-    }
-
-
 def _ranker_features(
     parts_of: Mapping[_Ident, dict[str, float]],
     entries: Mapping[_Ident, MemoryEntry],
@@ -470,9 +449,7 @@ def _ranker_features(
     weights: HybridWeights,
 ) -> dict[_Ident, list[float]]:
     """Each candidate's learned-ranker features (`ranker.feature_values`), read from its
-    hand-weighted signals in `parts_of` and its places in the two candidate lists."""
-    keyword_place = _places(pool.kw)
-    semantic_place = _places(pool.sem)
+    hand-weighted signals in `parts_of` and the candidates around it."""
     times = {ident: entry.timestamp for ident, entry in entries.items()}
     window = weights.neighbour_seconds
     near_kw = _nearest_neighbours({i: pool.kw.get(i, 0.0) for i in entries}, times, window)
@@ -491,8 +468,6 @@ def _ranker_features(
             neighbour=pool.near.get(ident, 0.0),
             episode=pool.episode.get(ident, 0.0),
             when=pool.when and relative,
-            keyword_place=keyword_place.get(ident),
-            semantic_place=semantic_place.get(ident),
             neighbour_keyword=near_kw[ident],
             neighbour_semantic=near_sem[ident],
             text=text,

@@ -5,8 +5,8 @@ by `benchmarks/locomo_ranker.py` (a softmax over each question's candidate pool
 towards its evidence turns) and shipped as `ranker_weights.json` beside this
 module, read on the first linked hybrid recall. It reorders the candidates the
 hand-weighted fusion of `axon.memory.retrieval.hybrid` already has, reading
-nothing but their fields, their scores and their places in the two candidate
-lists, so every backend ranks alike. Measured by leave-one-conversation-out
+nothing but their fields, their scores and those of the candidates around them,
+so every backend ranks alike. Measured by leave-one-conversation-out
 cross-validation (docs/performance.md) before it was adopted.
 
 The features (each in [0, 1]):
@@ -16,11 +16,6 @@ The features (each in [0, 1]):
   `keyword`, `semantic`, `mention`, `neighbour`, `episode`, `when`: the signals of
   `hybrid` as raw values (`neighbour` the best own score of the nearest candidates,
   `episode` the episode's score, `when` a relative time for a "when" question);
-- `keyword_rank`, `semantic_rank`: 1 / (1 + place) in each candidate list (0 when
-  absent); `keyword_top5`, `semantic_top5`: among the first five of a list; `both`:
-  found by both searches. These five weigh 0 in the shipped weights: their gain
-  vanished across folds (`benchmarks/locomo_cv.py --ranker`, docs/performance.md
-  "Generalisation first"), so the ranker was retrained without them;
 - `neighbour_keyword`, `neighbour_semantic`: the best keyword and semantic score of
   the nearest candidates remembered before and after the entry;
 - `length` (words of what was said, up to 40), `short` (under 6 words), `asks`
@@ -69,11 +64,6 @@ FEATURES: tuple[str, ...] = (
     "neighbour",
     "episode",
     "when",
-    "keyword_rank",
-    "semantic_rank",
-    "keyword_top5",
-    "semantic_top5",
-    "both",
     "neighbour_keyword",
     "neighbour_semantic",
     "length",
@@ -84,7 +74,11 @@ FEATURES: tuple[str, ...] = (
     "number",
     "number_asked",
 )
-"""The ranker's inputs, in the order of its weights (see the module docstring)."""
+"""The ranker's inputs, in the order of its weights (see the module docstring). The
+candidate's places in the keyword and semantic lists (`keyword_rank`, `semantic_rank`,
+their top 5, found by both) were features until issue 30: their gain vanished across
+folds (`benchmarks/locomo_cv.py --ranker`, docs/performance.md "Time in the query;
+generalisation first"), so they went and the ranker was retrained without them."""
 
 LONG_WORDS = 40
 """`length` is the words said over this, at most 1."""
@@ -225,8 +219,6 @@ def feature_values(
     neighbour: float,
     episode: float,
     when: bool,
-    keyword_place: int | None,
-    semantic_place: int | None,
     neighbour_keyword: float,
     neighbour_semantic: float,
     text: str,
@@ -234,8 +226,8 @@ def feature_values(
     known_names: frozenset[str],
     asks_how_many: bool,
 ) -> list[float]:
-    """One candidate's features, in `FEATURES` order (places are 0-based; None: not found;
-    `known_names`: the pool's metadata words, which `names` leaves out)."""
+    """One candidate's features, in `FEATURES` order (`known_names`: the pool's metadata
+    words, which `names` leaves out)."""
     length, asks = said_features(text)
     number = holds_number(text)
     # In `FEATURES` order.
@@ -248,11 +240,6 @@ def feature_values(
         min(1.0, neighbour),
         min(1.0, episode),
         1.0 if when else 0.0,
-        0.0 if keyword_place is None else 1.0 / (1.0 + keyword_place),
-        0.0 if semantic_place is None else 1.0 / (1.0 + semantic_place),
-        1.0 if keyword_place is not None and keyword_place < 5 else 0.0,
-        1.0 if semantic_place is not None and semantic_place < 5 else 0.0,
-        1.0 if keyword_place is not None and semantic_place is not None else 0.0,
         neighbour_keyword,
         neighbour_semantic,
         min(1.0, length / LONG_WORDS),
