@@ -56,6 +56,7 @@ from axon.cli_vectors import (
     embed_wait_text,
     wait_for_vectors,
 )
+from axon.compiler.check_options import filter_problem
 from axon.compiler.names import Suggester
 from axon.errors import AxonMemoryError
 from axon.memory.backend import (
@@ -84,8 +85,8 @@ Wheres = Annotated[
     list[str] | None,
     typer.Option(
         "--where",
-        help="Only entries whose metadata FIELD=VALUE (repeatable: all of them; "
-        "VALUE is read as JSON when it parses, else as text).",
+        help="Only entries whose metadata FIELD=VALUE, or FIELD>=VALUE, >, <=, <, != "
+        "(repeatable: all of them; VALUE is read as JSON when it parses, else as text).",
     ),
 ]
 
@@ -649,27 +650,62 @@ def _confirm(memory: str, filters: dict[str, Any] | None, count: int) -> bool:
         return False
 
 
+_CLI_OPERATORS = {">": "gt", "<": "lt", ">=": "gte", "<=": "lte", "!=": "ne"}
+"""`--where` comparisons: `n>=3` is `{"n": {"gte": 3}}` (docs/cli.md)."""
+
+
+def _where_item(item: str) -> tuple[str, str | None, str]:
+    """`FIELD=VALUE`, `FIELD>=VALUE`, `FIELD<=VALUE`, `FIELD!=VALUE` (split at the first
+    `=`), else `FIELD>VALUE`, `FIELD<VALUE` (at the first `>` or `<`): the field, the
+    operator (None: equality) and the value's text."""
+    field, sep, text = item.partition("=")
+    if sep:
+        if field[-1:] in ("<", ">", "!"):
+            return field[:-1], _CLI_OPERATORS[field[-1] + "="], text
+        return field, None, text
+    at = min((i for i in (item.find("<"), item.find(">")) if i >= 0), default=-1)
+    if at < 0:
+        return "", None, ""
+    return item[:at], _CLI_OPERATORS[item[at]], item[at + 1 :]
+
+
 def _filters(tags: list[str], where: list[str]) -> dict[str, Any] | None:
     """`--tag`/`--where` as recall filters (`matches_filters`): tags match when an entry
-    has any of them; each `FIELD=VALUE` must hold (VALUE read as JSON when it parses,
-    else as text), a field at most once."""
+    has any of them; each `FIELD=VALUE` (or `FIELD>=VALUE`, `>`, `<=`, `<`, `!=`: an
+    operator map) must hold (VALUE read as JSON when it parses, else as text); a field
+    is given once, or once per operator. An operator map is checked by the checker's
+    rules (`filter_problem`)."""
     filters: dict[str, Any] = {}
     if tags:
         filters["tags"] = list(tags)
     for item in where:
-        field, sep, text = item.partition("=")
-        if not sep or not field:
-            raise Failed(f"error: --where takes FIELD=VALUE, not '{item}'", out.EXIT_USAGE)
-        if field in filters:
+        field, op, text = _where_item(item)
+        if not field:
             raise Failed(
-                f"error: --where {field}= names a field twice (one value a field; "
-                "--tag is the field tags)",
+                f"error: --where takes FIELD=VALUE (or FIELD>=VALUE, >, <=, <, !=), "
+                f"not '{item}'",
                 out.EXIT_USAGE,
             )
         try:
             value: Any = json.loads(text)
         except ValueError:
             value = text
+        if op is not None:
+            value = {op: value}
+        held = filters.pop(field, None)
+        if held is not None:
+            merged = isinstance(held, dict) and isinstance(value, dict)
+            if not merged or set(held) & set(value):
+                filters[field] = held
+                raise Failed(
+                    f"error: --where {field}{'' if op else '='} names a field twice (one value "
+                    "a field, or one of each operator; --tag is the field tags)",
+                    out.EXIT_USAGE,
+                )
+            value = {**held, **value}
+        problem = filter_problem(field, value, {}) if isinstance(value, dict) else None
+        if problem is not None:
+            raise Failed(f"error: --where '{item}': {problem}", out.EXIT_USAGE)
         filters[field] = value
     return filters or None
 

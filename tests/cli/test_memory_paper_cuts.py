@@ -183,3 +183,34 @@ def test_show_has_type_and_importance_and_get_names_the_record_type(
     tally = axon("memory", "get", "Notes", "tally", *typed).stdout
     assert re.search(r"^type\s+\(none\)$", tally, re.M)
     assert re.search(r"^value type\s+object$", tally, re.M)
+
+
+def test_where_takes_comparisons_and_operator_maps(typed: list[str]) -> None:
+    """`--where 'n>=3'` and its kin are operator maps (docs/cli.md); repeated on one
+    field they add up; `FIELD=VALUE` keeps its meaning; a bad map is refused by field."""
+    def keys(*args: str) -> list[str]:
+        result = axon("memory", *args, *typed, "--json")
+        assert result.returncode == 0, result.stderr
+        data = as_json(result)
+        return sorted(e["key"] for e in data.get("entries", data.get("results", [])))
+
+    assert keys("show", "Notes", "--where", "importance>=0.75") == ["report"]
+    assert keys("show", "Notes", "--where", "importance>0.75") == []
+    assert keys("show", "Notes", "--where", "owner<b") == ["tally"]  # text: by code point
+    assert keys("show", "Notes", "--where", "owner<=bob") == ["plumber", "tally"]
+    assert keys("show", "Notes", "--where", "owner!=ann") == ["plumber"]
+    assert keys("show", "Notes", "--where", "owner>a", "--where", "owner<b") == ["tally"]
+    assert keys("show", "Notes", "--where", 'owner={"in": ["ann", "bob"]}') == [
+        "plumber", "tally"
+    ]
+    assert keys("show", "Notes", "--where", 'owner={"exists": false}') == ["plants", "report"]
+    assert keys("search", "Notes", "the", "--retrieval", "keyword", "--where",
+                "owner>=b") == ["plumber"]
+    assert keys("show", "Notes", "--where", "owner=ann") == ["tally"]
+    bad = axon("memory", "show", "Notes", "--where", 'owner={"gtee": 1}', *typed)
+    assert bad.returncode == 2
+    assert "unknown operator 'gtee' for 'owner' (did you mean 'gte'?)" in bad.stderr
+    twice = axon("memory", "show", "Notes", "--where", "n>1", "--where", "n>2", *typed)
+    assert twice.returncode == 2 and "twice" in twice.stderr
+    listed = axon("memory", "show", "Notes", "--where", "n>[1]", *typed)
+    assert listed.returncode == 2 and "gt takes a number or a string, got [1]" in listed.stderr
