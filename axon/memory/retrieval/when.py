@@ -139,10 +139,10 @@ class _Expression:
 
 
 @functools.lru_cache(maxsize=4096)
-def _expressions(query: str) -> tuple[_Expression, ...]:
-    """The time expressions of the query's start: written-out dates before relative ones
-    (`_RELATIVE`), then leftmost first, longest first at one place."""
-    head = query[:SCANNED_CHARS]
+def _expressions(head: str) -> tuple[_Expression, ...]:
+    """The time expressions of `head` (a query's first `SCANNED_CHARS`, so the cache holds
+    no longer text): written-out dates before relative ones (`_RELATIVE`), then leftmost
+    first, longest first at one place."""
     found: list[tuple[int, int, _Expression]] = []
     for kind, pattern in _COMPILED:
         for match in pattern.finditer(head):
@@ -162,7 +162,7 @@ def query_window(query: str, now: float) -> Window | None:
     ("the last week of August 2023" is that week, not August). A date without a
     year is its latest occurrence on or before `now`'s day; see docs/language.md.
     """
-    for expression in _expressions(query):
+    for expression in _expressions(query[:SCANNED_CHARS]):
         try:
             found = _resolve(expression, now)
         except (ValueError, OverflowError):  # "February 30", a year out of range
