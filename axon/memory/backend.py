@@ -34,6 +34,7 @@ from axon.memory.entry import (
     NewEntry,
     can_name_entry,
     context_problem,
+    expiry_duration,
     filter_predicate,
     valid_query,
     validate_entry,
@@ -424,6 +425,28 @@ class MemoryBackend(MinimalMemoryBackend):
             return False  # no entry can have it (see `get`)
         return await self._delete(key, scope)
 
+    async def restart_expiry(self, scope: str | None, keys: Sequence[str]) -> dict[str, float]:
+        """Restart the expiry of the entries under `keys` in `scope` as if written now.
+
+        Each unexpired entry whose metadata keeps its expiry duration (`entry.EXPIRY_DURATION`,
+        `expires_in`: seconds, see `expiry_duration`) then expires that long after the
+        clock's now; nothing else of it changes (value, metadata, `timestamp`, vectors,
+        context). Keys that are gone, expired, never expire or keep no duration are
+        skipped. Returns the new `expires_at` of each entry restarted. `scope` names one
+        scope, as `get`'s does (None: the scope-less entries).
+
+        What `refresh_on_read` does after a get or a recall (docs/language.md §4.1). SQLite
+        and PostgreSQL restart every key in one UPDATE statement, the in-memory backend
+        without yielding, Chroma with one read and one merged update (another process
+        writing one of the entries in between can have the restart land on its write).
+        The default (a third-party backend) reads and rewrites each entry with `_put`.
+        """
+        self._check_open()
+        wanted = list(dict.fromkeys(key for key in keys if can_name_entry(key)))
+        if not wanted:
+            return {}
+        return await self._restart_expiry(scope, wanted, self.clock())
+
     async def list_entries(
         self, scope: str | None = None, *, limit: int | None = None, offset: int = 0
     ) -> list[MemoryEntry]:
@@ -617,6 +640,22 @@ class MemoryBackend(MinimalMemoryBackend):
         if writes:
             await self._put(writes)
         return LinkWrite(store, deleted, tuple(changed))
+
+    async def _restart_expiry(
+        self, scope: str | None, keys: list[str], now: float
+    ) -> dict[str, float]:
+        """`restart_expiry` for `keys` (distinct, each a possible key) at `now`. This
+        default reads and rewrites each entry (`_get`, `_put`): not atomic."""
+        restarted: dict[str, float] = {}
+        for key in keys:
+            entry = await self._get(key, scope)
+            if entry is None or entry.expires_at is None or entry.is_expired(now):
+                continue
+            seconds = expiry_duration(entry.metadata)
+            if seconds is not None:
+                restarted[key] = now + seconds
+                await self._put([dataclasses.replace(entry, expires_at=restarted[key])])
+        return restarted
 
     async def _list_scopes(self, prefix: str) -> list[str]:
         """Scopes starting with `prefix`; this default reads every entry, override it."""

@@ -127,6 +127,21 @@ class NewEntry:
     context: str | None = None
 
 
+EXPIRY_DURATION = "expires_in"
+"""The metadata field that keeps an entry's expiry duration (seconds) on a memory with
+`refresh_on_read` (the runtime writes it): what `MemoryBackend.restart_expiry` restarts."""
+
+
+def expiry_duration(metadata: Mapping[str, Any]) -> float | None:
+    """The expiry duration `metadata` keeps (`EXPIRY_DURATION`): a positive finite number
+    of seconds (not a boolean), else None: such an entry's expiry is never restarted.
+    SQLite and PostgreSQL apply this rule in their own SQL (`restart_expiry`)."""
+    seconds = metadata.get(EXPIRY_DURATION)
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        return None
+    return float(seconds) if 0 < seconds < math.inf else None
+
+
 def scope_of(metadata: Mapping[str, Any] | None) -> str | None:
     """The scope an entry belongs to: its metadata's `scope` when that is a string."""
     if not metadata:

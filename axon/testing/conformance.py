@@ -8,7 +8,7 @@ tests/memory/test_conformance.py runs it over every built-in backend. Time is
 driven with the `clock` fixture (a `FakeClock`): a backend must read the time
 only from the clock it is given, and embed with the given embedder.
 
-The tests live in eight groups, `contract_entries`, `contract_links`,
+The tests live in nine groups, `contract_entries`, `contract_expiry`, `contract_links`,
 `contract_retrieval`, `contract_filters`, `contract_time`, `contract_contexts`,
 `contract_paging` and `contract_vectors`, over
 `contract_helpers` (fixtures and helpers); this module gathers them, so one
@@ -22,6 +22,7 @@ from __future__ import annotations
 from axon.testing import (
     contract_contexts,
     contract_entries,
+    contract_expiry,
     contract_filters,
     contract_links,
     contract_paging,
@@ -31,6 +32,7 @@ from axon.testing import (
 )
 from axon.testing.contract_contexts import *  # noqa: F403
 from axon.testing.contract_entries import *  # noqa: F403
+from axon.testing.contract_expiry import *  # noqa: F403
 from axon.testing.contract_filters import *  # noqa: F403
 from axon.testing.contract_helpers import backend_env, clock
 from axon.testing.contract_links import *  # noqa: F403
@@ -44,6 +46,7 @@ __all__ = [  # what `from axon.testing.conformance import *` takes: the fixtures
     "clock",
     *sorted(
         contract_entries.__all__
+        + contract_expiry.__all__
         + contract_filters.__all__
         + contract_links.__all__
         + contract_contexts.__all__

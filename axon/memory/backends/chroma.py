@@ -67,7 +67,14 @@ from axon.memory.backends.chroma_client import (
     import_chromadb,
     parse_location,
 )
-from axon.memory.entry import MemoryEntry, encode_json, filter_predicate, scope_of, value_text
+from axon.memory.entry import (
+    MemoryEntry,
+    encode_json,
+    expiry_duration,
+    filter_predicate,
+    scope_of,
+    value_text,
+)
 from axon.memory.links import (
     LinkChange,
     LinkWrite,
@@ -549,6 +556,34 @@ class ChromaBackend(MemoryBackend):
         if ids:
             self._db.run(lambda db: self._entries(db).update(ids=ids, metadatas=metas))
         return LinkWrite(store, deleted, tuple(changed))
+
+    async def _restart_expiry(
+        self, scope: str | None, keys: list[str], now: float
+    ) -> dict[str, float]:
+        """See `MemoryBackend.restart_expiry`: one read of the entries, then one `update` of
+        their `exp` fields (Chroma merges them into each record: everything else stays).
+        No transaction: a write of one of them by another process in between can have
+        its expiry replaced by the restart."""
+
+        def body(db: ChromaConnection) -> dict[str, float]:
+            collection = self._entries(db)
+            got = collection.get(ids=[entry_id(scope, key) for key in keys], include=["metadatas"])
+            ids: list[str] = []
+            metas: list[Meta] = []
+            restarted: dict[str, float] = {}
+            for ident, meta in zip(got["ids"], got["metadatas"] or [], strict=True):
+                entry = _decode(dict(meta))
+                seconds = expiry_duration(entry.metadata)
+                if entry.expires_at is None or entry.is_expired(now) or seconds is None:
+                    continue
+                expires_at = restarted[entry.key] = now + seconds
+                ids.append(ident)
+                metas.append({"exp": expires_at, "exp_r": repr(expires_at)})  # as `_exact` reads
+            if ids:
+                collection.update(ids=ids, metadatas=metas)
+            return restarted
+
+        return self._db.run(body)
 
     async def _get(self, key: str, scope: str | None) -> MemoryEntry | None:
         ident = entry_id(scope, key)

@@ -51,7 +51,7 @@ from axon.memory.backend import (
     best_first,
     keyset_page,
 )
-from axon.memory.entry import Clock, MemoryEntry, filter_predicate, value_text
+from axon.memory.entry import Clock, MemoryEntry, expiry_duration, filter_predicate, value_text
 from axon.memory.links import (
     LinkChange,
     LinkWrite,
@@ -290,6 +290,29 @@ class InMemoryBackend(MemoryBackend):
         for scope, items in batches.items():
             self._scopes[scope].exact.add_many(items)
         self._trim_expiry()
+
+    async def _restart_expiry(
+        self, scope: str | None, keys: list[str], now: float
+    ) -> dict[str, float]:
+        """See `MemoryBackend.restart_expiry`: the entries change in place, without yielding
+        to the event loop (index places, vectors and context stay)."""
+        state = self._scopes.get(scope)
+        restarted: dict[str, float] = {}
+        if state is None:
+            return restarted
+        for key in keys:
+            entry = state.entries.get(key)
+            if entry is None or key not in state.expiring or not state.live(key, now):
+                continue
+            seconds = expiry_duration(entry.metadata)
+            if seconds is None:
+                continue
+            expires_at = restarted[key] = now + seconds
+            state.entries[key] = dataclasses.replace(entry, expires_at=expires_at)
+            state.expiring[key] = expires_at
+            heapq.heappush(self._expiry, (expires_at, next(self._expiry_counter), scope, key))
+        self._trim_expiry()
+        return restarted
 
     async def _read_contexts(self, scope: str | None, keys: list[str]) -> dict[str, str]:
         state = self._scopes.get(scope)

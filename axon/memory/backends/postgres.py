@@ -91,6 +91,7 @@ from axon.memory.backends.sql_common import (
 from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
 from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
 from axon.memory.entry import (
+    EXPIRY_DURATION,
     MemoryEntry,
     filter_predicate,
     matches_filters,
@@ -490,6 +491,33 @@ class PostgresBackend(MemoryBackend):
                 postgres_copy.upsert_staged(conn, stage_copy, upsert, complete)
 
         return body
+
+    async def _restart_expiry(
+        self, scope: str | None, keys: list[str], now: float
+    ) -> dict[str, float]:
+        """See `MemoryBackend.restart_expiry`: one UPDATE restarts every key that qualifies
+        (`entry.expiry_duration`'s rule in SQL: a JSON number above 0) and returns each
+        one's new expiry."""
+        q = self._q
+        where, params = self._exact_scope_sql(scope)
+        field = q.sql.Literal(EXPIRY_DURATION)
+        seconds = q.sql.SQL(
+            "(CASE WHEN json_typeof(e.metadata -> {field}) = 'number' "
+            "THEN (e.metadata ->> {field})::float8 END)"
+        ).format(field=field)
+        statement = q.query(
+            "UPDATE {entries} AS e SET expires_at = %s::float8 + {seconds} "
+            "WHERE {where} AND e.key = ANY(%s) AND e.expires_at IS NOT NULL "
+            "AND e.expires_at > %s AND {seconds} > 0 RETURNING e.key, e.expires_at",
+            seconds=seconds,
+            where=where,
+        )
+
+        def body(conn: Connection[Any]) -> dict[str, float]:
+            rows = conn.execute(statement, (now, *params, keys, now)).fetchall()
+            return {str(key): float(at) for key, at in rows}
+
+        return self._run(body, atomic=False)
 
     async def _delete(self, key: str, scope: str | None) -> bool:
         """Remove `(scope, key)`; True only when it was visible (not expired)."""

@@ -92,7 +92,7 @@ from axon.memory.backends.sqlite_text_search import (
 )
 from axon.memory.backends.sqlite_text_search import retrieve_exact, retrieve_keyword
 from axon.memory.backends.sqlite_vectors import VectorCaches
-from axon.memory.entry import MemoryEntry, filter_predicate, value_text
+from axon.memory.entry import EXPIRY_DURATION, MemoryEntry, filter_predicate, value_text
 from axon.memory.links import (
     LinkChange,
     LinkWrite,
@@ -469,6 +469,36 @@ class SQLiteBackend(MemoryBackend):
             ).fetchone()
         )
         return None if row is None else self._entry(row)
+
+    async def _restart_expiry(
+        self, scope: str | None, keys: list[str], now: float
+    ) -> dict[str, float]:
+        """See `MemoryBackend.restart_expiry`: in one write transaction, the keys that
+        qualify (`entry.expiry_duration`'s rule in SQL: a positive number) are read, then
+        one UPDATE restarts them all. A read-only file restarts nothing (its reads must
+        still work)."""
+        if self.read_only:
+            return {}
+        ident = scope if scope is not None else b"\x00"
+        seconds = f"json_extract(metadata_json, '$.{EXPIRY_DURATION}')"
+        where = (
+            "ifnull(scope, X'00') = ? AND key IN (SELECT value FROM json_each(?)) "
+            "AND expires_at IS NOT NULL AND expires_at > ? "
+            f"AND json_type(metadata_json, '$.{EXPIRY_DURATION}') IN ('integer', 'real') "
+            f"AND {seconds} > 0"
+        )
+        params = (ident, json.dumps(keys), now)
+
+        def body(conn: sqlite3.Connection) -> dict[str, float]:
+            rows = conn.execute(f"SELECT key, {seconds} FROM entries WHERE {where}", params)
+            restarted = {str(key): now + float(ttl) for key, ttl in rows.fetchall()}
+            if restarted:
+                conn.execute(
+                    f"UPDATE entries SET expires_at = ? + {seconds} WHERE {where}", (now, *params)
+                )
+            return restarted
+
+        return self._write(body)
 
     async def _delete(self, key: str, scope: str | None) -> bool:
         """Remove `(scope, key)`; True only when it was visible (not expired)."""
