@@ -58,6 +58,8 @@ MAX_LIMIT = 1_000
 """The largest `limit` of list and search."""
 MAX_EXPIRES_IN_DAYS = 36_500
 """The longest `expires_in_days` (100 years)."""
+MAX_WHERE_CHARS = 4_000
+"""The longest `where` (list and search), as JSON text."""
 MIN_EXPIRES_IN_DAYS = 1 / 86_400
 """The shortest `expires_in_days`: one second. A shorter one (`1e-300`) would store an
 entry already gone by the time the call is answered "stored successfully"."""
@@ -151,6 +153,36 @@ INPUT_SCHEMA: dict[str, Any] = {
             "maxItems": MAX_TAGS,
             "description": "Names of stored memories to associate with name (associate, write)",
         },
+        "where": {
+            "type": "object",
+            "additionalProperties": {
+                "anyOf": [
+                    {"type": ["string", "number", "boolean"]},
+                    {"type": "array", "items": {"type": ["string", "number", "boolean"]}},
+                    {
+                        "type": "object",
+                        "minProperties": 1,
+                        "properties": {
+                            **{op: {"type": ["number", "string"]}
+                               for op in ("gte", "gt", "lte", "lt")},
+                            "ne": {"type": ["string", "number", "boolean"]},
+                            "in": {
+                                "type": "array",
+                                "items": {"type": ["string", "number", "boolean"]},
+                            },
+                            "exists": {"type": "boolean"},
+                        },
+                        "additionalProperties": False,
+                    },
+                ]
+            },
+            "description": (
+                "List/search: metadata fields the memories must match, each a value, a list "
+                '(any of) or an operator map such as {"gte": 3} or {"lt": "2024-06"} '
+                "(gte, gt, lte, lt: numbers or strings; ne; in: a list; exists: true/false; "
+                "all must hold)"
+            ),
+        },
         "min_relevance": {
             "type": "number",
             "minimum": 0,
@@ -164,15 +196,15 @@ INPUT_SCHEMA: dict[str, Any] = {
     "required": ["action"],
     "additionalProperties": False,
 }
-"""Seed 002's input schema, plus `related` for associate and `min_relevance` for search
-(docs/agents.md, the input schema)."""
+"""Seed 002's input schema, plus `related` for associate, `min_relevance` for search and
+`where` for list and search (docs/agents.md, the input schema)."""
 
 _ALLOWED: dict[str, tuple[str, ...]] = {
     "write": ("name", "content", "memory_type", "importance", "tags", "expires_in_days",
               "related"),
     "read": ("name",),
-    "list": ("memory_type", "importance", "tags", "limit"),
-    "search": ("query", "memory_type", "importance", "tags", "limit", "min_relevance"),
+    "list": ("memory_type", "importance", "tags", "limit", "where"),
+    "search": ("query", "memory_type", "importance", "tags", "limit", "min_relevance", "where"),
     "delete": ("name",),
     "associate": ("name", "related"),
 }
@@ -219,6 +251,22 @@ def _choice(args: Mapping[str, Any], field: str, choices: Mapping[str, Any]) -> 
             f"unknown {field} {json.dumps(value)}{did_you_mean(value, list(choices))}; "
             f"valid: {valid}"
         )
+    return value
+
+
+def _where(args: Mapping[str, Any]) -> dict[str, Any] | None:
+    """`where`: an object of metadata filters, at most `MAX_WHERE_CHARS` as JSON; its
+    fields are checked by the handle (the checker's rules, an error naming the field)."""
+    value = args.get("where")
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ToolError(
+            f'where must be an object such as {{"year": {{"gte": 2024}}}}, not {json_kind(value)}'
+        )
+    size = len(json.dumps(value))
+    if size > MAX_WHERE_CHARS:
+        raise ToolError(f"where is {size:,} characters as JSON; the limit is {MAX_WHERE_CHARS:,}")
     return value
 
 
@@ -458,6 +506,7 @@ class MemoryTool:
             "type": _choice(args, "memory_type", RECORD_TYPES),
             "min_importance": _choice(args, "importance", IMPORTANCE_LEVELS),
             "tags": _names(args, "tags", MAX_TAG_CHARS),
+            "where": _where(args),
         }
 
     async def _list(self, args: dict[str, Any]) -> Payload:

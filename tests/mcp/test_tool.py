@@ -43,7 +43,7 @@ async def test_the_one_tool_has_seed_002s_schema(tool: MemoryTool) -> None:
         assert [t.name for t in listed.tools] == ["memory"]
         schema = listed.tools[0].input_schema
         assert schema == INPUT_SCHEMA
-        assert list(schema["properties"]) == [*SEED_FIELDS, "related", "min_relevance"]
+        assert list(schema["properties"]) == [*SEED_FIELDS, "related", "where", "min_relevance"]
         assert schema["required"] == ["action"]
         assert schema["properties"]["action"]["enum"] == [
             "write", "read", "list", "search", "delete", "associate"
@@ -151,6 +151,35 @@ async def test_list_filters_by_type_importance_and_tags_newest_first(tool: Memor
         assert names(await ok(client, action="list", importance="high")) == ["c", "b"]
         assert names(await ok(client, action="list", tags=["x"])) == ["a"]
         assert names(await ok(client, action="list", limit=2)) == ["c", "b"]
+
+
+async def test_list_and_search_filter_by_where_operator_maps(tool: MemoryTool) -> None:
+    """`where` takes a value, a list or an operator map per metadata field (docs/agents.md);
+    a bad one is an error result naming the field, and nothing else changes."""
+    async with serve(tool) as client:
+        await ok(client, action="write", name="a", content="budget alpha", importance="low")
+        await ok(client, action="write", name="b", content="budget beta", importance="critical")
+        await ok(client, action="write", name="c", content="budget gamma", importance="high",
+                 memory_type="reflex")
+        names = lambda payload: sorted(m["name"] for m in payload["memories"])  # noqa: E731
+        high = {"importance": {"gte": 0.75}}
+        assert names(await ok(client, action="list", where=high)) == ["b", "c"]
+        assert names(await ok(client, action="list", where={"importance": {"lt": 0.5}})) == ["a"]
+        assert names(await ok(client, action="list", where={"type": {"ne": "reflex"}})) == [
+            "a", "b"
+        ]
+        assert names(await ok(client, action="list",
+                              where={"type": {"in": ["reflex", "dreams"]}})) == ["c"]
+        assert names(await ok(client, action="list", where={"mood": {"exists": False}})) == [
+            "a", "b", "c"
+        ]
+        found = await ok(client, action="search", query="budget", where=high, min_relevance=0)
+        assert sorted(r["name"] for r in found["results"]) == ["b", "c"]
+        bad = await error(client, action="list", where={"importance": {"gtee": 1}})
+        assert "unknown operator 'gtee' for 'importance' (did you mean 'gte'?)" in bad
+        bad = await error(client, action="search", query="x", where={"n": {"in": 3}})
+        assert "'n': in takes a list" in bad
+        assert "where must be an object" in await error(client, action="list", where=[1])
 
 
 async def test_search_ranks_with_relevance_and_labels_results_as_data(tool: MemoryTool) -> None:
