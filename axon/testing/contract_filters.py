@@ -3,8 +3,8 @@
 retrieval mode (part of `conformance`).
 
 A Hypothesis test draws entries and filters and compares the backend's answer with
-`reference_match`, a predicate written here from the rules in docs/language.md
-(§6, "Operator filters") and not from the code the backends share.
+`reference_match`, a predicate written here from the rules of docs/language.md
+§6.3 Operator filters, not from the code the backends share.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Operator maps in `where` (docs/language.md §6, "Operator filters") through a session on
+"""Operator maps in `where` (docs/language.md §6.3 Operator filters) through a session on
 every backend: Python's `list`/`page`/`recall` and a program's recall and forget keep the
 same entries; a bad operator or operand is an `AxonMemoryError` naming the memory and
 the field.
