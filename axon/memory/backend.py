@@ -501,6 +501,26 @@ class MemoryBackend(MinimalMemoryBackend):
         self._check_open()
         return sorted(await self._list_scopes(prefix))
 
+    async def erase(self, prefix: str) -> dict[str, int]:
+        """Delete every entry (expired ones too) of every scope that starts with `prefix`
+        (a namespace and those below it: `namespaces.Namespace.scope_prefix`), with
+        their vectors, contexts and links; returns how many visible entries each scope
+        held. Then the store forgets the erased bytes (`_scrub`): a store with files
+        leaves none of the erased text in them when this returns (docs/backends.md).
+        """
+        if not prefix:
+            raise ValueError("erase needs a scope prefix (it never erases every scope)")
+        self._check_open()
+        erased = {scope: await self._clear(scope) for scope in await self._list_scopes(prefix)}
+        await self._scrub(sorted(erased))
+        return erased
+
+    async def _scrub(self, scopes: Sequence[str]) -> None:
+        """After `erase` deleted `scopes` (maybe none): make what they held unreadable in
+        the store's files (free pages, logs, text and vector indexes). Nothing to do for
+        a store without files; a server's rows are deleted (its vacuum does the rest)."""
+        return None
+
     def set_purge_listener(self, listener: PurgeListener | None) -> None:
         """Call `listener(count, by_scope)` for every purge that removes rows.
 

@@ -67,8 +67,9 @@ from axon.compiler.names import key_for_literal
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MAX_TOP_K
 from axon.memory.entry import MemoryEntry, UnstorableError, number_text, plain_json
+from axon.memory.namespaces import ROOT, Namespace
 from axon.memory.retrieval.scores import min_score_problem
-from axon.runtime.manager import MemoryManager, embed_wait_seconds
+from axon.runtime.manager import Memories, embed_wait_seconds
 from axon.runtime.records import (
     entry_metadata,
     expires_in_seconds,
@@ -463,7 +464,7 @@ def _recall_args(
 
 
 async def _do_remember(
-    memories: MemoryManager, records: list[dict[str, Any]], memory: str, args: _Remember
+    memories: Memories, records: list[dict[str, Any]], memory: str, args: _Remember
 ) -> str:
     entry = await memories[memory].remember(
         args.key, args.value, args.metadata, expires_in=args.expires_in, tier=args.tier
@@ -475,7 +476,7 @@ async def _do_remember(
 
 
 async def _do_recall(
-    memories: MemoryManager, records: list[dict[str, Any]], memory: str, args: _Recall
+    memories: Memories, records: list[dict[str, Any]], memory: str, args: _Recall
 ) -> Results:
     decl = memories[memory].decl
     top_k = args.top_k or decl.top_k
@@ -505,19 +506,19 @@ async def _do_recall(
     ], below)
 
 
-async def _do_get(memories: MemoryManager, memory: str, key: str) -> Entry | None:
+async def _do_get(memories: Memories, memory: str, key: str) -> Entry | None:
     found = await memories[memory].get(key)
     if found is None:
         return None
     return Entry.of(found, await memories[memory].associated(found))
 
 
-async def _do_associate(memories: MemoryManager, memory: str, a: str, b: str) -> None:
+async def _do_associate(memories: Memories, memory: str, a: str, b: str) -> None:
     await memories[memory].associate(a, b)
 
 
 async def _do_delete(
-    memories: MemoryManager, records: list[dict[str, Any]], memory: str, key: str
+    memories: Memories, records: list[dict[str, Any]], memory: str, key: str
 ) -> bool:
     removed = await memories[memory].delete(key)
     records.append(forget_record(memory, key, int(removed), line=None, column=None, flow=None))
@@ -525,13 +526,13 @@ async def _do_delete(
 
 
 async def _do_list(
-    memories: MemoryManager, memory: str, limit: int | None, filters: dict[str, Any]
+    memories: Memories, memory: str, limit: int | None, filters: dict[str, Any]
 ) -> list[Entry]:
     return [Entry.of(e) for e in await memories[memory].list_matching(limit, filters or None)]
 
 
 async def _do_page(
-    memories: MemoryManager,
+    memories: Memories,
     memory: str,
     limit: int,
     after: str | None,
@@ -552,12 +553,13 @@ def _page_args(limit: Any, after: Any, op: str, memory: str) -> tuple[int, str |
     return checked, after
 
 
-async def _do_stats(memories: MemoryManager, memory: str) -> dict[str, dict[str, int]]:
+async def _do_stats(memories: Memories, memory: str) -> dict[str, dict[str, int]]:
     return memories[memory].stats()
 
 
-Work = Callable[[MemoryManager, list[dict[str, Any]]], Coroutine[Any, Any, T]]
-"""One operation's work: given the session's manager and the list its record goes to."""
+Work = Callable[[Memories, list[dict[str, Any]]], Coroutine[Any, Any, T]]
+"""One operation's work: given the memories of its namespace (the session's manager or a
+`NamespaceView`) and the list its record goes to."""
 
 
 class OperationRunner(Protocol):
@@ -593,9 +595,11 @@ class AsyncMemoryHandle:
     handle operation: `MemoryHandle` runs them on its session's loop.
     """
 
-    def __init__(self, run: OperationRunner, name: str) -> None:
+    def __init__(self, run: OperationRunner, name: str, namespace: Namespace = ROOT) -> None:
         self._runner = run
         self.name = name
+        self.namespace = namespace
+        """Where this handle reads and writes (`session.memory(NAME, namespace=...)`)."""
 
     def __repr__(self) -> str:
         return f"<AsyncMemoryHandle {self.name!r}>"
@@ -789,10 +793,14 @@ class MemoryHandle:
     and docstring), run on the session's loop under its lock while the caller waits.
     """
 
-    def __init__(self, session: SessionLoop, name: str, run: OperationRunner) -> None:
+    def __init__(
+        self, session: SessionLoop, name: str, run: OperationRunner, namespace: Namespace = ROOT
+    ) -> None:
         self._session = session
         self.name = name
-        self._on_loop = AsyncMemoryHandle(run, name)
+        self.namespace = namespace
+        """Where this handle reads and writes (`session.memory(NAME, namespace=...)`)."""
+        self._on_loop = AsyncMemoryHandle(run, name, namespace)
         """The operations, as they run on the session's loop (`run` runs their work there)."""
 
     def __repr__(self) -> str:

@@ -21,6 +21,14 @@ what memories share (docs/language.md §4 Memory declarations;
 A memory that spans tiers (`tiers: [...]`) is bound as one `PlainMemory` per tier
 composed into a `TieredMemory` (`axon.runtime.tiered`); any other one is a
 `PlainMemory` (`axon.runtime.plain`).
+
+Namespaces (`axon.memory.namespaces`, docs/language.md §14): `manager[name]` is the
+memory in the session's namespace; `in_namespace(name, ns)` binds the same
+declaration in another one (a handle's `namespace=`), over the same shared backend,
+with every scope (entries, owned scopes, a tier's counters) inside that namespace,
+and `view(ns)` hands those out by name. `namespaces()` lists what the session's
+stores hold; `erase(ns)` deletes a namespace and everything below it, in every store
+the session opened, and has each store forget the erased bytes (`MemoryBackend.erase`).
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from axon.memory.backend import LIST_PAGE as LIST_PAGE
 from axon.memory.backend import resolve_memory_dir
 from axon.memory.entry import Clock
 from axon.memory.lifetimes import OWNED_MARKER, Owner, is_reserved, parse_owned
+from axon.memory.namespaces import ROOT, Namespace, split_scope
 from axon.memory.registry import BackendRegistry
 from axon.runtime import tiers as tiering
 from axon.runtime.counters import TierStats
@@ -53,7 +62,7 @@ from axon.runtime.sweeps import (
     sweep_dead_owners,
 )
 from axon.runtime.tiered import TieredMemory
-from axon.runtime.tracer import Tracer
+from axon.runtime.tracer import NamespacedTracer, Tracer
 from axon.runtime.vectors import DEFAULT_EMBED_WAIT as DEFAULT_EMBED_WAIT
 from axon.runtime.vectors import WAIT_ALL as WAIT_ALL
 from axon.runtime.vectors import EmbedderProvider as EmbedderProvider
@@ -82,8 +91,11 @@ class MemoryManager:
         pg_dsn: str | None = None,
         embed_wait: float | str | None = None,
         pg_schema: str | None = None,
+        namespace: Namespace = ROOT,
     ) -> None:
         self.registry = registry
+        self.namespace = namespace
+        """The session's namespace: where `manager[name]` reads and writes."""
         self.vectors = Vectors(embedder, embed_wait)
         """The session's embedding model and background vector worker."""
         self.pg_dsn = pg_dsn
@@ -97,6 +109,10 @@ class MemoryManager:
         self.owner = Owner.current()
         self._backends: dict[BackendKey, SharedBackend] = {}
         self._memories: dict[str, Memory] = {}
+        self._elsewhere: dict[tuple[str, Namespace], Memory] = {}
+        """Memories bound in a namespace other than the session's, by (name, namespace)."""
+        self._owned_elsewhere: set[tuple[BackendKey, str]] = set()
+        """This session's owned scopes in a namespace other than the root (cleared at close)."""
 
     @property
     def call_embed_wait(self) -> float:
@@ -133,12 +149,34 @@ class MemoryManager:
         that runs before the memory's operations). An untiered memory declared again
         with the same `store:` keeps this session's counters.
         """
+        previous = self._memories.get(decl.name)
+        memory = await self._build(decl, self.namespace, previous)
+        for where in [where for where in self._elsewhere if where[0] == decl.name]:
+            del self._elsewhere[where]  # declared again: other namespaces bind it anew
+        self._memories[decl.name] = memory
+        return memory
+
+    async def in_namespace(self, name: str, namespace: Namespace) -> Memory:
+        """The declared memory `name` bound in `namespace` (the session's own: `self[name]`)."""
+        own = self[name]
+        if namespace == self.namespace:
+            return own
+        memory = self._elsewhere.get((name, namespace))
+        if memory is None:
+            memory = await self._build(own.decl, namespace, None)
+            self._elsewhere[(name, namespace)] = memory
+        return memory
+
+    def view(self, namespace: Namespace) -> NamespaceView:
+        """The memories of `namespace` by name, once `in_namespace` bound each one asked."""
+        return NamespaceView(self, namespace)
+
+    async def _build(self, decl: IRMemory, namespace: Namespace, previous: Memory | None) -> Memory:
         if not decl.tiers:
-            previous = self._memories.get(decl.name)
             counters = previous.counters if isinstance(previous, PlainMemory) else None
             if counters is None or decl.store not in counters.counts:
                 counters = TierStats.empty([decl.store])
-            memory: Memory = await self._plain(decl, counters)
+            memory: Memory = await self._plain(decl, counters, namespace)
         else:
             tiers: dict[str, PlainMemory] = {}
             for tier in decl.tiers:
@@ -154,17 +192,23 @@ class MemoryManager:
                     demote_after_seconds=None,
                     persist_if=None,
                 )
-                tiers[tier] = await self._plain(tier_decl, None)
+                tiers[tier] = await self._plain(tier_decl, None, namespace)
             state = tiering.Tiered(decl, tiers, TierStats.empty(decl.tiers))
             with errors_named(decl.name):
                 await tiering.load_stats(state)
             memory = TieredMemory(
-                state, tracer=self.tracer, clock=self.clock, lifetimes=self.lifetimes
+                state, tracer=self._tracer_of(namespace), clock=self.clock,
+                lifetimes=self.lifetimes,
             )
-        self._memories[decl.name] = memory
         return memory
 
-    async def _plain(self, decl: IRMemory, counters: TierStats | None) -> PlainMemory:
+    def _tracer_of(self, namespace: Namespace) -> Tracer:
+        """The root's memories emit plain events; another namespace's carry its name."""
+        return self.tracer if namespace.is_root else NamespacedTracer(self.tracer, namespace.text)
+
+    async def _plain(
+        self, decl: IRMemory, counters: TierStats | None, namespace: Namespace
+    ) -> PlainMemory:
         """One memory of one lifetime (or one tier) on its shared backend instance."""
         if is_reserved(decl.name):
             raise AxonMemoryError(
@@ -198,10 +242,13 @@ class MemoryManager:
         elif shared.instance.embedder is None and semantic:
             shared.instance.embedder = self.vectors.embedder()
         owned = decl.store != "persistent"
-        scope = self.owner.scope(decl.store, decl.name) if owned else decl.name
+        scope = namespace.scope(self.owner.scope(decl.store, decl.name) if owned else decl.name)
+        if owned and not namespace.is_root:  # not under `owner.prefix`: close clears it by name
+            self._owned_elsewhere.add((key, scope))
         memory = PlainMemory(
-            decl, shared, scope, tracer=self.tracer, clock=self.clock, vectors=self.vectors,
-            lifetimes=self.lifetimes, counters=counters,
+            decl, shared, scope, tracer=self._tracer_of(namespace), clock=self.clock,
+            vectors=self.vectors, lifetimes=self.lifetimes, counters=counters,
+            namespace=namespace,
         )
         try:
             capabilities = shared.instance.capabilities
@@ -243,19 +290,22 @@ class MemoryManager:
                 await self.lifetimes.pop()
         except AxonMemoryError as exc:
             failures.append(str(exc))
-        for name, memory in self._memories.items():
+        bound = [*self._memories.items(), *((n, m) for (n, _), m in self._elsewhere.items())]
+        for name, memory in bound:
             try:
                 await memory.flush()
             except AxonMemoryError as exc:
                 failures.append(f"memory '{name}': {exc}")
-        for shared in self._backends.values():
+        for key, shared in self._backends.items():
             backend = shared.instance
             try:
                 if not backend.closed:
-                    for scope in await backend.scopes(self.owner.prefix):
+                    mine = await backend.scopes(self.owner.prefix)
+                    mine += [scope for (at, scope) in self._owned_elsewhere if at == key]
+                    for scope in mine:
                         started = time.perf_counter()
                         count = await backend.clear(scope=scope)
-                        owned = parse_owned(scope)
+                        owned = parse_owned(split_scope(scope)[1])
                         if owned is not None:
                             emit_lifetime_end(
                                 self.tracer, owned.memory, shared.name, owned.lifetime, count,
@@ -271,3 +321,84 @@ class MemoryManager:
         self.owner.release()
         if failures:
             raise AxonMemoryError("closing the session failed: " + "; ".join(failures))
+
+    # ------------------------------------------------------------ namespaces
+    async def namespaces(self, prefix: Namespace = ROOT) -> list[tuple[str, ...]]:
+        """The namespaces that hold entries in the stores this session opened, at any depth
+        under `prefix` (`prefix` itself included), sorted; the root is `()` (listed when
+        it holds entries and `prefix` is the root)."""
+        found: set[tuple[str, ...]] = set()
+        for shared in self._backends.values():
+            if shared.instance.closed:
+                continue
+            for scope in await shared.instance.scopes(prefix.scope_prefix):
+                found.add(split_scope(scope)[0].labels)
+        return sorted(found)
+
+    async def erase(self, namespace: Namespace) -> int:
+        """Delete every entry of `namespace` and below, in every store this session opened
+        (every memory, tier, lifetime, vector, text index, association and the tiers'
+        counters); returns how many entries (counters not included). Each store then
+        forgets the erased bytes (`MemoryBackend.erase`)."""
+        if namespace.is_root:
+            raise AxonMemoryError(
+                "erase needs a namespace of at least one label (the root holds every entry)"
+            )
+        total = 0
+        for shared in self._backends.values():
+            if shared.instance.closed:
+                continue
+            with errors_named(shared.name):
+                erased = await shared.instance.erase(namespace.scope_prefix)
+            total += sum(
+                count
+                for scope, count in erased.items()
+                if not split_scope(scope)[1].startswith(tiering.STATS_SCOPE_PREFIX)
+            )
+        for name, where in list(self._elsewhere):
+            if namespace.contains(where):
+                del self._elsewhere[(name, where)]  # never flushed: its counters are erased
+        if namespace.contains(self.namespace):
+            for memory in self._memories.values():
+                forget_counts(memory)
+        return total
+
+
+def forget_counts(memory: Memory) -> None:
+    """Zero `memory`'s counters (its namespace was erased): nothing of it is written back."""
+    if isinstance(memory, TieredMemory):
+        memory.state.stats = TierStats.empty(memory.decl.tiers)
+        memory.state.persisted = {}
+    elif isinstance(memory, PlainMemory) and memory.counters is not None:
+        memory.counters = TierStats.empty(list(memory.counters.counts))
+
+
+class NamespaceView:
+    """The memories of one namespace by name (what a handle's work gets): `view[name]` is
+    the memory `MemoryManager.in_namespace` bound there."""
+
+    def __init__(self, manager: MemoryManager, namespace: Namespace) -> None:
+        self.manager = manager
+        self.namespace = namespace
+
+    def __getitem__(self, name: str) -> Memory:
+        if self.namespace == self.manager.namespace:
+            return self.manager[name]
+        memory = self.manager._elsewhere.get((name, self.namespace))
+        if memory is None:
+            self.manager[name]  # an undeclared name: its own error
+            raise AxonMemoryError(
+                f"memory '{name}' is not bound in namespace '{self.namespace}'", memory=name
+            )
+        return memory
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.manager
+
+    @property
+    def call_embed_wait(self) -> float:
+        return self.manager.call_embed_wait
+
+
+Memories = MemoryManager | NamespaceView
+"""What a handle's work reads memories from by name: the session's namespace or another."""

@@ -24,6 +24,7 @@ from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.availability import keyword_fallback_warning
 from axon.memory.entry import Clock, MemoryEntry, NewEntry, matches_filters
 from axon.memory.links import LinkChange, MissingLinkTarget
+from axon.memory.namespaces import ROOT, Namespace
 from axon.runtime.associations import (
     back_links,
     delete_entry,
@@ -56,11 +57,15 @@ class PlainMemory:
         vectors: Vectors,
         lifetimes: Lifetimes,
         counters: TierStats | None,
+        namespace: Namespace = ROOT,
     ) -> None:
         self.decl = decl
         self.shared = shared
         self.scope = scope
-        """The physical scope of the entries: the name, or an owned scope (session, ephemeral)."""
+        """The physical scope of the entries: the name, or an owned scope (session, ephemeral),
+        in `namespace` (`Namespace.scope`)."""
+        self.namespace = namespace
+        """The namespace this memory reads and writes in (the root: no label)."""
         self.tracer = tracer
         self.clock = clock
         self.vectors = vectors

@@ -50,7 +50,7 @@ import sys
 import threading
 import types
 import weakref
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from typing import Any, Concatenate, Generic, NamedTuple, ParamSpec, TypeVar, overload
 
 import attrs
@@ -62,11 +62,12 @@ from axon.compiler.parser import parse
 from axon.errors import AxonMemoryError, AxonRuntimeError, AxonSessionError
 from axon.memory.embeddings.base import Embedder
 from axon.memory.entry import Clock, MemoryEntry
+from axon.memory.namespaces import Namespace
 from axon.memory.registry import BackendRegistry
 from axon.memory.registry import registry as default_registry
 from axon.runtime.executor import Executor
-from axon.runtime.handle import AsyncMemoryHandle, MemoryHandle, Work
-from axon.runtime.manager import EmbedderProvider, MemoryManager
+from axon.runtime.handle import AsyncMemoryHandle, MemoryHandle, OperationRunner, Work
+from axon.runtime.manager import EmbedderProvider, Memories, MemoryManager
 from axon.runtime.model import ModelClient, OfflineModelClient
 from axon.runtime.records import Record
 from axon.runtime.tracer import Tracer
@@ -193,7 +194,10 @@ class Session:
         embed_wait: float | str | None = None,
         pg_schema: str | None = None,
         history: int | None = DEFAULT_HISTORY,
+        namespace: Namespace | str | Sequence[str] | None = None,
     ) -> None:
+        # Checked first: a bad namespace is refused before anything is opened or written.
+        space = Namespace.from_env() if namespace is None else Namespace.of(namespace)
         try:
             keep = checked_keep(history, "history", "Session")
         except ValueError as exc:  # a TypeError (not an int) is raised as it is
@@ -240,6 +244,7 @@ class Session:
             pg_dsn=pg_dsn,
             pg_schema=pg_schema,
             embed_wait=embed_wait,
+            namespace=space,
         )
         self.executor = Executor(
             memories=self.memories,
@@ -330,14 +335,53 @@ class Session:
         return list(self.executor.records)
 
     # ------------------------------------------------------------ Python values
-    def memory(self, name: str) -> MemoryHandle:
-        """The handle of the declared memory `name` (`axon.runtime.handle.MemoryHandle`).
+    @property
+    def namespace(self) -> Namespace:
+        """The session's namespace (`namespace=`, else `AXON_NAMESPACE`, else the root)."""
+        return self.memories.namespace
+
+    def memory(
+        self, name: str, *, namespace: Namespace | str | Sequence[str] | None = None
+    ) -> MemoryHandle:
+        """The handle of the declared memory `name` (`axon.runtime.handle.MemoryHandle`),
+        in `namespace` (default: the session's).
 
         Raises `AxonMemoryError` (a `ValueError`) when no memory of that name was
-        declared in this session, with the closest declared name.
+        declared in this session, with the closest declared name, or for a bad namespace.
         """
         self._require_memory(name)
-        return MemoryHandle(self, name, self._operation)
+        space = self.namespace if namespace is None else Namespace.of(namespace)
+        return MemoryHandle(self, name, self._runner(space), space)
+
+    def _runner(self, space: Namespace) -> OperationRunner:
+        if space == self.namespace:
+            return self._operation
+
+        def run(name: str, work: Work[T]) -> Awaitable[T]:
+            return self._operation(name, work, space)
+
+        return run
+
+    def namespaces(
+        self, prefix: Namespace | str | Sequence[str] | None = None
+    ) -> list[tuple[str, ...]]:
+        """The namespaces that hold entries in the stores this session opened, at any
+        depth under `prefix` (itself included), sorted; `()` is the root (listed when it
+        holds entries and no prefix is given)."""
+        space = Namespace.of(prefix, what="prefix")
+        with self._locked():
+            self._check_open()
+            return self._call(self.memories.namespaces(space))
+
+    def erase(self, namespace: Namespace | str | Sequence[str]) -> int:
+        """Delete every entry of every memory in `namespace` and below it, in every store
+        this session opened (all tiers, vectors, text indexes, stats, associations);
+        returns how many. On SQLite none of the erased text is left in the memory
+        directory's files when it returns (docs/language.md §14)."""
+        space = Namespace.of(namespace)
+        with self._locked():
+            self._check_open()
+            return self._call(self.memories.erase(space))
 
     def _require_memory(self, name: str) -> None:
         if not isinstance(name, str):
@@ -353,21 +397,26 @@ class Session:
             memory=name,
         )
 
-    def _memory_call(self, name: str, work: Work[T]) -> T:
+    def _memory_call(self, name: str, work: Work[T], space: Namespace | None = None) -> T:
         """Run one handle operation's work on the session's loop, under its lock (for
-        `AsyncSession`, whose dispatcher thread calls it)."""
-        return self.run_on_loop(self._operation(name, work))
+        `AsyncSession`, whose dispatcher thread calls it), in namespace `space`."""
+        return self.run_on_loop(self._operation(name, work, space))
 
-    async def _operation(self, name: str, work: Work[T]) -> T:
-        """One handle operation's work as one input, on the session's loop (the lock held).
+    async def _operation(self, name: str, work: Work[T], space: Namespace | None = None) -> T:
+        """One handle operation's work as one input, on the session's loop (the lock held),
+        in namespace `space` (None: the session's).
 
         The memory must (still) be declared. Like one `execute`, the call is one
         lifetime: its ephemeral writes are dropped when it returns.
         """
         self._require_memory(name)
+        memories: Memories = self.memories
+        if space is not None and space != self.namespace:
+            await self.memories.in_namespace(name, space)
+            memories = self.memories.view(space)
         self.memories.push_lifetime()
         try:
-            return await work(self.memories, self.executor.records)
+            return await work(memories, self.executor.records)
         finally:
             await self.memories.pop_lifetime()
 
@@ -702,13 +751,33 @@ class AsyncSession:
     declare = _Queued(Session.declare)
     check = _Queued(Session.check)  # parsing and checking a large text takes time
 
-    def memory(self, name: str) -> AsyncMemoryHandle:
-        """The async handle of the declared memory `name` (its methods are coroutines)."""
+    def memory(
+        self, name: str, *, namespace: Namespace | str | Sequence[str] | None = None
+    ) -> AsyncMemoryHandle:
+        """The async handle of the declared memory `name` (its methods are coroutines), in
+        `namespace` (default: the session's)."""
         self.sync._require_memory(name)
-        return AsyncMemoryHandle(self._operation, name)
+        space = self.sync.namespace if namespace is None else Namespace.of(namespace)
 
-    async def _operation(self, name: str, work: Work[T]) -> T:
-        return await self._run(self.sync._memory_call, name, work)
+        def run(name: str, work: Work[T]) -> Awaitable[T]:
+            return self._run(self.sync._memory_call, name, work, space)
+
+        return AsyncMemoryHandle(run, name, space)
+
+    @property
+    def namespace(self) -> Namespace:
+        """The session's namespace (`Session.namespace`)."""
+        return self.sync.namespace
+
+    async def namespaces(
+        self, prefix: Namespace | str | Sequence[str] | None = None
+    ) -> list[tuple[str, ...]]:
+        """`Session.namespaces`, off the loop."""
+        return await self._run(self.sync.namespaces, prefix)
+
+    async def erase(self, namespace: Namespace | str | Sequence[str]) -> int:
+        """`Session.erase`, off the loop."""
+        return await self._run(self.sync.erase, namespace)
 
     @property
     def events(self) -> list[dict[str, Any]]:

@@ -63,6 +63,7 @@ from axon.compiler.ir import IRMemory
 from axon.errors import AxonMemoryError
 from axon.memory.entry import DEFAULT_IMPORTANCE, MemoryEntry, NewEntry
 from axon.memory.lifetimes import OWNED_MARKER
+from axon.memory.namespaces import ROOT, Namespace
 from axon.runtime.counters import COUNTERS as COUNTERS
 from axon.runtime.counters import TierStats
 
@@ -146,13 +147,16 @@ def most_durable(tiers: Sequence[str]) -> str:
     return max(tiers, key=TIER_ORDER.index)
 
 
-def stats_scope(memory: str) -> str:
-    return STATS_SCOPE_PREFIX + memory
+def stats_scope(memory: str, namespace: Namespace = ROOT) -> str:
+    """The scope of the counters of `memory` in `namespace` (each namespace counts its own)."""
+    return namespace.scope(STATS_SCOPE_PREFIX + memory)
 
 
-async def read_persisted_stats(backend: Any, memory: str) -> dict[str, int]:
+async def read_persisted_stats(
+    backend: Any, memory: str, namespace: Namespace = ROOT
+) -> dict[str, int]:
     """The persistent tier's counters as stored (zeros when none are)."""
-    found = await backend.get(STATS_KEY, scope=stats_scope(memory))
+    found = await backend.get(STATS_KEY, scope=stats_scope(memory, namespace))
     counts = dict.fromkeys(COUNTERS, 0)
     if found is not None and isinstance(found.value, dict):
         for name in COUNTERS:
@@ -167,7 +171,7 @@ async def load_stats(tiered: Tiered) -> None:
     bound = tiered.tiers.get("persistent")
     if bound is None:
         return
-    stored = await read_persisted_stats(bound.backend, tiered.name)
+    stored = await read_persisted_stats(bound.backend, tiered.name, bound.namespace)
     tiered.persisted = dict(stored)
     tiered.stats.counts["persistent"] = dict(stored)
 
@@ -180,30 +184,33 @@ async def flush_stats(tiered: Tiered) -> None:
     if bound is None or not tiered.stats.dirty or bound.backend.closed:
         return
     mine = tiered.stats.counts["persistent"]
-    stored = await read_persisted_stats(bound.backend, tiered.name)
+    stored = await read_persisted_stats(bound.backend, tiered.name, bound.namespace)
     total = {
         name: stored[name] + mine[name] - tiered.persisted.get(name, 0) for name in COUNTERS
     }
     await bound.backend.store_many(
-        [NewEntry(STATS_KEY, total, {"scope": stats_scope(tiered.name)})]
+        [NewEntry(STATS_KEY, total, {"scope": stats_scope(tiered.name, bound.namespace)})]
     )
     tiered.persisted = dict(total)
     tiered.stats.counts["persistent"] = dict(total)
     tiered.stats.dirty = False
 
 
-async def count_persisted(backend: Any, memory: str, counter: str, n: int) -> None:
+async def count_persisted(
+    backend: Any, memory: str, counter: str, n: int, namespace: Namespace = ROOT
+) -> None:
     """Add `n` to one stored counter of `memory`'s persistent tier, if it has counters.
 
     For work done on the persistent store without a session (`axon memory forget`):
     only a memory that was ever bound as tiered has a counters entry; any other
     memory is left without one.
     """
-    if n <= 0 or await backend.get(STATS_KEY, scope=stats_scope(memory)) is None:
+    scope = stats_scope(memory, namespace)
+    if n <= 0 or await backend.get(STATS_KEY, scope=scope) is None:
         return
-    counts = await read_persisted_stats(backend, memory)
+    counts = await read_persisted_stats(backend, memory, namespace)
     counts[counter] += n
-    await backend.store_many([NewEntry(STATS_KEY, counts, {"scope": stats_scope(memory)})])
+    await backend.store_many([NewEntry(STATS_KEY, counts, {"scope": scope})])
 
 
 def located(entry: MemoryEntry, name: str, tier: str) -> MemoryEntry:

@@ -96,3 +96,43 @@ class Tracer:
 
     def to_dict(self) -> dict[str, Any]:
         return {"events": [event.to_dict() for event in self._events]}
+
+
+class NamespacedTracer(Tracer):
+    """`tracer` as the memories of one namespace see it: every event they emit carries
+    `namespace` ("acme/u42"); everything else is `tracer`'s own (events, spans, listeners).
+    The root's memories use `tracer` itself, so their events have no `namespace`."""
+
+    def __init__(self, tracer: Tracer, namespace: str) -> None:  # no state of its own
+        self.inner = tracer
+        self.namespace = namespace
+
+    @property
+    def events(self) -> list[TraceEvent]:
+        return self.inner.events
+
+    @property
+    def current_step(self) -> str | None:
+        return self.inner.current_step
+
+    def subscribe(self, listener: Callable[[TraceEvent], None]) -> None:
+        self.inner.subscribe(listener)
+
+    def emit(
+        self,
+        event_type: TraceEventType | str,
+        data: Mapping[str, Any] | None = None,
+        step_name: str | None = None,
+        duration_ms: float | None = None,
+    ) -> TraceEvent:
+        marked = {**(data or {}), "namespace": self.namespace}
+        return self.inner.emit(event_type, marked, step_name, duration_ms)
+
+    def start_span(self, name: str) -> None:
+        self.inner.start_span(name)
+
+    def end_span(self) -> None:
+        self.inner.end_span()
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.inner.to_dict()
