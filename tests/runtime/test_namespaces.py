@@ -155,3 +155,68 @@ def test_async_session_namespaces(tmp_path: Path) -> None:
             assert await session.namespaces() == [("x",)]
 
     asyncio.run(main())
+
+
+ERASED = "Zanzibarquux plumbificated Øresundqvist ledgerwick"
+KEPT = "Marmalidorn keeps the lighthouse"
+SQLITE_MEMORIES = (
+    "memory Notes { store: persistent backend: sqlite retrieval: hybrid link: sequence }\n"
+    "memory Facts { store: persistent backend: sqlite retrieval: keyword }"
+)
+
+
+def _spellings(text: str) -> set[bytes]:
+    """The erased text and each of its words, as the files could hold them: UTF-8, and a
+    non-ASCII row's full-text tokens (`sqlite_fts.stem_token` of each word's stem)."""
+    from axon.memory.backends.sqlite_fts import stem_token
+    from axon.memory.retrieval.text import stem, tokenize
+
+    found = {text.encode(), *(word.encode() for word in text.split())}
+    found |= {word.lower().encode() for word in text.split()}
+    found |= {stem_token(stem(token)).encode() for token in tokenize(text)}
+    return found
+
+
+def _files_holding(directory: Path, needles: set[bytes]) -> dict[str, list[bytes]]:
+    held: dict[str, list[bytes]] = {}
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        hits = [needle for needle in needles if needle in data]
+        if hits:
+            held[path.name] = hits
+    return held
+
+
+def test_erase_on_sqlite_leaves_no_byte_of_the_erased_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from axon.memory.backends.sqlite_ann import THRESHOLD_ENV
+    from axon.memory.embeddings.hashing import HashingEmbedder
+
+    monkeypatch.setenv(THRESHOLD_ENV, "1")  # an index file beside the store, per scope
+    mem = tmp_path / "mem"
+    needles = _spellings(ERASED) | {b"erased-key"}
+    with axon.Session(memory_dir=mem, embedder=HashingEmbedder(), embed_wait="all") as session:
+        session.execute(SQLITE_MEMORIES)
+        for name in ("Notes", "Facts"):
+            for space in ("acme/u42", "acme/u42/deep"):
+                handle = session.memory(name, namespace=space)
+                handle.remember(ERASED, key="erased-key", tags=["zanzibarquux"])
+                handle.remember("an entry after it, read with it", key="after")
+            session.memory(name, namespace="acme/u43").remember(KEPT, key="kept")
+        notes = session.memory("Notes", namespace="acme/u42")
+        assert notes.recall("Zanzibarquux ledgerwick", retrieval="semantic")
+        assert notes.recall("Zanzibarquux ledgerwick", retrieval="keyword")
+        ann = session.memories["Notes"].backend.ann  # type: ignore[attr-defined]
+        assert ann is not None and ann.wait(60)
+        notes.recall("Zanzibarquux ledgerwick", retrieval="semantic")
+        ann.wait(60)
+        assert _files_holding(mem, needles), "the test must see the text before erasing"
+        assert any(p.name.endswith(".usearch") for p in mem.rglob("*"))
+        assert session.erase("acme/u42") == 8
+        assert _files_holding(mem, needles) == {}
+        assert not [p.name for p in mem.rglob("*.usearch*") if "u42" in p.name]
+        assert _files_holding(mem, {KEPT.encode()})  # the rest is still there
+        kept = session.memory("Notes", namespace="acme/u43")
+        assert [r.key for r in kept.recall("Marmalidorn lighthouse")] == ["kept"]
+        assert session.namespaces() == [("acme", "u43")]

@@ -574,6 +574,45 @@ class SQLiteBackend(MemoryBackend):
             self._vectors.clear()
         return removed
 
+    async def erase(self, prefix: str) -> dict[str, int]:
+        """`MemoryBackend.erase` with SQLite's `secure_delete` on: every cell the deletes
+        remove and every page they free is overwritten with zeros; then `_scrub`."""
+        if self.read_only:
+            self._refuse_write()
+        before = self._conn.execute("PRAGMA secure_delete").fetchone()[0]
+        self._conn.execute("PRAGMA secure_delete = ON")
+        try:
+            return await super().erase(prefix)
+        finally:
+            self._conn.execute(f"PRAGMA secure_delete = {int(before)}")
+
+    async def _scrub(self, scopes: Sequence[str]) -> None:
+        """After an erase: the vector indexes of the erased scopes (and the file's) are
+        deleted, every full-text index is merged into one segment (`optimize`: no term
+        of a deleted row survives, and the old segments' pages are zeroed), and the
+        write-ahead log is checkpointed and truncated to nothing."""
+        if self.ann is not None:
+            self.ann.forget(scopes)
+
+        def merge(conn: sqlite3.Connection) -> None:
+            tables = conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' "
+                "AND sql LIKE 'CREATE VIRTUAL TABLE % USING fts5 (%'"
+            ).fetchall()
+            for (table,) in tables:
+                conn.execute(f'INSERT INTO "{table}" ("{table}") VALUES (\'optimize\')')
+
+        self._write(merge)
+        busy = self._retry(
+            lambda: self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        )[0]
+        if busy:
+            raise AxonMemoryError(
+                "the erased entries are deleted, but another connection to the file kept "
+                "the write-ahead log from being truncated; erase again once it is closed",
+                memory=None,
+            )
+
     async def _list_scopes(self, prefix: str) -> list[str]:
         """Scopes starting with `prefix`: one index probe per scope found (skip scan).
 

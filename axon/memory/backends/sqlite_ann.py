@@ -57,6 +57,7 @@ read-only file never gets an index (its directory cannot hold one).
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -621,6 +622,18 @@ class AnnIndexes:
         model += "-" + hashlib.sha256(model_id.encode("utf-8")).hexdigest()[:8]
         index = self.db_path.with_name(f"{self.db_path.name}.{scope_hash}.{model}.usearch")
         return index, index.with_name(index.name + ".json")
+
+    def forget(self, scopes: Sequence[str]) -> None:
+        """`scopes` were erased: drop their indexes (and the whole file's, which held their
+        vectors) from memory and their files from disk; a later search rebuilds one."""
+        hashes = {self.paths(scope, "")[0].name.split(".")[-3] for scope in [*scopes, None]}
+        with self._guard:
+            for key in [key for key in self._indexes if key[0] is None or key[0] in scopes]:
+                del self._indexes[key]
+        for path in self.db_path.parent.glob(f"{glob.escape(self.db_path.name)}.*.usearch*"):
+            if path.name[len(self.db_path.name) + 1 :].split(".")[0] in hashes:
+                with contextlib.suppress(OSError):
+                    path.unlink()
 
     def _remove_stale_temps(self) -> None:
         """Delete temporary files of saves by processes that died before renaming them, and
