@@ -2,7 +2,8 @@
 
 The rules (docs/language.md §4 Memory declarations): known fields only, store types,
 retrieval strategies the backend can do, decay durations, a positive `top_k`, a
-`min_score` from 0 to 1, and no `store: persistent` on a backend that keeps nothing.
+`min_score` from 0 to 1, `refresh_on_read` true or false, and no `store: persistent`
+on a backend that keeps nothing.
 Backend names and capabilities come from the registry, never from a list here.
 """
 
@@ -75,6 +76,7 @@ class _Memory:
     link: str = "none"
     top_k: int = DEFAULT_TOP_K
     min_score: float | None = None
+    refresh_on_read: bool = False
     location: str | None = None
     tiers: tuple[str, ...] = ()
     promote_after: int | None = None
@@ -225,6 +227,20 @@ def _min_score(m: _Memory, f: ast.Field | None) -> None:
         m.min_score = min_score(f, f"in memory '{m.name}'", m.report)
 
 
+def _refresh_on_read(m: _Memory, f: ast.Field | None) -> None:
+    if f is None:
+        return
+    value = f.value
+    if isinstance(value, ast.Literal) and isinstance(value.value, bool):
+        m.refresh_on_read = value.value
+        return
+    m.report.error(
+        f"refresh_on_read of memory '{m.name}' must be true or false, "
+        f"not {json.dumps(plain(value))}",
+        value_span(f),
+    )
+
+
 def _location(m: _Memory, f: ast.Field | None) -> None:
     if f is None:
         return
@@ -254,6 +270,7 @@ _VALIDATORS: dict[str, Callable[[_Memory, ast.Field | None], None]] = {
     "link": _link,
     "top_k": _top_k,
     "min_score": _min_score,
+    "refresh_on_read": _refresh_on_read,
     "location": _location,
     "promote_after": check_promote_after,
     "demote_after": check_demote_after,
@@ -271,6 +288,7 @@ FIELD_MEANINGS: dict[str, str] = {
     "weekly | a duration (7d)",
     "top_k": "How many entries a recall returns by default (1 to 1,000,000)",
     "min_score": "The relevance floor of its recalls, 0 to 1",
+    "refresh_on_read": "true: a get or a recall that returns an entry restarts its expiry",
     "location": "A backend-specific place: a file, a DSN or \"env:VAR\"",
     "link": "none | sequence: each entry is also found by the words of the one before it",
     "tiers": "The lifetimes a tiered memory spans, fastest first: [session, persistent]",
@@ -312,6 +330,7 @@ def check_memory(decl: ast.Declaration, backends: BackendRegistry, report: Repor
         decay_seconds=memory.decay_seconds,
         top_k=memory.top_k,
         min_score=memory.min_score,
+        refresh_on_read=memory.refresh_on_read,
         location=memory.location,
         link=memory.link,
         tiers=memory.tiers,

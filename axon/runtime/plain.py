@@ -33,7 +33,7 @@ from axon.runtime.associations import (
     related_keys,
 )
 from axon.runtime.counters import COUNTERS, TierStats
-from axon.runtime.records import expiry_of
+from axon.runtime.records import expiry_of, keep_duration
 from axon.runtime.reporting import elapsed_ms, emit_listing, errors_named
 from axon.runtime.sweeps import Lifetimes, SharedBackend
 from axon.runtime.tracer import TraceEventType, Tracer
@@ -124,6 +124,7 @@ class PlainMemory:
         now = self.clock()
         expires_at = expiry_of(self.decl, metadata, now, expires_in)
         meta = {**metadata, "scope": self.scope}
+        keep_duration(self.decl, name, key, meta, expires_at, now)
         started = time.perf_counter()
         with errors_named(name):
             given = related_keys(meta)
@@ -324,6 +325,7 @@ class PlainMemory:
         results, effective, data, pending = await self.search(
             query, top_k, mode, filters, embed_wait=embed_wait, min_score=min_score
         )
+        results = await self.refreshed(results)
         data["duration_ms"] = elapsed_ms(started)
         self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=elapsed_ms(started))
         return results, effective, pending, data["below_floor"]
@@ -404,6 +406,8 @@ class PlainMemory:
         started = time.perf_counter()
         with errors_named(self.name):
             found = await self.backend.get(key, scope=self.scope)
+        if found is not None:
+            [found] = await self.refreshed([found])
         self.tracer.emit(
             TraceEventType.MEMORY_READ,
             data={
@@ -419,6 +423,25 @@ class PlainMemory:
             duration_ms=elapsed_ms(started),
         )
         return None if found is None else named(found, self.name)
+
+    async def refreshed(self, entries: list[MemoryEntry]) -> list[MemoryEntry]:
+        """`entries` a get or a recall returns from this store: on a memory with
+        `refresh_on_read`, their expiry restarted as if written now (one
+        `MemoryBackend.restart_expiry` of their keys; an entry that keeps no duration,
+        see `records.keep_duration`, keeps its expiry) and shown with it; else as they are.
+        """
+        if not self.decl.refresh_on_read or not entries:
+            return entries
+        with errors_named(self.name):
+            restarted = await self.backend.restart_expiry(
+                self.scope, [entry.key for entry in entries]
+            )
+        return [
+            dataclasses.replace(entry, expires_at=restarted[entry.key])
+            if entry.key in restarted
+            else entry
+            for entry in entries
+        ]
 
     async def associated(self, entry: MemoryEntry) -> list[MemoryEntry]:
         """The stored (unexpired) entries `entry` is associated with, in its `related`

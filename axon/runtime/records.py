@@ -17,7 +17,8 @@ from typing import Any
 
 from axon.compiler.durations import parse_decay
 from axon.compiler.ir import IRMemory
-from axon.memory.entry import DEFAULT_IMPORTANCE, RECORD_TYPES, MemoryEntry
+from axon.errors import AxonMemoryError
+from axon.memory.entry import DEFAULT_IMPORTANCE, EXPIRY_DURATION, RECORD_TYPES, MemoryEntry
 
 Record = dict[str, Any]
 """An output record (docs/language.md §11 Output records): what a remember, recall or delete
@@ -85,6 +86,28 @@ def expiry_of(
     if isinstance(kind, str) and kind in RECORD_TYPES:
         return now + RECORD_TYPES[kind]
     return None
+
+
+def keep_duration(
+    decl: IRMemory, memory: str, key: str, meta: dict[str, Any],
+    expires_at: float | None, now: float,
+) -> None:
+    """On a memory with `refresh_on_read`, keep in `meta` the expiry duration a read
+    restarts (`EXPIRY_DURATION`, `expires_in`: `expires_at - now` seconds; none for an
+    entry that never expires). That field is then the runtime's: one given in the
+    metadata is an `AxonMemoryError` naming the memory and the key. Other memories'
+    metadata is left as given."""
+    if not decl.refresh_on_read:
+        return
+    if EXPIRY_DURATION in meta:
+        raise AxonMemoryError(
+            f"'{EXPIRY_DURATION}' is kept by the runtime in the metadata of a memory with "
+            f"refresh_on_read: give expires_in as an option, not inside metadata",
+            memory=memory,
+            key=key,
+        )
+    if expires_at is not None:
+        meta[EXPIRY_DURATION] = expires_at - now
 
 
 def remember_record(

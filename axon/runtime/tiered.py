@@ -33,7 +33,7 @@ from axon.runtime.associations import (
     related_keys,
 )
 from axon.runtime.plain import PlainMemory
-from axon.runtime.records import expiry_of
+from axon.runtime.records import expiry_of, keep_duration
 from axon.runtime.reporting import elapsed_ms, emit_listing, errors_named
 from axon.runtime.sweeps import Lifetimes
 from axon.runtime.tiers import Tiered
@@ -222,6 +222,7 @@ class TieredMemory:
         now = self.clock()
         expires_at = expiry_of(self.decl, metadata, now, expires_in)
         meta = {**metadata, "scope": target.scope}
+        keep_duration(self.decl, name, key, meta, expires_at, now)
         started = time.perf_counter()
         with errors_named(name):
             old = await tiering.find(state, key)
@@ -450,6 +451,7 @@ class TieredMemory:
             state.stats.add(tier, "recalls")
         ranked = tiering.rank(found, state.decl.tiers, top_k)
         with errors_named(name):
+            ranked = await self._refreshed(ranked)
             await self.after_recall(ranked)
             await tiering.flush_stats(state)
         # The memory's `store:` tier may be one a recall of `tiers: [persistent]` never
@@ -480,6 +482,17 @@ class TieredMemory:
         self.tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=elapsed_ms(started))
         return ranked, effective, pending, data["below_floor"]
 
+    async def _refreshed(self, ranked: list[MemoryEntry]) -> list[MemoryEntry]:
+        """A recall's results (each with its `tier` metadata), with their expiry restarted
+        in the tier that holds each (`PlainMemory.refreshed`: on `refresh_on_read`)."""
+        if not self.decl.refresh_on_read:
+            return ranked
+        restarted: dict[str, MemoryEntry] = {}
+        for tier, one in self.tiers.items():
+            held = [entry for entry in ranked if entry.metadata.get("tier") == tier]
+            restarted.update((entry.key, entry) for entry in await one.refreshed(held))
+        return [restarted.get(entry.key, entry) for entry in ranked]
+
     async def get(self, key: str) -> MemoryEntry | None:
         """The unexpired entry under `key` in whichever tier holds it (its metadata says
         which: `tier`), or None; a `memory_read` event (`op: get`)."""
@@ -490,6 +503,9 @@ class TieredMemory:
         with errors_named(name):
             await self.maintain()
             where = await tiering.find(state, key)
+            if where is not None:
+                [refreshed] = await self.tiers[where[0]].refreshed([where[1]])
+                where = (where[0], refreshed)
             await tiering.flush_stats(state)
         if where is not None:
             state.used[key] = self.clock()

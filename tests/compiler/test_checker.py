@@ -133,6 +133,10 @@ def test_all_diagnostics_collected_and_sorted() -> None:
         ('location: "   "', "location of memory 'M' must be a non-empty string"),
         ("store: [a]", "store of memory 'M' must be a name"),
         ("store: session\n store: ephemeral", "Duplicate field 'store' in memory 'M'"),
+        ("refresh_on_read: 1", "refresh_on_read of memory 'M' must be true or false, not 1"),
+        ('refresh_on_read: "yes"', "must be true or false, not \"yes\""),
+        ("refresh_on_read: yes", "must be true or false, not \"yes\""),
+        ("refresh_on_raed: true", "(did you mean 'refresh_on_read'?)"),
     ],
 )
 def test_invalid_memory_fields(field: str, fragment: str) -> None:
@@ -372,3 +376,14 @@ def test_a_bound_name_as_a_memory_says_what_it_is() -> None:
         (2, 18, "'recall' source 'x' is a bound name (a value), not a memory store"),
         (4, 20, "'remember' target 'S' is a bound name (a value), not a memory store"),
     ]
+
+
+def test_refresh_on_read_is_a_boolean_field_defaulting_to_false() -> None:
+    on, off, default = axon.compile(
+        "memory A { decay: 1h refresh_on_read: true }\n"
+        "memory B { refresh_on_read: false }\nmemory C {}"
+    ).memories
+    assert (on.refresh_on_read, off.refresh_on_read, default.refresh_on_read) == (
+        True, False, False
+    )
+    assert on.to_dict()["refresh_on_read"] is True
