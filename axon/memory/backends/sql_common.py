@@ -288,8 +288,10 @@ def _operators(
     if "default" in wanted:  # min_importance: a comparison that an absent field may pass
         absent = matches_filters({}, {name: dict(wanted)})
         bounds = [(op, bound) for op, bound in wanted.items() if op != "default"]
+        if not bounds:
+            return dialect.true, []  # no operator: every entry
         if not all(op in COMPARISONS and is_number(bound) for op, bound in bounds):
-            return dialect.false, []  # matches_filters: never a match
+            raise Unexpressed  # never written by the runtime: left to `matches_filters`
         return dialect.compare(column, name, [(op, _finite(b)) for op, b in bounds], absent)
     parts: list[str] = []
     params: list[Any] = []
@@ -318,15 +320,18 @@ def _operator(
     name: str, op: str, operand: Any, column: str, dialect: FilterDialect
 ) -> tuple[str, list[Any]]:
     """The condition of one operator other than a comparison (`false` for what
-    `matches_filters` never matches: an unknown operator, an operand of a wrong type)."""
+    `matches_filters` never matches: an unknown operator, an operand of a wrong type for
+    `in`, `exists` or a comparison)."""
     if op == "exists" and isinstance(operand, bool):
         return dialect.exists(column, name, operand)
     if op == "in" and isinstance(operand, list):
         return _filter_field(name, list(operand), column, dialect)
-    if op == "ne" and isinstance(operand, str | int | float):
+    if op == "ne":
         if isinstance(operand, str):
             return dialect.not_equal(column, name, [dialect.text(operand)], [])
-        return dialect.not_equal(column, name, [], [dialect.number(operand)])
+        if isinstance(operand, int | float):
+            return dialect.not_equal(column, name, [], [dialect.number(operand)])
+        raise Unexpressed  # never checked as valid: left to `matches_filters`
     return dialect.false, []
 
 
