@@ -834,7 +834,8 @@ class MemoryBackend(MinimalMemoryBackend):
         write or delete repeats nothing and skips nothing that existed throughout
         (an entry stored again moves to its new timestamp, like in `list_entries`).
         `cursor` is None on the last page. A cursor not made by this call for the same
-        order is an `AxonMemoryError`.
+        order and the same scope (so never one of another namespace) is an
+        `AxonMemoryError`.
         """
         self._check_open()
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -846,7 +847,7 @@ class MemoryBackend(MinimalMemoryBackend):
         cursor = None
         if more and rows:
             last, tie = rows[-1]
-            cursor = encode_cursor((last.timestamp, tie), oldest_first)
+            cursor = encode_cursor((last.timestamp, tie), oldest_first, scope)
         return EntryPage([entry for entry, _ in rows], cursor)
 
     async def read_vectors(
@@ -991,17 +992,28 @@ def keyset_page(
     return [(row, order[1]) for order, row in best]
 
 
-def encode_cursor(position: tuple[float, Any], oldest_first: bool) -> str:
-    """The opaque text of a `list_page` cursor: order, timestamp and tie, URL-safe."""
+def _scope_tag(scope: str | None) -> str:
+    """What a cursor says of its scope: a short digest (a namespace's labels stay out)."""
+    import hashlib
+
+    if scope is None:
+        return "*"
+    return hashlib.sha256(scope.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def encode_cursor(position: tuple[float, Any], oldest_first: bool, scope: str | None) -> str:
+    """The opaque text of a `list_page` cursor: order, timestamp, tie and the scope's tag,
+    URL-safe."""
     import base64
     import json
 
-    raw = json.dumps([_CURSOR_PREFIX[oldest_first], position[0], position[1]])
+    raw = json.dumps([_CURSOR_PREFIX[oldest_first], position[0], position[1], _scope_tag(scope)])
     return base64.urlsafe_b64encode(raw.encode("utf-8")).decode("ascii").rstrip("=")
 
 
 def decode_cursor(text: Any, oldest_first: bool, scope: str | None) -> tuple[float, Any]:
-    """`(timestamp, tie)` of a cursor made by `encode_cursor`; `AxonMemoryError` otherwise."""
+    """`(timestamp, tie)` of a cursor made by `encode_cursor` for this order and `scope`;
+    `AxonMemoryError` otherwise (a cursor of another scope, so of another namespace)."""
     import base64
     import binascii
     import json
@@ -1019,8 +1031,9 @@ def decode_cursor(text: Any, oldest_first: bool, scope: str | None) -> tuple[flo
         raise problem from None
     if (
         not isinstance(data, list)
-        or len(data) != 3
+        or len(data) != 4
         or data[0] != _CURSOR_PREFIX[oldest_first]
+        or data[3] != _scope_tag(scope)
         or not _finite_time(data[1])
         or isinstance(data[2], bool)
         or not isinstance(data[2], int | str)

@@ -8,7 +8,8 @@ tests/memory/test_conformance.py runs it over every built-in backend. Time is
 driven with the `clock` fixture (a `FakeClock`): a backend must read the time
 only from the clock it is given, and embed with the given embedder.
 
-The tests live in nine groups, `contract_entries`, `contract_expiry`, `contract_links`,
+The tests live in ten groups, `contract_entries`, `contract_expiry`, `contract_links`,
+`contract_namespaces`,
 `contract_retrieval`, `contract_filters`, `contract_time`, `contract_contexts`,
 `contract_paging` and `contract_vectors`, over
 `contract_helpers` (fixtures and helpers); this module gathers them, so one
@@ -25,6 +26,7 @@ from axon.testing import (
     contract_expiry,
     contract_filters,
     contract_links,
+    contract_namespaces,
     contract_paging,
     contract_retrieval,
     contract_time,
@@ -36,6 +38,7 @@ from axon.testing.contract_expiry import *  # noqa: F403
 from axon.testing.contract_filters import *  # noqa: F403
 from axon.testing.contract_helpers import backend_env, clock
 from axon.testing.contract_links import *  # noqa: F403
+from axon.testing.contract_namespaces import *  # noqa: F403
 from axon.testing.contract_paging import *  # noqa: F403
 from axon.testing.contract_retrieval import *  # noqa: F403
 from axon.testing.contract_time import *  # noqa: F403
@@ -49,6 +52,7 @@ __all__ = [  # what `from axon.testing.conformance import *` takes: the fixtures
         + contract_expiry.__all__
         + contract_filters.__all__
         + contract_links.__all__
+        + contract_namespaces.__all__
         + contract_contexts.__all__
         + contract_retrieval.__all__
         + contract_time.__all__

@@ -27,7 +27,8 @@ def test_same_name_and_key_in_two_namespaces_are_two_entries(tmp_path: Path) -> 
     mem = tmp_path / "mem"
     with axon.Session(memory_dir=mem, namespace="acme/u42") as session:
         assert session.namespace == Namespace(("acme", "u42"))
-        session.execute(NOTES + '\nremember("the u42 dentist is on friday") -> Notes with { key: "k" }')
+        session.execute(NOTES)
+        session.execute('remember("the u42 dentist is on friday") -> Notes with { key: "k" }')
         other = session.memory("Notes", namespace=("acme", "u43"))
         assert other.namespace.text == "acme/u43"
         other.remember("the u43 dentist is on monday", key="k")
@@ -97,7 +98,8 @@ def test_a_bad_namespace_is_refused_before_anything_is_written(tmp_path: Path) -
 
 def test_trace_events_carry_the_namespace_absent_for_the_root(tmp_path: Path) -> None:
     with axon.Session(memory_dir=tmp_path / "mem", namespace="acme") as session:
-        session.execute(NOTES + '\nremember("hello") -> Notes with { key: "h" }\nrecall("hello") from Notes')
+        session.execute(NOTES)
+        session.execute('remember("hello") -> Notes with { key: "h" }\nrecall("hello") from Notes')
         session.memory("Notes", namespace=()).remember("root hello", key="r")
         memory_events = [e for e in session.events if e["event_type"].startswith("memory_")]
         spaces = [e["data"].get("namespace") for e in memory_events]
