@@ -36,6 +36,7 @@ from axon.memory.entry import (
     context_problem,
     expiry_duration,
     filter_predicate,
+    kept_created,
     valid_query,
     validate_entry,
     value_text,
@@ -207,7 +208,10 @@ class MemoryBackend(MinimalMemoryBackend):
     async def store_many(self, items: Sequence[NewEntry]) -> list[MemoryEntry]:
         """Store a batch atomically: either every item is stored or none is.
 
-        Each entry is stamped with the clock's time unless its `timestamp` is given.
+        Each entry is stamped with the clock's time unless its `timestamp` is given
+        (its `updated_at`). An item without `created_at` that replaces a live entry
+        keeps that entry's `created_at` (read back by `get`; the entries returned here
+        are the ones written, which do not know it: `write_links` returns it).
         """
         self._check_open()
         entries = self._checked(items)
@@ -223,26 +227,31 @@ class MemoryBackend(MinimalMemoryBackend):
         checked: list[tuple[Any, dict[str, Any] | None]] = []
         for item in items:
             checked.append(self._validated(item))
-            if item.timestamp is not None and not _finite_time(item.timestamp):
-                raise AxonMemoryError(
-                    f"timestamp must be a finite number of Unix seconds, got {item.timestamp!r}",
-                    memory=_scope(item.metadata),
-                    key=item.key,
-                )
+            for name, moment in (("timestamp", item.timestamp), ("created_at", item.created_at)):
+                if moment is not None and not _finite_time(moment):
+                    raise AxonMemoryError(
+                        f"{name} must be a finite number of Unix seconds, got {moment!r}",
+                        memory=_scope(item.metadata),
+                        key=item.key,
+                    )
             if item.context is not None and (problem := context_problem(item.context)):
                 raise AxonMemoryError(problem, memory=_scope(item.metadata), key=item.key)
         now = self.clock()
-        entries = [
-            MemoryEntry(
-                key=item.key,
-                value=value,
-                metadata=metadata or {},
-                timestamp=now if item.timestamp is None else item.timestamp,
-                expires_at=item.expires_at,
-                context=item.context,
+        entries = []
+        for item, (value, metadata) in zip(items, checked, strict=True):
+            stamp = now if item.timestamp is None else item.timestamp
+            entries.append(
+                MemoryEntry(
+                    key=item.key,
+                    value=value,
+                    metadata=metadata or {},
+                    timestamp=stamp,
+                    expires_at=item.expires_at,
+                    context=item.context,
+                    created_at=stamp if item.created_at is None else item.created_at,
+                    fresh=item.created_at is None,
+                )
             )
-            for item, (value, metadata) in zip(items, checked, strict=True)
-        ]
         return entries
 
     def _validated(self, item: NewEntry) -> tuple[Any, dict[str, Any] | None]:
@@ -643,7 +652,8 @@ class MemoryBackend(MinimalMemoryBackend):
             old = await self._get(store.key, scope)
             live = old.metadata if old is not None and not old.is_expired(now) else None
             meta = kept_related(store.metadata, live, memory=scope, key=store.key)
-            store = dataclasses.replace(store, metadata=meta)
+            created = old.created_at if old is not None and not old.is_expired(now) else None
+            store = dataclasses.replace(store, metadata=meta, **kept_created(store, created))
             writes.append(store)
         changed: list[str] = []
         for change in [*unlink, *changes]:

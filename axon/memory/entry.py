@@ -55,10 +55,12 @@ _SHOWN_BOUND = 10**40
 
 @dataclass(frozen=True)
 class MemoryEntry:
-    """A single value stored in semantic memory (seed `000`), with its expiry time.
+    """A single value stored in semantic memory (seed `000`), with its times.
 
-    `timestamp` is when it was stored; `expires_at` is `None` or the Unix time from
-    which recall no longer returns it.
+    `timestamp` is its last write (`updated_at`, the same number): what newest-first
+    order, recency and `since`/`until` read. `created_at` is its first write, kept
+    when the key is stored again while the entry is live (None given: `timestamp`).
+    `expires_at` is `None` or the Unix time from which recall no longer returns it.
     """
 
     key: str
@@ -71,6 +73,19 @@ class MemoryEntry:
     context: str | None = field(default=None, compare=False, repr=False)
     """On an entry being written only (what `_put` gets): `NewEntry.context`. Entries
     read back never carry it (`MemoryBackend.read_contexts` gives contexts)."""
+    created_at: float = None  # type: ignore[assignment]  # None given: `timestamp`
+    fresh: bool = field(default=False, compare=False, repr=False)
+    """On an entry being written only: True when its write gave no `created_at`, so the
+    live entry it replaces keeps its own (`_put` reads it in its transaction)."""
+
+    def __post_init__(self) -> None:
+        if self.created_at is None:
+            object.__setattr__(self, "created_at", self.timestamp)
+
+    @property
+    def updated_at(self) -> float:
+        """The entry's last write: `timestamp` by its other name."""
+        return self.timestamp
 
     @property
     def scope(self) -> str | None:
@@ -89,6 +104,7 @@ class MemoryEntry:
             timestamp=self.timestamp,
             expires_at=self.expires_at,
             signals=signals,
+            created_at=self.created_at,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -98,6 +114,8 @@ class MemoryEntry:
             "score": self.score,
             "metadata": self.metadata,
             "timestamp": self.timestamp,
+            "created_at": self.created_at,
+            "updated_at": self.timestamp,
             "expires_at": self.expires_at,
         }
         if self.signals is not None:
@@ -110,7 +128,10 @@ class NewEntry:
     """One item of a batch store: what `store(key, value, metadata, expires_at=...)` takes.
 
     `timestamp` is None for "now" (the backend's clock); an import gives the entry's
-    original time instead, so recency and newest-first order survive a move.
+    original time instead, so recency and newest-first order survive a move. It is the
+    entry's `updated_at`. `created_at` is None for "the entry's first write": the live
+    entry this one replaces keeps its own, a new one takes `timestamp`; an import or a
+    tier move gives the original.
 
     `context` is None for the backend's own `link: sequence` context (the text stored
     just before the entry's first store, kept when it is stored again); an import
@@ -125,6 +146,16 @@ class NewEntry:
     expires_at: float | None = None
     timestamp: float | None = None
     context: str | None = None
+    created_at: float | None = None
+
+
+def kept_created(entry: MemoryEntry, live_created: float | None) -> dict[str, Any]:
+    """The fields to replace on `entry` being written over a key whose live entry was
+    first written at `live_created` (None: no live entry): a `fresh` write keeps that
+    first write (`created_at`), and the entry no longer needs `fresh`."""
+    if not entry.fresh:
+        return {}
+    return {"fresh": False, "created_at": entry.timestamp if live_created is None else live_created}
 
 
 EXPIRY_DURATION = "expires_in"

@@ -224,14 +224,19 @@ def located(entry: MemoryEntry, name: str, tier: str) -> MemoryEntry:
         timestamp=entry.timestamp,
         expires_at=entry.expires_at,
         signals=entry.signals,
+        created_at=entry.created_at,
     )
 
 
 def stored_copy(entry: MemoryEntry, scope: str) -> NewEntry:
-    """`entry` to be written under `scope`: same key, value, metadata and both times."""
+    """`entry` to be written under `scope`: same key, value, metadata and its times
+    (first and last write, expiry)."""
     meta = {k: v for k, v in entry.metadata.items() if k != "tier"}
     meta["scope"] = scope
-    return NewEntry(entry.key, entry.value, meta, entry.expires_at, entry.timestamp)
+    return NewEntry(
+        entry.key, entry.value, meta, entry.expires_at, entry.timestamp,
+        created_at=entry.created_at,
+    )
 
 
 async def find(tiered: Tiered, key: str) -> tuple[str, MemoryEntry] | None:

@@ -122,6 +122,64 @@ async def test_overwrite_replaces(backend: MemoryBackend, clock: FakeClock) -> N
         assert await backend.retrieve("first", mode="keyword") == []
 
 
+async def test_stored_again_keeps_created_at_and_moves_updated_at(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """`created_at` is an entry's first write, `updated_at` (`timestamp`) its last: a
+    store of a live key keeps the first, through `store`, `store_many` and `write_links`
+    alike (the entry `write_links` returns says so); every read (get, list, page,
+    recall) gives both; newest first is by the last."""
+    first = clock.now
+    stored = await backend.store("a", "one", {"scope": "S"})
+    assert (stored.created_at, stored.updated_at, stored.timestamp) == (first, first, first)
+    clock.advance(5)
+    await backend.store("b", "two", {"scope": "S"})
+    clock.advance(5)
+    await backend.store("a", "one again", {"scope": "S"})
+    entry = await backend.get("a", "S")
+    assert entry is not None
+    assert (entry.value, entry.created_at, entry.updated_at) == ("one again", first, clock.now)
+    assert [e.key for e in await backend.list_entries("S")] == ["a", "b"]
+    [listed] = [e for e in await backend.list_entries("S") if e.key == "a"]
+    assert (listed.created_at, listed.updated_at) == (first, clock.now)
+    page = await backend.list_page("S", limit=1)
+    assert [(e.key, e.created_at) for e in page.entries] == [("a", first)]
+    [found] = await backend.retrieve("again", 1, "S", mode=backend.default_mode)
+    assert (found.key, found.created_at, found.updated_at) == ("a", first, clock.now)
+    clock.advance(5)
+    [batched] = await backend.store_many([NewEntry("a", "three", {"scope": "S"})])
+    linked = await backend.write_links("S", store=NewEntry("b", "two again", {"scope": "S"}))
+    assert linked.stored is not None and linked.stored.created_at == first + 5
+    for key, created in (("a", first), ("b", first + 5)):
+        entry = await backend.get(key, "S")
+        assert entry is not None and (entry.created_at, entry.updated_at) == (created, clock.now)
+    assert batched.updated_at == clock.now
+
+
+async def test_created_at_restarts_after_expiry_and_can_be_given(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """A key stored again after its entry expired is a first write; a `NewEntry` that
+    gives `created_at` (an import's) is stored with it, new or replacing a live entry."""
+    await backend.store("gone", "old", {"scope": "S"}, expires_at=clock.now + 1)
+    clock.advance(2)
+    again = await backend.store("gone", "new", {"scope": "S"})
+    assert again.created_at == clock.now
+    entry = await backend.get("gone", "S")
+    assert entry is not None and entry.created_at == clock.now
+    given = [
+        NewEntry("x", 1, {"scope": "S"}, timestamp=clock.now - 10, created_at=clock.now - 100),
+        NewEntry("gone", 2, {"scope": "S"}, created_at=clock.now - 50),
+    ]
+    await backend.store_many(given)
+    x = await backend.get("x", "S")
+    assert x is not None and (x.created_at, x.updated_at) == (clock.now - 100, clock.now - 10)
+    gone = await backend.get("gone", "S")
+    assert gone is not None and (gone.created_at, gone.updated_at) == (clock.now - 50, clock.now)
+    with pytest.raises(AxonMemoryError, match="created_at must be a finite number"):
+        await backend.store_many([NewEntry("y", 1, {"scope": "S"}, created_at=math.inf)])
+
+
 async def test_clear_returns_counts(backend: MemoryBackend) -> None:
     await backend.store("a", 1, {"scope": "S"})
     await backend.store("b", 2, {"scope": "S"})

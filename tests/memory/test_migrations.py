@@ -241,3 +241,70 @@ async def test_postgres_old_fixture_migrates_to_what_newer_code_wrote(
     old = await _migrated_postgres(name, pg_dsn, tmp_path / "old", T0 + 100)
     new = await _migrated_postgres(POSTGRES_FIXTURES[-1], pg_dsn, tmp_path / "new", T0 + 100)
     assert old == new
+
+
+# ---------------------------------------------------------------------- created_at
+
+
+async def _rewritten_later(backend: MemoryBackend, clock: FakeClock) -> None:
+    """After migrating a store written without `created_at`: each stored entry's first
+    write is its stored time; storing it again keeps that and moves `updated_at`."""
+    [entry] = await backend.list_entries("S")
+    assert (entry.key, entry.created_at, entry.updated_at) == ("k", T0, T0)
+    clock.advance(60)
+    await backend.store("k", "again", {"scope": "S"})
+    again = await backend.get("k", "S")
+    assert again is not None and (again.created_at, again.updated_at) == (T0, T0 + 60)
+
+
+async def test_sqlite_version_9_file_gets_created_at(tmp_path: Path) -> None:
+    """A file as schema 9 wrote it (no `created_at` column: today's code before it)
+    opens at version 10, each row's `created_at` its stored timestamp."""
+    path = tmp_path / "memory.db"
+    clock = FakeClock(T0)
+    backend = _open_sqlite(path, clock)
+    await backend.store("k", "first", {"scope": "S"})
+    await backend.close()
+    conn = sqlite3.connect(path)
+    with conn:  # back to what version 9 wrote
+        conn.execute("ALTER TABLE entries DROP COLUMN created_at")
+        conn.execute("PRAGMA user_version = 9")
+    conn.close()
+    backend = _open_sqlite(path, clock)
+    try:
+        await _rewritten_later(backend, clock)
+    finally:
+        await backend.close()
+    _raw_rows(path)  # integrity, version 10
+
+
+@pytest.mark.postgres
+async def test_postgres_version_6_schema_gets_created_at(pg_dsn: str, tmp_path: Path) -> None:
+    """A schema as version 6 wrote it (no `created_at` column) migrates to 7, each row's
+    `created_at` its stored timestamp."""
+    import psycopg
+
+    from axon.memory.backends.postgres import PostgresBackend
+
+    schema = pg_test_schema(tmp_path)
+    clock = FakeClock(T0)
+
+    def backend() -> PostgresBackend:
+        return PostgresBackend(location=pg_dsn, schema=schema, pool_size=2, clock=clock)
+
+    first = backend()
+    await first.store("k", "first", {"scope": "S"})
+    await first.close()
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:  # back to what version 6 wrote
+        conn.execute(f'ALTER TABLE "{schema}".entries DROP COLUMN created_at')
+        conn.execute(f"UPDATE \"{schema}\".meta SET value = '6' WHERE name = 'schema_version'")
+    second = backend()
+    try:
+        await _rewritten_later(second, clock)
+    finally:
+        await second.close()
+    with psycopg.connect(pg_dsn) as conn:
+        row = conn.execute(
+            f"SELECT value FROM \"{schema}\".meta WHERE name = 'schema_version'"
+        ).fetchone()
+    assert row == ("7",)

@@ -63,6 +63,8 @@ class Rec:
     written: float
     expires_at: float | None
     related: list[str] = attrs.field(factory=list)
+    created: float | None = None
+    """The first write (None: `written`); kept by a remember into the tier holding it."""
 
 
 class Model:
@@ -157,7 +159,8 @@ class TieredMachine(RuleBasedStateMachine):
             rec = m.recs[other]
             if key not in rec.related:
                 rec.related.append(key)
-        m.recs[key] = Rec(value, tier, self.now, expires_at, links)
+        created = old.created or old.written if old is not None and old.tier == tier else None
+        m.recs[key] = Rec(value, tier, self.now, expires_at, links, created)
         m.recalls.pop(key, None)
         m.used[key] = self.now
         m.stats[tier]["stores"] += 1
@@ -206,8 +209,8 @@ class TieredMachine(RuleBasedStateMachine):
             return
         m.used[key] = self.now
         assert got is not None
-        assert (got.value, got.tier, got.created_at, got.expires_at) == (
-            want.value, want.tier, want.written, want.expires_at,
+        assert (got.value, got.tier, got.created_at, got.updated_at, got.expires_at) == (
+            want.value, want.tier, want.created or want.written, want.written, want.expires_at,
         )
         assert got.metadata.get("related", []) == want.related
         assert [e.key for e in got.associated] == [

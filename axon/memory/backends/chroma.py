@@ -72,6 +72,7 @@ from axon.memory.entry import (
     encode_json,
     expiry_duration,
     filter_predicate,
+    kept_created,
     scope_of,
     value_text,
 )
@@ -224,6 +225,13 @@ def _exact(meta: Meta, name: str) -> float:
     return float(text) if isinstance(text, str) else float(meta[name])
 
 
+def _created(meta: Meta) -> float:
+    """A record's first write (`created_at`): its `cr` text, the exact `repr` of the float;
+    records written before there was one have only `ts`, both then one time."""
+    text = meta.get("cr")
+    return float(text) if isinstance(text, str) else _exact(meta, "ts")
+
+
 def _exact_fields(timestamp: float, expires_at: float | None) -> Meta:
     """The `ts`/`exp` metadata of an entry and their exact twins (`_exact`)."""
     exp = NEVER if expires_at is None else float(expires_at)
@@ -238,6 +246,7 @@ def _decode(meta: Meta, score: float = 0.0) -> MemoryEntry:
         metadata=json.loads(meta["meta"]),
         score=score,
         timestamp=_exact(meta, "ts"),
+        created_at=_created(meta),
         expires_at=None if exp >= NEVER else exp,
     )
 
@@ -386,9 +395,13 @@ class ChromaBackend(MemoryBackend):
             metas: list[Meta] = []
             documents: list[str] = []
             lengths: list[list[float]] = []
+            now = self.clock()
             for ident, ((scope, key), entry) in zip(ids, latest.items(), strict=True):
                 text = value_text(entry.value)
                 before = known.get(ident)
+                created = entry.created_at
+                if entry.fresh and before and _exact(before, "exp") > now:
+                    created = _created(before)  # a live entry stored again keeps its first write
                 record_ids.append(ident)
                 metas.append(
                     {
@@ -398,6 +411,7 @@ class ChromaBackend(MemoryBackend):
                         "value": encode_json(entry.value),
                         "meta": encode_json(entry.metadata),
                         **_exact_fields(entry.timestamp, entry.expires_at),
+                        "cr": repr(float(created)),
                         "seq": int(before["seq"]) if before else _SEQ.next(),
                         "vgen": secrets.token_hex(8),
                         "vm": "",
@@ -533,9 +547,11 @@ class ChromaBackend(MemoryBackend):
                 unlink = unlink_changes(delete, gone.metadata)
         if store is not None:
             old = await self._get(store.key, scope)
-            live = old.metadata if old is not None and not old.is_expired(now) else None
+            alive = old is not None and not old.is_expired(now)
+            live = old.metadata if old is not None and alive else None
             meta = kept_related(store.metadata, live, memory=scope, key=store.key)
-            store = dataclasses.replace(store, metadata=meta)
+            created = old.created_at if old is not None and alive else None
+            store = dataclasses.replace(store, metadata=meta, **kept_created(store, created))
         ids: list[str] = []
         metas: list[Meta] = []
         changed: list[str] = []

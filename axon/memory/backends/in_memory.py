@@ -51,7 +51,14 @@ from axon.memory.backend import (
     best_first,
     keyset_page,
 )
-from axon.memory.entry import Clock, MemoryEntry, expiry_duration, filter_predicate, value_text
+from axon.memory.entry import (
+    Clock,
+    MemoryEntry,
+    expiry_duration,
+    filter_predicate,
+    kept_created,
+    value_text,
+)
 from axon.memory.links import (
     LinkChange,
     LinkWrite,
@@ -250,13 +257,19 @@ class InMemoryBackend(MemoryBackend):
             for text in (value_text(entry.value),)
         ]
         batches: dict[str | None, list[tuple[Hashable, str, str, float, int]]] = {}
+        now = self.clock()
         for scope, key, entry, text, terms in prepared:
             given = entry.context
-            if given is not None:  # kept below; the stored entry does not carry it
-                entry = dataclasses.replace(entry, context=None)
             state = self._scopes.get(scope)
             if state is None:
                 state = self._scopes[scope] = _Scope(scope)
+            old = state.entries.get(key)
+            created = entry.created_at
+            if entry.fresh and old is not None and not old.is_expired(now):
+                created = old.created_at  # a live entry stored again keeps its first write
+            if given is not None or entry.fresh or created != entry.created_at:
+                # the stored entry carries neither the context (kept below) nor `fresh`
+                entry = dataclasses.replace(entry, context=None, fresh=False, created_at=created)
             seq = state.seq.get(key)
             if seq is None:
                 seq = state.seq[key] = next(self._next_seq)
@@ -346,7 +359,9 @@ class InMemoryBackend(MemoryBackend):
             old = live(store.key) if store.key != delete else None
             kept = old.metadata if old is not None else None
             meta = kept_related(store.metadata, kept, memory=scope, key=store.key)
-            store = dataclasses.replace(store, metadata=meta)
+            store = dataclasses.replace(
+                store, metadata=meta, **kept_created(store, None if old is None else old.created_at)
+            )
         edits: list[MemoryEntry] = []
         for change in [*unlink, *changes]:
             found = live(change.key) if change.key != delete else None

@@ -83,6 +83,7 @@ from axon.memory.backends.sql_common import (
     POSTGRES_FILTERS,
     candidate_count,
     filter_condition,
+    given_created,
     purge_in_batches,
     quiet_sweep,
     row_entry,
@@ -94,6 +95,7 @@ from axon.memory.entry import (
     EXPIRY_DURATION,
     MemoryEntry,
     filter_predicate,
+    kept_created,
     matches_filters,
     scope_of,
     value_text,
@@ -149,6 +151,14 @@ _SET_CONTEXTS = (
 )
 """The contexts entries give (`NewEntry.context`) onto the rows of one scope that an
 upsert kept their old context in; the statistics triggers count the change."""
+
+_SET_CREATED = (
+    "UPDATE {entries} AS e SET created_at = u.created "
+    "FROM unnest(%s::text[], %s::float8[]) AS u(key, created) "
+    "WHERE e.key = u.key AND {where} AND e.created_at IS DISTINCT FROM u.created"
+)
+"""The first writes entries give (`NewEntry.created_at`: an import's, a tier move's)
+onto the rows of one scope just written, in the write's transaction."""
 
 
 
@@ -378,13 +388,27 @@ class PostgresBackend(MemoryBackend):
         else:
             body = self._copy_body(with_contexts)
             atomic = True
-        if not given:
+        created = given_created(list(latest.values()))
+        if not given and not created:
             return body, atomic
         write = body
 
+        def set_created(conn: Connection[Any]) -> None:
+            by_scope: dict[str | None, list[tuple[str, float]]] = {}
+            for (scope, key), first in created.items():
+                by_scope.setdefault(scope, []).append((key, float(first)))
+            for scope, items in by_scope.items():
+                where, params = self._exact_scope_sql(scope)
+                conn.execute(
+                    q.query(_SET_CREATED, where=where),
+                    ([key for key, _ in items], [first for _, first in items], *params),
+                )
+
         def write_with_contexts(conn: Connection[Any]) -> None:
             write(conn)
-            given_contexts(conn)
+            if given:
+                given_contexts(conn)
+            set_created(conn)
 
         return write_with_contexts, True
 
@@ -408,7 +432,8 @@ class PostgresBackend(MemoryBackend):
             where=where,
         )
         lock = q.query(
-            "SELECT e.key, e.id, e.metadata FROM {entries} AS e "
+            "SELECT e.key, e.id, e.metadata, coalesce(e.created_at, e.timestamp) "
+            "FROM {entries} AS e "
             "WHERE {where} AND e.key = ANY(%s) AND {live} ORDER BY e.key FOR UPDATE",
             where=where,
         )
@@ -426,15 +451,18 @@ class PostgresBackend(MemoryBackend):
             if store is not None:
                 keys.add(store.key)
             rows = {
-                key: (ident, meta)
-                for key, ident, meta in conn.execute(lock, (*params, sorted(keys), now))
+                key: (ident, meta, float(first))
+                for key, ident, meta, first in conn.execute(lock, (*params, sorted(keys), now))
             }
             stored = store
             if store is not None:
                 old = rows.get(store.key)
                 meta = kept_related(store.metadata, old and old[1], memory=scope, key=store.key)
-                stored = dataclasses.replace(store, metadata=meta)
-                self._put_body([stored])[0](conn)
+                # the row is locked: the upsert keeps a fresh write's first write itself
+                self._put_body([dataclasses.replace(store, metadata=meta)])[0](conn)
+                stored = dataclasses.replace(
+                    store, metadata=meta, **kept_created(store, old and old[2])
+                )
             changed: list[str] = []
             for change in [*unlink, *changes]:
                 found = rows.get(change.key)
@@ -1021,7 +1049,7 @@ class PostgresBackend(MemoryBackend):
                 return conn.execute(sql, values).fetchall()
 
         def keep(row: Row) -> MemoryEntry | None:
-            entry = self._entry(row, 1.0 - float(row[7]))
+            entry = self._entry(row, 1.0 - float(row[8]))
             return entry if matches_filters(entry.metadata, filters) else None
 
         found = self._grow(fetch, keep, top_k, top_k if not filters else max(top_k * 4, 32))

@@ -142,12 +142,12 @@ def rank_sql(
 
 def stored_counts(row: Row, linked: bool) -> tuple[dict[str, float], float]:
     """`scores.entry_counts` and `entry_length` of a keyword candidate, from its stored
-    `terms`, `term_counts` and `length` (row[8:11]) and, when `linked`, its context's
-    (row[12:15]): the same numbers, without tokenising and stemming the texts again."""
-    counts: dict[str, float] = dict(zip(row[8], row[9], strict=True))
-    length = float(row[10])
+    `terms`, `term_counts` and `length` (row[9:12]) and, when `linked`, its context's
+    (row[13:16]): the same numbers, without tokenising and stemming the texts again."""
+    counts: dict[str, float] = dict(zip(row[9], row[10], strict=True))
+    length = float(row[11])
     if linked:
-        for term, count in zip(row[12], row[13], strict=True):
+        for term, count in zip(row[13], row[14], strict=True):
             counts[term] = counts.get(term, 0.0) + CONTEXT_WEIGHT * count
-        length += CONTEXT_WEIGHT * row[14]
+        length += CONTEXT_WEIGHT * row[15]
     return counts, length

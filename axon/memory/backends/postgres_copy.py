@@ -97,13 +97,18 @@ ON_CONFLICT_UPDATE = (
     "ON CONFLICT (scope, key) DO UPDATE SET key_lc = excluded.key_lc, "
     "value = excluded.value, text = excluded.text, text_lc = excluded.text_lc, "
     "metadata = excluded.metadata, timestamp = excluded.timestamp, "
+    "created_at = CASE WHEN e.expires_at IS NULL OR e.expires_at > excluded.timestamp "
+    "THEN coalesce(e.created_at, e.timestamp) END, "
     "expires_at = excluded.expires_at, terms = excluded.terms, "
     "term_counts = excluded.term_counts, length = excluded.length, "
     "vgen = nextval({vgen_seq}), "
     "wxid = pg_current_xact_id()::text::bigint"
 )
 """How a row replaces the stored one of its (scope, key): every written column, a new
-`vgen` (its vectors are stale) and this transaction's id; the context is kept."""
+`vgen` (its vectors are stale) and this transaction's id; the context is kept, and the
+first write (`created_at`) while the row is live at the new `timestamp` (else NULL: the
+new `timestamp`; `sql_common.FRESH_CREATED`). A row that gives its own first write gets
+it by `postgres._SET_CREATED` after."""
 
 UPSERT = (
     "INSERT INTO {entries} AS e (" + COLUMNS + ") "

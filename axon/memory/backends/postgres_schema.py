@@ -20,6 +20,8 @@ Everything AXON keeps lives in one PostgreSQL schema (default `axon`, or
   `context_length` are the same for the context (GIN-indexed too, searched by a
   linked recall). These are what keyword recall matches and scores with
   (`retrieval.scores`), so PostgreSQL's scores are those of every backend.
+  `timestamp` is the entry's last write (`updated_at`), `created_at` its first
+  (schema 7; NULL: the same as `timestamp`), kept when a live entry is stored again.
   `vgen` changes on every write of the row (it versions the text a vector was
   computed from); `wxid` is the writing transaction's id, so entries written
   since a point in time are found through an index.
@@ -578,7 +580,14 @@ _HOLDS_UNINDEXED = (
 )
 
 
-MIGRATIONS: tuple[Callable[[str], list[Any]], ...] = (_v1, _v2, _v3, _v4, _v5, _v6)
+def _v7(s: str) -> list[Any]:
+    """`created_at`, an entry's first write, kept when a live entry is stored again
+    (`timestamp` is its last write, `updated_at`). NULL means "as `timestamp`": what
+    every row stored before has (both were one time), with no row rewritten."""
+    return [f"ALTER TABLE {s}.entries ADD COLUMN IF NOT EXISTS created_at double precision"]
+
+
+MIGRATIONS: tuple[Callable[[str], list[Any]], ...] = (_v1, _v2, _v3, _v4, _v5, _v6, _v7)
 """`MIGRATIONS[i](quoted_schema)` lists the steps taking version i to i + 1: SQL
 statements, or functions of the connection (run in the same transaction)."""
 

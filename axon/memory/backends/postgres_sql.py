@@ -34,7 +34,8 @@ class Fragments:
         self.term_stats = sql.Identifier(schema, "term_stats")
         self.vgen_seq = sql.Literal(f'"{schema}".vgen_seq')
         self.columns = sql.SQL(
-            "e.id, e.scope, e.key, e.value, e.metadata, e.timestamp, e.expires_at"
+            "e.id, e.scope, e.key, e.value, e.metadata, e.timestamp, e.expires_at, "
+            "coalesce(e.created_at, e.timestamp)"
         )
         self.live = sql.SQL("(e.expires_at IS NULL OR e.expires_at > %s)")
         self.key_lc = sql.SQL('coalesce(e.key_lc, lower(e.key COLLATE "C"))')

@@ -5,7 +5,8 @@ the same way; only their SQL dialects differ (placeholders, quoting, how text is
 matched). What is the same is written here once:
 
 - the row a write sends (`write_row`), the contexts an import gives its entries
-  (`given_contexts`) and the entry a read builds (`row_entry`);
+  (`given_contexts`), the first writes they give (`given_created`, else
+  `FRESH_CREATED`) and the entry a read builds (`row_entry`);
 - `lower_if_not_ascii`: the `key_lc` / `text_lc` columns, so `exact` folds case
   in SQL exactly as Python's `str.lower()` does;
 - keyword recall's budget: `candidate_count(top_k)` candidates rescored per round
@@ -106,6 +107,30 @@ def given_contexts(entries: Sequence[MemoryEntry]) -> dict[tuple[str | None, str
     return given
 
 
+def given_created(entries: Sequence[MemoryEntry]) -> dict[tuple[str | None, str], float]:
+    """The `created_at` of the entries that give theirs (not `fresh`: an import's, a tier
+    move's, a link write's after reading the replaced row) by `(scope, key)`; a fresh
+    one keeps the live row it replaces's (`FRESH_CREATED`). The last entry of an
+    identity wins, as its row does."""
+    given: dict[tuple[str | None, str], float] = {}
+    for entry in entries:
+        identity = (scope_of(entry.metadata), entry.key)
+        if entry.fresh:
+            given.pop(identity, None)
+        else:
+            given[identity] = entry.created_at
+    return given
+
+
+FRESH_CREATED = (
+    "CASE WHEN expires_at IS NULL OR expires_at > {now} "
+    "THEN coalesce(created_at, timestamp) END"
+)
+"""The `created_at` a fresh write gives a row it replaces (`{now}`: the new write's time,
+a parameter): the row's own while it is live, else NULL (read as `timestamp`). An
+UPDATE's right-hand side reads the row as it was, in both dialects."""
+
+
 def _as_is(value: Any) -> Any:
     return value
 
@@ -113,9 +138,9 @@ def _as_is(value: Any) -> Any:
 def row_entry(
     row: Sequence[Any], score: float = 0.0, decode: Callable[[Any], Any] = _as_is
 ) -> MemoryEntry:
-    """The entry of a read row `(id, scope, key, value, metadata, timestamp, expires_at, ...)`;
-    `decode` turns the stored value and metadata into Python (SQLite keeps JSON text,
-    psycopg hands back decoded `json`)."""
+    """The entry of a read row `(id, scope, key, value, metadata, timestamp, expires_at,
+    created_at, ...)`; `decode` turns the stored value and metadata into Python (SQLite
+    keeps JSON text, psycopg hands back decoded `json`)."""
     return MemoryEntry(
         key=row[2],
         value=decode(row[3]),
@@ -123,6 +148,7 @@ def row_entry(
         score=score,
         timestamp=float(row[5]),
         expires_at=None if row[6] is None else float(row[6]),
+        created_at=float(row[7]),
     )
 
 

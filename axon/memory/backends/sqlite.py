@@ -71,6 +71,7 @@ from axon.memory.backends.sql_common import (
     WriteRow,
     filter_condition,
     given_contexts,
+    given_created,
     purge_in_batches,
     quiet_sweep,
     row_entry,
@@ -92,7 +93,13 @@ from axon.memory.backends.sqlite_text_search import (
 )
 from axon.memory.backends.sqlite_text_search import retrieve_exact, retrieve_keyword
 from axon.memory.backends.sqlite_vectors import VectorCaches
-from axon.memory.entry import EXPIRY_DURATION, MemoryEntry, filter_predicate, value_text
+from axon.memory.entry import (
+    EXPIRY_DURATION,
+    MemoryEntry,
+    filter_predicate,
+    kept_created,
+    value_text,
+)
 from axon.memory.links import (
     LinkChange,
     LinkWrite,
@@ -396,7 +403,8 @@ class SQLiteBackend(MemoryBackend):
     async def _put(self, entries: Sequence[MemoryEntry]) -> None:
         rows: list[WriteRow] = [write_row(entry, value_text(entry.value)) for entry in entries]
         contexts = given_contexts(entries)
-        self._write(lambda conn: upsert_rows(conn, rows, contexts))
+        created = given_created(entries)
+        self._write(lambda conn: upsert_rows(conn, rows, contexts, created))
         self._writes_since_purge += len(rows)
         self._maybe_purge(self.clock())
 
@@ -414,12 +422,13 @@ class SQLiteBackend(MemoryBackend):
         ident = scope if scope is not None else b"\x00"
         where = "ifnull(scope, X'00') = ? AND key = ?"
 
-        def live_metadata(conn: sqlite3.Connection, key: str) -> tuple[int, Any] | None:
+        def live_metadata(conn: sqlite3.Connection, key: str) -> tuple[int, Any, float] | None:
             row = conn.execute(
-                f"SELECT id, metadata_json FROM entries WHERE {where} AND {LIVE}",
+                "SELECT id, metadata_json, ifnull(created_at, timestamp) FROM entries "
+                f"WHERE {where} AND {LIVE}",
                 (ident, key, now),
             ).fetchone()
-            return None if row is None else (row[0], json.loads(row[1]))
+            return None if row is None else (row[0], json.loads(row[1]), float(row[2]))
 
         def body(conn: sqlite3.Connection) -> LinkWrite:
             unlink: list[LinkChange] = []
@@ -437,9 +446,14 @@ class SQLiteBackend(MemoryBackend):
                 meta = kept_related(
                     store.metadata, old and old[1], memory=scope, key=store.key
                 )
-                stored = dataclasses.replace(store, metadata=meta)
+                stored = dataclasses.replace(
+                    store, metadata=meta, **kept_created(store, old and old[2])
+                )
                 upsert_rows(
-                    conn, [write_row(stored, value_text(stored.value))], given_contexts([stored])
+                    conn,
+                    [write_row(stored, value_text(stored.value))],
+                    given_contexts([stored]),
+                    given_created([stored]),
                 )
             updates: list[tuple[str, int]] = []
             changed: list[str] = []

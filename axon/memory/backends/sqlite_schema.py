@@ -6,7 +6,7 @@ from version `i` to `i + 1`; opening a file applies the missing steps in one
 not both migrate), and a file written by a newer AXON (a version above
 `SCHEMA_VERSION`) is refused with an `AxonMemoryError` instead of being guessed at.
 
-Layout (version 9):
+Layout (version 10):
 
 - `entries`: one row per `(scope, key)`. `scope` is NULL for an unscoped entry; the
   unique index on `(ifnull(scope, X'00'), key)` keeps an unscoped entry distinct from
@@ -15,6 +15,8 @@ Layout (version 9):
   `key_lc`/`text_lc` hold Python's `str.lower()` of a non-ASCII key or text (NULL for
   ASCII, where SQLite's `lower()` gives the same string), so `exact` can be decided
   in SQL with Python's case folding.
+  `timestamp` is the entry's last write (`updated_at`), `created_at` its first (schema
+  10; NULL: the same as `timestamp`), kept when a live entry is stored again.
 - `entries_fts`: an FTS5 external-content index over `key` and `text` (porter
   stemmer on unicode61; a row with non-ASCII text holds its shared stems instead,
   `sqlite_fts`, version 9), what an unlinked memory (`link: none`) searches.
@@ -62,7 +64,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from axon.errors import AxonMemoryError
-from axon.memory.backends.sql_common import WriteRow
+from axon.memory.backends.sql_common import FRESH_CREATED, WriteRow
 from axon.memory.backends.sqlite_fts import fts_row
 from axon.memory.retrieval.scores import text_length
 from axon.memory.retrieval.text import CONTEXT_WEIGHT
@@ -76,8 +78,14 @@ LIVE = "(expires_at IS NULL OR expires_at > ?)"
 LIVE_E = "(e.expires_at IS NULL OR e.expires_at > ?)"
 """`LIVE` for a query where the entries table is aliased `e`."""
 
-_SELECT = "SELECT id, scope, key, value_json, metadata_json, timestamp, expires_at FROM entries"
-_COLUMNS = "e.id, e.scope, e.key, e.value_json, e.metadata_json, e.timestamp, e.expires_at"
+_SELECT = (
+    "SELECT id, scope, key, value_json, metadata_json, timestamp, expires_at, "
+    "ifnull(created_at, timestamp) FROM entries"
+)
+_COLUMNS = (
+    "e.id, e.scope, e.key, e.value_json, e.metadata_json, e.timestamp, e.expires_at, "
+    "ifnull(e.created_at, e.timestamp)"
+)
 
 
 MAX_LIKE_PATTERN = 40_000
@@ -154,6 +162,14 @@ def _reindex_non_ascii(conn: sqlite3.Connection) -> None:
             f"INSERT INTO {table} (rowid, {columns}) VALUES (?, {marks})",
             [fts_row(row, linked)[:width] for row in rows if fts_row(row, linked) != row],
         )
+
+
+def _add_created_at(conn: sqlite3.Connection) -> None:
+    """Add the `created_at` column (migration 9 -> 10), NULL in every stored row: "as
+    `timestamp`". A file already holding it (a later one set back to 9) keeps it."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(entries)")}
+    if "created_at" not in columns:
+        conn.execute("ALTER TABLE entries ADD COLUMN created_at REAL")
 
 
 def _fill_scope_stats(conn: sqlite3.Connection) -> None:
@@ -330,6 +346,10 @@ MIGRATIONS: tuple[Sequence[Step], ...] = (
     # keyword recall finds what the other backends find ("İstanbul"); they were indexed
     # as written, and are deleted from the full-text indexes with those values.
     (_reindex_non_ascii,),
+    # 9 -> 10: `created_at`, an entry's first write, kept when a live entry is stored
+    # again (`timestamp` is its last write, `updated_at`). NULL means "as `timestamp`":
+    # what every row stored before has (both were one time), at no cost per row.
+    (_add_created_at,),
 )
 
 FTS_TABLES = ("entries_fts", "entries_fts_linked")
@@ -407,6 +427,7 @@ def upsert_rows(
     conn: sqlite3.Connection,
     rows: Sequence[Row],
     contexts: Mapping[tuple[str | None, str], str] | None = None,
+    created: Mapping[tuple[str | None, str], float] | None = None,
 ) -> None:
     """Insert or replace rows by `(scope, key)`, with their full-text entries.
 
@@ -416,8 +437,12 @@ def upsert_rows(
     no other writer can take while this transaction holds the write lock. A row's
     context is the text stored just before it in its scope, kept when it is replaced,
     unless `contexts` gives one for its identity (an import's), which it then keeps.
+    A row's `created_at` is the one `created` gives for its identity (`given_created`);
+    without one a new row's is NULL (its `timestamp`) and a replaced row keeps its own
+    while it is live at the new row's `timestamp` (`FRESH_CREATED`).
     """
     given = contexts or {}
+    firsts = created or {}
     latest: dict[tuple[str | None, str], Row] = {}
     for row in rows:
         latest[(row[0], row[1])] = row
@@ -441,7 +466,7 @@ def upsert_rows(
             context, context_length = (
                 last_text[scope] if own is None else (own, text_length(own))
             )
-            inserts.append((next_id, *row, context))
+            inserts.append((next_id, *row, context, firsts.get((scope, key))))
             fts_insert.append((next_id, key, row[4], context))
             next_id += 1
             delta[0] += 1
@@ -450,7 +475,8 @@ def upsert_rows(
         else:
             ident, old_text, old_context = old
             context = old_context if own is None else own
-            updates.append((*row[3:], context, ident))
+            first = firsts.get((scope, key))
+            updates.append((*row[3:], context, first, first, row[7], ident))
             if old_text != row[4] or context != old_context:
                 fts_delete.append((ident, key, old_text, old_context))
                 fts_insert.append((ident, key, row[4], context))
@@ -459,12 +485,14 @@ def upsert_rows(
         last_text[scope] = (row[4], length)
     conn.executemany(
         "INSERT INTO entries (id, scope, key, key_lc, value_json, text, text_lc, "
-        "metadata_json, timestamp, expires_at, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "metadata_json, timestamp, expires_at, context, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         inserts,
     )
     conn.executemany(
         "UPDATE entries SET value_json = ?, text = ?, text_lc = ?, metadata_json = ?, "
-        "timestamp = ?, expires_at = ?, context = ? WHERE id = ?",
+        "timestamp = ?, expires_at = ?, context = ?, created_at = CASE WHEN ? IS NOT NULL "
+        f"THEN ? ELSE {FRESH_CREATED.format(now='?')} END WHERE id = ?",
         updates,
     )
     _fts_delete(conn, fts_delete)

@@ -225,11 +225,11 @@ def retrieve_keyword(
     }
     scored = []
     for row in kept:
-        context = row[8] if linked else None
+        context = row[9] if linked else None
         score = keyword_score(
             terms,
-            entry_counts(row[2], row[7], context),
-            entry_length(row[2], row[7], context),
+            entry_counts(row[2], row[8], context),
+            entry_length(row[2], row[8], context),
             stats[row[1]],
         )
         if score > 0.0:  # FTS5 only proposes: the shared terms decide
