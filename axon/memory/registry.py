@@ -261,6 +261,7 @@ class BackendRegistry:
         for info in infos:
             self.register(info)
         self._entry_points_loaded = False
+        self._unresolved: set[str] = set()
 
     def register(self, info: BackendInfo) -> None:
         self._by_name[info.name] = info
@@ -271,6 +272,7 @@ class BackendRegistry:
     def unregister(self, name: str) -> None:
         """Forget the backend registered as `name` and its aliases (a test's toy backend)."""
         info = self._by_name.pop(name)
+        self._unresolved.discard(name)
         for alias in (info.name, *info.aliases):
             if self._aliases.get(alias.lower()) == name:
                 del self._aliases[alias.lower()]
@@ -283,14 +285,26 @@ class BackendRegistry:
 
         for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
             if ep.name.lower() not in self._aliases:
-                self.register(_entry_point_info(ep.name, ep.value))
+                self.register(BackendInfo(ep.name, ep.value))
+                self._unresolved.add(ep.name)
 
     def lookup(self, name: str) -> BackendInfo | None:
-        """The backend registered under `name` or one of its aliases, or None."""
+        """The backend registered under `name` or one of its aliases, or None. An entry
+        point's target is imported when its name is first looked up (not when the
+        entry points are listed): a `BackendInfo` it names replaces the placeholder."""
         canonical = self._aliases.get(name.lower())
         if canonical is None:
             self._load_entry_points()
             canonical = self._aliases.get(name.lower())
+        if canonical in self._unresolved:
+            self._unresolved.discard(canonical)
+            placeholder = self._by_name[canonical]
+            found = _entry_point_info(placeholder.name, placeholder.target)
+            if found is not placeholder:
+                self._by_name.pop(canonical)
+                self.register(found)
+                self._aliases[canonical.lower()] = found.name  # the entry point's name too
+                canonical = found.name
         return self._by_name[canonical] if canonical else None
 
     def names(self) -> list[str]:
@@ -340,11 +354,9 @@ def _entry_point_info(name: str, value: str) -> BackendInfo:
     """An entry point's backend: a `BackendInfo` object it names as is, else a class."""
     try:
         found = _load(value)
-    except Exception:  # reported when the backend is used (`load`)
+    except Exception:  # reported when the backend is used (`load`: the checker says so)
         return BackendInfo(name, value)
-    if isinstance(found, BackendInfo):
-        return found
-    return BackendInfo(name, value)
+    return found if isinstance(found, BackendInfo) else BackendInfo(name, value)
 
 
 registry = BackendRegistry()

@@ -141,6 +141,7 @@ def test_an_entry_point_may_name_the_backend_info(
     (dist / "entry_points.txt").write_text(
         "[axon.backends]\ntoy = tests.helpers.toy_backend:TOY\n"
         "toyclass = tests.helpers.toy_backend:ToyBackend\n"
+        "broken = axon_no_such_module:Backend\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     own = BackendRegistry()
@@ -148,3 +149,9 @@ def test_an_entry_point_may_name_the_backend_info(
     as_class = own.lookup("toyclass")
     assert as_class is not None and as_class.load() is ToyBackend and not as_class.options
     assert as_class.resolved_capabilities().persistent
+    # Listing the names imports nothing; a target that cannot be imported fails when used.
+    assert "broken" in own.names()
+    broken = own.lookup("broken")
+    assert broken is not None and broken.target == "axon_no_such_module:Backend"
+    with pytest.raises(ModuleNotFoundError):
+        broken.load()
