@@ -38,6 +38,7 @@ FIELD_VALUES: dict[str, tuple[str, ...]] = {
     "decay": ("none", "never", "daily", "weekly", "1h", "1d", "7d", "30d"),
     "top_k": ("3", "5", "10"),
     "link": LINK_KINDS,
+    "refresh_on_read": ("true", "false"),
 }
 OPTION_FIELDS = {
     "remember": REMEMBER_OPTIONS,

@@ -45,10 +45,14 @@ def test_memory_names_after_arrow_from_and_in(completer: AxonCompleter) -> None:
 def test_memory_fields_and_their_values(completer: AxonCompleter) -> None:
     assert complete(completer, "memory M {\n  ") == [
         "backend: ", "decay: ", "demote_after: ", "link: ", "location: ", "min_score: ",
-        "persist_if: ", "promote_after: ", "retrieval: ", "store: ", "tiers: ", "top_k: ",
+        "persist_if: ", "promote_after: ", "refresh_on_read: ", "retrieval: ", "store: ",
+        "tiers: ", "top_k: ",
     ]
     assert complete(completer, "memory M { link: ") == ["none", "sequence"]
-    assert complete(completer, "memory M { store: session, re") == ["retrieval: "]
+    assert complete(completer, "memory M { refresh_on_read: ") == ["true", "false"]
+    assert complete(completer, "memory M { store: session, re") == [
+        "refresh_on_read: ", "retrieval: ",
+    ]
     assert "store: " not in complete(completer, "memory M { store: session, ")
     assert complete(completer, "memory M {\n  store: ") == [
         "ephemeral", "none", "persistent", "session",
