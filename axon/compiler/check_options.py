@@ -59,7 +59,7 @@ OPTION_MEANINGS: dict[str, str] = {
     "retrieval": "How this recall ranks entries: exact | keyword | semantic | hybrid",
     "tiers": "The tiers of a tiered memory this recall reads",
     "top_k": "How many entries this recall returns",
-    "where": "Metadata fields the entries must match: { project: \"apollo\" }",
+    "where": "Metadata fields the entries must match: { project: \"apollo\", n: { gte: 3 } }",
 }
 """One line on what each `with { ... }` option means (editor hover: `axon lsp`)."""
 TIER_NAMES = ("ephemeral", "session", "persistent")

@@ -21,6 +21,13 @@ The format (docs/cli.md, Export format), one JSON object per line:
   the same. Expired entries are not exported. Owned scopes (session and ephemeral entries of
   live or dead sessions, `axon.memory.lifetimes`) are never exported: they are not
   memories.
+- `namespace` (`"acme/u42"`) is the entry's namespace, absent for the root
+  (`axon.memory.namespaces`); an export of a namespace (`export_memories(...,
+  namespace=)`) holds it and every namespace below it, and its header says which
+  (`{"format": ..., "version": 1, "namespace": "acme"}`). An import restores each entry
+  in its line's namespace, or with `namespace=P` puts the exported namespace at P
+  (`placed`: an export of acme/u42 imported at acme/u43 lands there, its acme/u42/x at
+  acme/u43/x; an export of the whole store lands under P).
 - Unknown fields of an entry line are ignored, so a newer writer's extra fields do
   not stop an older reader; a header with a higher `version` does.
 
@@ -84,6 +91,7 @@ from axon.memory.entry import (
     validate_entry,
 )
 from axon.memory.lifetimes import OWNED_MARKER, is_reserved
+from axon.memory.namespaces import ROOT, Namespace, split_scope
 
 FORMAT = "axon-memory"
 VERSION = 1
@@ -119,14 +127,17 @@ _SKELETON = encode_json(
         "expires_at": 0,
         "context": "",
         "vector": {"model": "", "dim": 0, "f32": ""},
+        "namespace": "",
     }
 )
 
 MAX_LINE_CHARS = (
     len(_SKELETON)
     + 1  # the line's end
-    + MAX_VALUE_BYTES  # the memory's name and the metadata: the name is the metadata's
-    # "scope", and that metadata's JSON is at most MAX_VALUE_BYTES bytes (>= characters)
+    + MAX_VALUE_BYTES  # the memory's name, its namespace and the metadata: the stored
+    # metadata's "scope" is the namespace's scope of the name (`Namespace.scope`: each
+    # label followed by a control character, 6 characters in JSON, where the line has
+    # one "/"), and that metadata's JSON is at most MAX_VALUE_BYTES bytes (>= characters)
     + MAX_VALUE_BYTES  # the value's JSON, as measured when it was stored
     + 6 * MAX_KEY_CHARS  # the key, every character escaped (`\u0001`)
     + 2 * _LONGEST_FLOAT  # created_at, expires_at
@@ -135,7 +146,7 @@ MAX_LINE_CHARS = (
     + 6 * MAX_MODEL_CHARS
     + 4 * -(-4 * MAX_VECTOR_DIM // 3)  # base64 of MAX_VECTOR_DIM float32 values
 )
-"""The longest line export can write (7,361,999 characters): an import reads every
+"""The longest line export can write (7,362,014 characters): an import reads every
 line up to this, and refuses a longer one after reading only this much of it."""
 
 Progress = Callable[[int], None]
@@ -185,12 +196,14 @@ class TransferReport:
         }
 
 
-async def memory_names(backend: MemoryBackend) -> list[str]:
-    """The memories `backend` holds (scopes with unexpired entries), owned scopes left out."""
+async def memory_names(backend: MemoryBackend, namespace: Namespace = ROOT) -> list[str]:
+    """The memories `backend` holds in `namespace` (scopes with unexpired entries there,
+    not below it), owned scopes left out; their names in the namespace, sorted."""
     names = []
-    for scope in await backend.scopes(""):
-        if not scope.startswith(OWNED_MARKER) and await backend.count(scope):
-            names.append(scope)
+    for scope in await backend.scopes(namespace.scope_prefix):
+        space, name = split_scope(scope)
+        if space == namespace and not is_reserved(name) and await backend.count(scope):
+            names.append(name)
     return names
 
 
@@ -262,10 +275,23 @@ def vector_record(model_id: str, vector: Any) -> dict[str, Any]:
     }
 
 
-def entry_record(memory: str, entry: MemoryEntry) -> dict[str, Any]:
-    """The export line of one entry (as a dict)."""
+def shown_name(namespace: Namespace, memory: str) -> str:
+    """A memory as a report names it: `acme/u42/Notes` in a namespace, `Notes` in the root
+    (unambiguous: neither a label nor a memory name holds '/')."""
+    return memory if namespace.is_root else f"{namespace.text}/{memory}"
+
+
+def split_shown(name: str) -> tuple[Namespace, str]:
+    """`shown_name`'s text -> its namespace and memory."""
+    space, _, memory = name.rpartition("/")
+    return Namespace.of(space or None), memory
+
+
+def entry_record(memory: str, entry: MemoryEntry, namespace: Namespace = ROOT) -> dict[str, Any]:
+    """The export line of one entry (as a dict); `namespace` is written unless the root."""
     metadata = {name: value for name, value in entry.metadata.items() if name != "scope"}
     return {
+        **({} if namespace.is_root else {"namespace": namespace.text}),
         "memory": memory,
         "key": entry.key,
         "value": entry.value,
@@ -313,6 +339,7 @@ async def export_entries(
     *,
     progress: Progress | None = None,
     with_vectors: bool = False,
+    base: Namespace = ROOT,
 ) -> TransferReport:
     """Write the header, then every unexpired entry of each source, oldest first, to `out`.
 
@@ -320,26 +347,32 @@ async def export_entries(
     in the REPL); `export_memories` exports the memories of one backend. Each key of
     a memory is written once: an entry stored again while the export runs comes with
     its earlier data if the export had read it, else with its new data (`_Written`).
-    `with_vectors` adds each entry's stored vector (see the module docstring).
+    `with_vectors` adds each entry's stored vector (see the module docstring). Each
+    line names the namespace of its source's scope (none in the root); `base`, the
+    namespace exported (sources are in it or below it), goes in the header unless it
+    is the root (`import --namespace P` puts it at P).
     """
     models = (
         {name: _export_model(backend, name) for name, backend, _ in sources}
         if (with_vectors)
         else {}
     )
-    out.write(encode_json(HEADER) + "\n")
+    header = HEADER if base.is_root else {**HEADER, "namespace": base.text}
+    out.write(encode_json(header) + "\n")
     counts: dict[str, int] = {}
     written: dict[str, _Written] = {}
     done = vectors = 0
     for name, backend, scope in sources:
-        counts[name] = counts.get(name, 0)
-        seen = written.setdefault(name, _Written())
+        space = split_scope(scope)[0]
+        shown = shown_name(space, name)
+        counts[shown] = counts.get(shown, 0)
+        seen = written.setdefault(shown, _Written())
         async for listed in _oldest_pages(backend, scope):
             fresh = seen.fresh([entry.key for entry in listed])
             page = [entry for entry, new in zip(listed, fresh, strict=True) if new]
             if not page:
                 continue
-            records = [entry_record(name, entry) for entry in page]
+            records = [entry_record(name, entry, space) for entry in page]
             contexts = await backend.read_contexts(scope, [e.key for e in page])
             for record in records:
                 context = contexts.get(record["key"])
@@ -354,7 +387,7 @@ async def export_entries(
                         record["vector"] = vector_record(model_id, vector)
                         vectors += 1
             out.write("\n".join(encode_json(record) for record in records) + "\n")
-            counts[name] += len(records)
+            counts[shown] += len(records)
             done += len(records)
             if progress is not None:
                 progress(done)
@@ -368,21 +401,51 @@ async def export_memories(
     *,
     progress: Progress | None = None,
     with_vectors: bool = False,
+    namespace: Namespace = ROOT,
 ) -> TransferReport:
-    """Write the header and every unexpired entry of `memories` (default: all) to `out`.
+    """Write the header and every unexpired entry of `memories` (default: all) in
+    `namespace` and every namespace below it to `out` (the root: the whole store),
+    namespace by namespace, each line naming its namespace.
 
     Lets `OSError` from `out` through. `with_vectors`: see `export_entries`.
     """
-    names = list(memories) if memories is not None else await memory_names(backend)
-    for name in names:
+    for name in memories or ():
         if is_reserved(name):
             raise AxonMemoryError("owned session scopes are not memories", memory=name)
     return await export_entries(
         out,
-        [(name, backend, name) for name in names],
+        [(name, backend, scope) for _, name, scope in await _sources(backend, namespace, memories)],
         progress=progress,
         with_vectors=with_vectors,
+        base=namespace,
     )
+
+
+async def _sources(
+    backend: MemoryBackend, namespace: Namespace, memories: Sequence[str] | None = None
+) -> list[tuple[Namespace, str, str]]:
+    """`(namespace, memory, scope)` of the memories with entries in `namespace` and below
+    (only those named `memories`, when given: each in `namespace` itself even when it
+    holds nothing), sorted by namespace, then name."""
+    wanted = None if memories is None else set(memories)
+    found = {(namespace, name, namespace.scope(name)) for name in wanted or ()}
+    for scope in await backend.scopes(namespace.scope_prefix):
+        space, name = split_scope(scope)
+        if is_reserved(name) or (wanted is not None and name not in wanted):
+            continue
+        if await backend.count(scope):
+            found.add((space, name, scope))
+    return sorted(found)
+
+
+async def export_plan(
+    backend: MemoryBackend, namespace: Namespace, memories: Sequence[str] | None = None
+) -> dict[str, int]:
+    """What `export_memories` will write: entries per memory (`shown_name`), in its order."""
+    return {
+        shown_name(space, name): await backend.count(scope)
+        for space, name, scope in await _sources(backend, namespace, memories)
+    }
 
 
 EMPTY = '""'
@@ -437,8 +500,9 @@ def _parse_json(text: str, where: str) -> Any:
         raise TransferError(f"not JSON ({reason})", where=where) from None
 
 
-def check_header(data: Any, where: str) -> None:
-    """Raise `TransferError` unless `data` is the first line of an export this reads."""
+def check_header(data: Any, where: str) -> Namespace:
+    """The namespace an export was made of (its header's `namespace`, else the root);
+    `TransferError` unless `data` is the first line of an export this reads."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise TransferError(
             f"not an AXON memory export (the first line must be {encode_json(HEADER)})",
@@ -457,6 +521,41 @@ def check_header(data: Any, where: str) -> None:
             f"export format version {version} is not one this AXON reads (it reads {VERSION})",
             where=where,
         )
+    return line_namespace(data, where)
+
+
+def line_namespace(data: dict[str, Any], where: str) -> Namespace:
+    """The `namespace` of a line (absent, null or "": the root), checked as a namespace
+    is everywhere (`Namespace.of`): a bad one is a `TransferError` at `where`."""
+    text = data.get("namespace")
+    if text is not None and not isinstance(text, str):
+        raise TransferError(
+            f'"namespace" must be a string like "acme/u42", not {_kind_of(text)}', where=where
+        )
+    try:
+        return Namespace.of(text or None)
+    except AxonError as exc:
+        raise TransferError(str(exc), where=where) from None
+
+
+def placed(space: Namespace, base: Namespace, under: Namespace | None, where: str) -> Namespace:
+    """Where an entry of namespace `space` of an export of `base` goes: `space` itself, or
+    with `under` given, `space`'s path below `base` put under `under` (an export of
+    acme/u42 imported under acme/u43 lands in acme/u43). `TransferError` at `where` for a
+    line outside `base`, or a namespace that would have too many labels."""
+    if under is None:
+        return space
+    if not base.contains(space):
+        raise TransferError(
+            f"namespace '{space.text or '(root)'}' is not in the exported namespace "
+            f"'{base.text}' (the header's), so it has no place under '{under.text}'",
+            where=where,
+        )
+    try:
+        return Namespace.of(under.labels + space.labels[len(base.labels) :])
+    except AxonError as exc:
+        raise TransferError(f"namespace '{space.text}' put under '{under.text}': {exc}",
+                            where=where) from None
 
 
 def parse_record(data: Any, where: str) -> NewEntry:
@@ -577,19 +676,23 @@ async def import_entries(
     *,
     source: str = "<input>",
     progress: Progress | None = None,
+    namespace: Namespace | None = None,
 ) -> TransferReport:
     """Store every entry of an export (`lines`, e.g. an open file) where `route` says.
 
-    Entries already expired by the target backend's clock are skipped (counted in
-    the report). Raises `TransferError` (`source:line: error: ...`) for a bad line
-    or a memory `route` refuses, before the batch holding it is written; storage
-    failures are `AxonMemoryError`.
+    `route` gets each entry with the scope of its line's namespace in its metadata
+    (`placed`: with `namespace` given, the exported namespace is put at it); the
+    report counts entries per `shown_name`. Entries already expired by the target
+    backend's clock are skipped (counted in the report). Raises `TransferError`
+    (`source:line: error: ...`) for a bad line or a memory `route` refuses, before
+    the batch holding it is written; storage failures are `AxonMemoryError`.
     """
     counts: dict[str, int] = {}
     skipped = kept = dropped = 0
     done = 0
     batch: list[tuple[MemoryBackend, str, NewEntry, ImportedVector | None]] = []
     seen_header = False
+    base = ROOT
     number = 0
     # (backend, scope, key) -> the line first storing it, its memory in the file, and
     # whether an entry was stored there (not skipped as expired) by some line so far
@@ -646,16 +749,22 @@ async def import_entries(
         try:
             data = _parse_json(text, where)
             if not seen_header:
-                check_header(data, where)
+                base = check_header(data, where)
                 seen_header = True
                 continue
             item = parse_record(data, where)
             vector = parse_vector(data, where)
+            space = placed(line_namespace(data, where), base, namespace, where)
         except TransferError as exc:
             raise refused(exc) from None
-        name = str((item.metadata or {})["scope"])
+        memory = str((item.metadata or {})["scope"])
+        name = shown_name(space, memory)
+        if not space.is_root:
+            item = dataclasses.replace(
+                item, metadata={**(item.metadata or {}), "scope": space.scope(memory)}
+            )
         try:
-            backend, scope = await route(name, item)
+            backend, scope = await route(memory, item)
         except AxonMemoryError as exc:
             raise refused(TransferError(str(exc), where=where)) from None
         slot = (id(backend), scope, item.key)
@@ -664,9 +773,9 @@ async def import_entries(
         if earlier is not None and earlier[1] != name:  # --into: two memories, one key
             raise refused(
                 TransferError(
-                    f"key {item.key!r} of memory '{name}' goes into memory '{scope}' where "
-                    f"line {earlier[0]} (memory '{earlier[1]}') already puts it: each entry "
-                    "must be stored once",
+                    f"key {item.key!r} of memory '{name}' goes into memory "
+                    f"'{shown_name(*split_scope(scope))}' where line {earlier[0]} "
+                    f"(memory '{earlier[1]}') already puts it: each entry must be stored once",
                     where=where,
                 )
             )
@@ -680,7 +789,7 @@ async def import_entries(
         if expired:
             skipped += 1
             continue
-        if scope != name:
+        if scope != scope_of(item.metadata):
             item = dataclasses.replace(item, metadata={**(item.metadata or {}), "scope": scope})
         batch.append((backend, name, item, vector))
         if len(batch) >= BATCH:
@@ -702,12 +811,16 @@ async def import_memories(
     into: str | None = None,
     progress: Progress | None = None,
     addressable: Addressable | None = None,
+    namespace: Namespace | None = None,
 ) -> TransferReport:
-    """Store every entry of an export in `backend`, each in the memory it names.
+    """Store every entry of an export in `backend`, each in the memory and namespace its
+    line names (absent: the root).
 
-    `into` puts every entry into that memory instead. With `addressable`, an entry
-    whose memory (`into`, else its own) or key it refuses is a bad line (`TransferError`
-    naming it, its memory and key). See `import_entries`.
+    `into` puts every entry into that memory instead (in its line's namespace);
+    `namespace` puts the exported namespace (the header's, else the root) at that
+    namespace, every line's below it where it was below the exported one (`placed`).
+    With `addressable`, an entry whose memory (`into`, else its own) or key it refuses
+    is a bad line (`TransferError` naming it, its memory and key). See `import_entries`.
     """
     if into is not None and (not into or is_reserved(into)):
         raise AxonMemoryError("not a memory name that can be imported into", memory=into)
@@ -717,11 +830,17 @@ async def import_memories(
         problem = None if addressable is None else addressable(target, item.key)
         if problem is not None:
             raise AxonMemoryError(problem, memory=target, key=item.key)
-        return backend, target
+        return backend, split_scope(scope_of(item.metadata) or name)[0].scope(target)
 
-    report = await import_entries(lines, route, source=source, progress=progress)
+    report = await import_entries(
+        lines, route, source=source, progress=progress, namespace=namespace
+    )
     if into is not None:
-        return attrs.evolve(report, memories={into: report.entries})
+        memories: dict[str, int] = {}
+        for name, count in report.memories.items():
+            shown = shown_name(split_shown(name)[0], into)
+            memories[shown] = memories.get(shown, 0) + count
+        return attrs.evolve(report, memories=memories)
     return report
 
 
@@ -732,6 +851,7 @@ def export_to_path(
     *,
     progress: Progress | None = None,
     with_vectors: bool = False,
+    namespace: Namespace = ROOT,
 ) -> TransferReport:
     """`export_memories` into the file at `path`, written whole or not at all.
 
@@ -739,7 +859,10 @@ def export_to_path(
     """
     with replacing(path) as handle:
         return asyncio.run(
-            export_memories(backend, handle, memories, progress=progress, with_vectors=with_vectors)
+            export_memories(
+                backend, handle, memories, progress=progress, with_vectors=with_vectors,
+                namespace=namespace,
+            )
         )
 
 
@@ -750,6 +873,7 @@ def import_from_path(
     into: str | None = None,
     progress: Progress | None = None,
     addressable: Addressable | None = None,
+    namespace: Namespace | None = None,
 ) -> TransferReport:
     """`import_memories` from the file at `path` (synchronous; see `export_to_path`).
 
@@ -764,6 +888,7 @@ def import_from_path(
                 into=into,
                 progress=progress,
                 addressable=addressable,
+                namespace=namespace,
             )
         )
 

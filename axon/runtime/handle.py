@@ -42,7 +42,7 @@ import datetime
 import functools
 import math
 import types
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
 import attrs
@@ -63,13 +63,14 @@ from axon.compiler.check_options import (
     top_k_problem,
     type_problem,
 )
-from axon.compiler.names import key_for_literal
+from axon.compiler.names import did_you_mean, key_for_literal
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MAX_TOP_K
 from axon.memory.entry import MemoryEntry, UnstorableError, number_text, plain_json
 from axon.memory.namespaces import ROOT, Namespace
 from axon.memory.retrieval.scores import min_score_problem
 from axon.runtime.manager import Memories, embed_wait_seconds
+from axon.runtime.memory import Write
 from axon.runtime.records import (
     entry_metadata,
     expires_in_seconds,
@@ -424,6 +425,61 @@ def _remember_args(
     return _Remember(chosen, value, meta, seconds, chosen_tier)  # plain_json copied it
 
 
+REMEMBER_OPTIONS = ("value", "key", "tags", "importance", "metadata", "type", "expires_in", "tier")
+"""What an item of `remember_many` may hold: `value` (required) and remember's options."""
+
+
+def _remember_many_args(memory: str, items: Any) -> list[_Remember]:
+    """`remember_many(items)`: each item checked as `remember`'s arguments; a bad one
+    raises the error `remember` would (a `TypeError` or an `AxonMemoryError`), its
+    message naming the item's index."""
+    op = f"{memory}.remember_many"
+    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+        raise TypeError(
+            f"{op}: items must be a list of dicts, not {type(items).__name__} "
+            f"(memory '{memory}')"
+        )
+    checked: list[_Remember] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise TypeError(
+                f"{op}: item {index} must be a dict with 'value' and remember's options, "
+                f"not {type(item).__name__} (memory '{memory}')"
+            )
+        for name in item:
+            if name == "related":
+                raise TypeError(
+                    f"{op}: item {index}: remember_many makes no associations: give "
+                    f"related to remember, or associate after (memory '{memory}')"
+                )
+            if name not in REMEMBER_OPTIONS:
+                shown = name if isinstance(name, str) else repr(name)
+                raise TypeError(
+                    f"{op}: item {index}: unknown option '{shown}'"
+                    f"{did_you_mean(str(name), REMEMBER_OPTIONS)}. "
+                    f"An item takes: {', '.join(REMEMBER_OPTIONS)} (memory '{memory}')"
+                )
+        if "value" not in item:
+            raise TypeError(f"{op}: item {index} has no 'value' (memory '{memory}')")
+        try:
+            checked.append(
+                _remember_args(
+                    memory, item["value"], item.get("key"), item.get("tags"),
+                    item.get("importance"), item.get("metadata"), item.get("type"),
+                    item.get("expires_in"), None, item.get("tier"),
+                )
+            )
+        except AxonMemoryError as exc:
+            message = exc.message.replace(f"{memory}.remember: ", "", 1)
+            raise AxonMemoryError(
+                f"{op}: item {index}: {message}", memory=exc.memory, key=exc.key
+            ) from None
+        except TypeError as exc:
+            message = str(exc).replace(f"{memory}.remember: ", "", 1)
+            raise TypeError(f"{op}: item {index}: {message}") from None
+    return checked
+
+
 @attrs.frozen
 class _Recall:
     query: str
@@ -490,6 +546,20 @@ async def _do_remember(
         remember_record(memory, args.key, args.value, entry, line=None, column=None, flow=None)
     )
     return args.key
+
+
+async def _do_remember_many(
+    memories: Memories, records: list[dict[str, Any]], memory: str, items: list[_Remember]
+) -> list[str]:
+    writes = [
+        Write(args.key, args.value, args.metadata, args.expires_in, args.tier) for args in items
+    ]
+    entries = await memories[memory].remember_many(writes)
+    for args, entry in zip(items, entries, strict=True):
+        records.append(
+            remember_record(memory, args.key, args.value, entry, line=None, column=None, flow=None)
+        )
+    return [args.key for args in items]
 
 
 async def _do_recall(
@@ -654,6 +724,23 @@ class AsyncMemoryHandle:
             self.name, value, key, tags, importance, metadata, type, expires_in, related, tier
         )
         return await self._run(lambda m, r: _do_remember(m, r, self.name, args))
+
+    async def remember_many(self, items: Iterable[Mapping[str, Any]]) -> list[str]:
+        """Store many entries at once, all or none; returns their keys in item order.
+
+        Each item is a dict with `value` and any option of `remember` (`key`, `tags`,
+        `importance`, `metadata`, `type`, `expires_in`, `tier`), checked as `remember`
+        checks them: a bad item raises the error `remember` would, naming the item's
+        index, and nothing is written. Then one batched write (one transaction on SQLite
+        and PostgreSQL); on a tiered memory each item goes to its tier, one batch per
+        tier (docs/language.md §13.4). A replaced entry keeps its associations; an item
+        may not make new ones (`related`: use `remember` or `associate`). One
+        `memory_write` event with the `count`; one output record per item.
+        """
+        checked = _remember_many_args(self.name, items)
+        if not checked:
+            return []
+        return await self._run(lambda m, r: _do_remember_many(m, r, self.name, checked))
 
     async def recall(
         self,
@@ -826,6 +913,7 @@ class MemoryHandle:
         return f"<MemoryHandle {self.name!r}>"
 
     remember = _Blocking(AsyncMemoryHandle.remember)
+    remember_many = _Blocking(AsyncMemoryHandle.remember_many)
     recall = _Blocking(AsyncMemoryHandle.recall)
     embed = _Blocking(AsyncMemoryHandle.embed)
     get = _Blocking(AsyncMemoryHandle.get)

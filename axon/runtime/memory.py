@@ -13,9 +13,36 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+import attrs
+
 from axon.compiler.ir import IRMemory
+from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.entry import MemoryEntry
+
+
+@attrs.frozen
+class Write:
+    """One entry of `Memory.remember_many`: what `Memory.remember` takes for one entry."""
+
+    key: str
+    value: Any
+    metadata: Mapping[str, Any]
+    expires_in: float | None = None
+    tier: str | None = None
+
+
+def item_error(index: int, exc: AxonMemoryError) -> AxonMemoryError:
+    """`exc` raised for item `index` of a batch: the same error, its message naming the item."""
+    return AxonMemoryError(f"item {index}: {exc.message}", memory=exc.memory, key=exc.key)
+
+
+def batch_error(exc: AxonMemoryError, keys: Sequence[str], first: int = 0) -> AxonMemoryError:
+    """`exc` raised by a batched write of `keys` (items `first` on): named by the item of
+    the key it names (the first with that key), else as it is."""
+    if exc.key is None or exc.key not in keys:
+        return exc
+    return item_error(first + list(keys).index(exc.key), exc)
 
 
 class Memory(Protocol):
@@ -44,6 +71,12 @@ class Memory(Protocol):
         tier: str | None = None,
     ) -> MemoryEntry:
         """Store one entry (`tier`: `with { tier: ... }`, tiered memories only)."""
+        ...
+
+    async def remember_many(self, writes: Sequence[Write]) -> list[MemoryEntry]:
+        """Store every write, all or none (a bad one is an `AxonMemoryError` naming its
+        index, before anything is written): one batched write per store. One
+        `memory_write` event (`op: remember_many`) with the `count`."""
         ...
 
     async def recall(

@@ -23,7 +23,7 @@ from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.availability import keyword_fallback_warning
 from axon.memory.entry import Clock, MemoryEntry, NewEntry, matches_filters
-from axon.memory.links import LinkChange, MissingLinkTarget
+from axon.memory.links import LinkChange, MissingLinkTarget, kept_related
 from axon.memory.namespaces import ROOT, Namespace
 from axon.runtime.associations import (
     back_links,
@@ -33,6 +33,7 @@ from axon.runtime.associations import (
     related_keys,
 )
 from axon.runtime.counters import COUNTERS, TierStats
+from axon.runtime.memory import Write, batch_error, item_error
 from axon.runtime.records import expiry_of, keep_duration
 from axon.runtime.reporting import elapsed_ms, emit_listing, errors_named
 from axon.runtime.sweeps import Lifetimes, SharedBackend
@@ -144,6 +145,81 @@ class PlainMemory:
             assert stored is not None
         self.written(key, value, self.decl.store, expires_at, stored.metadata, started)
         return named(stored, name)
+
+    async def remember_many(self, writes: Sequence[Write]) -> list[MemoryEntry]:
+        """Store every write in one `store_many` (one transaction on SQLite and PostgreSQL:
+        all or none). Each is checked and stamped first (`batch`), so a bad one raises an
+        `AxonMemoryError` naming its index before anything is written. A replaced entry
+        keeps its associations, as with `remember`; a write may not make new ones
+        (`related`: use `remember`). One `memory_write` event with the `count`."""
+        name = self.name
+        for index, write in enumerate(writes):
+            if write.tier is not None:
+                raise AxonMemoryError(
+                    f"item {index}: memory has no tiers: cannot write to tier '{write.tier}'",
+                    memory=name, key=write.key,
+                )
+        self._count("stores", len(writes))
+        await self.maybe_sweep()
+        now = self.clock()
+        started = time.perf_counter()
+        with errors_named(name):
+            batch = await self.batch(writes, self.decl, now)
+            try:
+                stored = await self.backend.store_many(batch)
+            except AxonMemoryError as exc:  # the backend's own checks (size caps, text)
+                raise batch_error(exc, [write.key for write in writes]) from None
+        self.batch_written(stored, self.decl.store, started)
+        return [named(entry, name) for entry in stored]
+
+    async def batch(
+        self, writes: Sequence[Write], decl: IRMemory, now: float, first: int = 0
+    ) -> list[NewEntry]:
+        """`writes` as this store's entries, stamped `now` (expiry from `decl`, the
+        memory's declaration), each replaced live entry's associations kept; raises
+        `AxonMemoryError` naming the item (`first` + its place in `writes`)."""
+        batch: list[NewEntry] = []
+        for index, write in enumerate(writes, first):
+            try:
+                if "related" in write.metadata:
+                    raise AxonMemoryError(
+                        "remember_many makes no associations: give related to remember",
+                        memory=self.name, key=write.key,
+                    )
+                expires_at = expiry_of(decl, write.metadata, now, write.expires_in)
+                meta = {**write.metadata, "scope": self.scope}
+                keep_duration(decl, self.name, write.key, meta, expires_at, now)
+                old = await self.backend.get(write.key, scope=self.scope)
+                meta = kept_related(
+                    meta, None if old is None else old.metadata, memory=self.name, key=write.key
+                )
+            except AxonMemoryError as exc:
+                raise item_error(index, exc) from None
+            batch.append(NewEntry(write.key, write.value, meta, expires_at, timestamp=now))
+        return batch
+
+    def batch_written(
+        self, stored: Sequence[MemoryEntry], store: str, started: float, **data: Any
+    ) -> None:
+        """After `remember_many` stored `stored` here: wake the vector worker, record the
+        ephemeral writes, emit one `memory_write` event (`op: remember_many`, `count`)."""
+        self.vectors.wrote(self.backend, self.scope)
+        if store == "ephemeral":
+            for entry in stored:
+                self.lifetimes.written(self.name, self.shared, self.scope, entry.key)
+        self.tracer.emit(
+            TraceEventType.MEMORY_WRITE,
+            data={
+                "op": "remember_many",
+                "count": len(stored),
+                "memory": self.name,
+                "backend": self.backend_name,
+                "store": store,
+                **data,
+                "duration_ms": elapsed_ms(started),
+            },
+            duration_ms=elapsed_ms(started),
+        )
 
     def written(
         self,

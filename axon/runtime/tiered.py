@@ -24,7 +24,7 @@ from axon.compiler.ir import IRMemory
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.entry import Clock, MemoryEntry, NewEntry, matches_filters
-from axon.memory.links import LinkChange, MissingLinkTarget
+from axon.memory.links import LinkChange, MissingLinkTarget, kept_related
 from axon.runtime import tiers as tiering
 from axon.runtime.associations import (
     back_links,
@@ -32,6 +32,7 @@ from axon.runtime.associations import (
     missing_related,
     related_keys,
 )
+from axon.runtime.memory import Write, batch_error, item_error
 from axon.runtime.plain import PlainMemory
 from axon.runtime.records import expiry_of, keep_duration
 from axon.runtime.reporting import elapsed_ms, emit_listing, errors_named
@@ -263,6 +264,85 @@ class TieredMemory:
             await tiering.flush_stats(state)
         target.written(key, value, chosen, expires_at, stored.metadata, started, tier=chosen)
         return tiering.located(stored, name, chosen)
+
+    async def remember_many(self, writes: Sequence[Write]) -> list[MemoryEntry]:
+        """Each write to its tier (`tiers.choose_tier`, as `remember`), one `store_many` per
+        tier, then each key's copy in another tier removed. Every item is checked and
+        stamped before the first write (a bad one is an `AxonMemoryError` naming its
+        index, nothing written); each tier's batch is all or none, but a tier that fails
+        after another stored its batch leaves that batch stored (no transaction spans two
+        stores). A replaced entry keeps its associations; no new ones (`related`). One
+        `memory_write` event with the `count` and the count per tier."""
+        name = self.name
+        state = self.state
+        with errors_named(name):
+            await self.maintain()
+        now = self.clock()
+        started = time.perf_counter()
+        chosen: list[str] = []
+        olds: list[tuple[str, MemoryEntry] | None] = []
+        batches: dict[str, list[NewEntry]] = {}
+        with errors_named(name):
+            for index, write in enumerate(writes):
+                try:
+                    tier = tiering.choose_tier(self.decl, write.metadata, write.tier)
+                    if "related" in write.metadata:
+                        raise AxonMemoryError(
+                            "remember_many makes no associations: give related to remember",
+                            memory=name, key=write.key,
+                        )
+                    target = self.tiers[tier]
+                    expires_at = expiry_of(self.decl, write.metadata, now, write.expires_in)
+                    meta = {**write.metadata, "scope": target.scope}
+                    keep_duration(self.decl, name, write.key, meta, expires_at, now)
+                    old = await tiering.find(state, write.key)
+                    meta = kept_related(
+                        meta, None if old is None else old[1].metadata, memory=name, key=write.key
+                    )
+                except AxonMemoryError as exc:
+                    raise item_error(index, exc) from None
+                chosen.append(tier)
+                olds.append(old)
+                batches.setdefault(tier, []).append(
+                    NewEntry(write.key, write.value, meta, expires_at, timestamp=now)
+                )
+            stored: dict[tuple[str, str], MemoryEntry] = {}
+            for tier, batch in batches.items():
+                target = self.tiers[tier]
+                try:
+                    written = await target.backend.store_many(batch)
+                except AxonMemoryError as exc:  # the backend's own checks (size caps, text)
+                    raise batch_error(exc, [write.key for write in writes]) from None
+                for entry in written:
+                    stored[(tier, entry.key)] = entry
+                target.vectors.wrote(target.backend, target.scope)
+                state.stats.add(tier, "stores", len(batch))
+            for write, tier, old in zip(writes, chosen, olds, strict=True):
+                if old is not None and old[0] != tier:
+                    one = self.tiers[old[0]]
+                    await one.backend.delete(write.key, scope=one.scope)
+                if tier == "ephemeral":
+                    one = self.tiers[tier]
+                    self.lifetimes.written(name, one.shared, one.scope, write.key)
+                state.used[write.key] = now
+                state.recalls.pop(write.key, None)
+            await tiering.flush_stats(state)
+        self.tracer.emit(
+            TraceEventType.MEMORY_WRITE,
+            data={
+                "op": "remember_many",
+                "count": len(writes),
+                "tiers": {tier: len(batch) for tier, batch in batches.items()},
+                "memory": name,
+                "backend": self.face.backend_name,
+                "duration_ms": elapsed_ms(started),
+            },
+            duration_ms=elapsed_ms(started),
+        )
+        return [
+            tiering.located(stored[(tier, write.key)], name, tier)
+            for write, tier in zip(writes, chosen, strict=True)
+        ]
 
     async def associate(self, a: str, b: str) -> None:
         """`associate` across tiers: each entry's `related` gains the other in the tier it
