@@ -362,7 +362,8 @@ def get_cmd(
             ("type", record_type(meta) or "(none)"),
             ("importance", importance_text(meta.get("importance")) or "(none)"),
             ("metadata", encode_json(meta)),
-            ("created", when(entry.timestamp)),
+            ("created", when(entry.created_at)),
+            ("updated", when(entry.updated_at)),
             ("expires", when(entry.expires_at) or "never"),
         ]
         say(table(("field", "value"), rows, flex=1))

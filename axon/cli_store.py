@@ -390,7 +390,8 @@ def entry_data(entry: MemoryEntry) -> dict[str, Any]:
         "key": entry.key,
         "value": entry.value,
         "metadata": {k: v for k, v in entry.metadata.items() if k != "scope"},
-        "created_at": entry.timestamp,
+        "created_at": entry.created_at,
+        "updated_at": entry.updated_at,
         "expires_at": entry.expires_at,
     }
     return data

@@ -494,7 +494,7 @@ class MemoryTool:
             "content": _content(entry.value),
             "source_agent": entry.metadata.get("source"),
             "parent_memory_id": None,
-            "updated_at": iso_utc(entry.created_at),
+            "updated_at": iso_utc(entry.updated_at),
             "expires_at": iso_utc(entry.expires_at),
             "recalled": True,
             "associated_memories": [_summary(e) for e in entry.associated],

@@ -4,12 +4,14 @@ The format (docs/cli.md, Export format), one JSON object per line:
 
     {"format": "axon-memory", "version": 1}
     {"memory": "Notes", "key": "k1", "value": "...", "metadata": {...},
-     "created_at": 1700000000.0, "expires_at": null}
+     "created_at": 1700000000.0, "updated_at": 1700000000.0, "expires_at": null}
     ...
 
 - `memory` is the memory's name (the entry's scope); `metadata` is the entry's
-  metadata without `scope` (the memory says it); `created_at` is the entry's
-  timestamp and `expires_at` its expiry (Unix seconds, or null).
+  metadata without `scope` (the memory says it); `created_at` is the entry's first
+  write, `updated_at` its last (its timestamp) and `expires_at` its expiry (Unix
+  seconds, or null). A line without `updated_at` (an older export, whose
+  `created_at` was the entry's timestamp) takes `created_at` for both.
 - `context` is the entry's `link: sequence` context (`MemoryBackend.read_contexts`:
   the text stored just before its first store), written when the backend keeps
   contexts; an import stores the entry with it (`NewEntry.context`), so an entry
@@ -124,6 +126,7 @@ _SKELETON = encode_json(
         "value": 0,
         "metadata": 0,
         "created_at": 0,
+        "updated_at": 0,
         "expires_at": 0,
         "context": "",
         "vector": {"model": "", "dim": 0, "f32": ""},
@@ -140,13 +143,13 @@ MAX_LINE_CHARS = (
     # one "/"), and that metadata's JSON is at most MAX_VALUE_BYTES bytes (>= characters)
     + MAX_VALUE_BYTES  # the value's JSON, as measured when it was stored
     + 6 * MAX_KEY_CHARS  # the key, every character escaped (`\u0001`)
-    + 2 * _LONGEST_FLOAT  # created_at, expires_at
+    + 3 * _LONGEST_FLOAT  # created_at, updated_at, expires_at
     + MAX_CONTEXT_JSON_CHARS  # the context's JSON (the skeleton has its quotes too)
     + len(str(MAX_VECTOR_DIM))
     + 6 * MAX_MODEL_CHARS
     + 4 * -(-4 * MAX_VECTOR_DIM // 3)  # base64 of MAX_VECTOR_DIM float32 values
 )
-"""The longest line export can write (7,362,014 characters): an import reads every
+"""The longest line export can write (7,362,053 characters): an import reads every
 line up to this, and refuses a longer one after reading only this much of it."""
 
 Progress = Callable[[int], None]
@@ -296,7 +299,8 @@ def entry_record(memory: str, entry: MemoryEntry, namespace: Namespace = ROOT) -
         "key": entry.key,
         "value": entry.value,
         "metadata": metadata,
-        "created_at": entry.timestamp,
+        "created_at": entry.created_at,
+        "updated_at": entry.updated_at,
         "expires_at": entry.expires_at,
     }
 
@@ -588,6 +592,12 @@ def parse_record(data: Any, where: str) -> NewEntry:
             f"memory '{memory}', key {key!r}: {_time_problem('created_at', created)}",
             where=where,
         )
+    updated: Any = data.get("updated_at", created)  # absent: an older export, one time
+    if not _finite(updated) or not EARLIEST_TIME <= updated <= LATEST_TIME:
+        raise TransferError(
+            f"memory '{memory}', key {key!r}: {_time_problem('updated_at', updated)}",
+            where=where,
+        )
     expires = data.get("expires_at")
     if expires is not None and not _finite(expires):
         raise TransferError(
@@ -608,7 +618,9 @@ def parse_record(data: Any, where: str) -> NewEntry:
         problem = context_problem(context)
         if problem is not None:
             raise TransferError(f"memory '{memory}', key {key!r}: {problem}", where=where)
-    return NewEntry(key, data["value"], meta, expires, float(created), context)
+    return NewEntry(
+        key, data["value"], meta, expires, float(updated), context, created_at=float(created)
+    )
 
 
 ImportedVector = tuple[str, int, bytes]

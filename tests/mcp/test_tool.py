@@ -128,9 +128,13 @@ async def test_a_far_future_expiry_reads_as_the_latest_date(tool: MemoryTool) ->
 async def test_writing_a_name_again_replaces_the_memory(tool: MemoryTool) -> None:
     async with serve(tool) as client:
         await ok(client, action="write", name="n", content="first", tags=["a"])
+        before = (await ok(client, action="read", name="n"))["memory"]
         await ok(client, action="write", name="n", content="second")
         memory = (await ok(client, action="read", name="n"))["memory"]
         assert (memory["content"], memory["tags"]) == ("second", [])
+        # the first write's time is kept, the last write's is updated_at
+        assert memory["created_at"] == before["created_at"] == before["updated_at"]
+        assert memory["updated_at"] > memory["created_at"]
         assert (await ok(client, action="list"))["count"] == 1
 
 

@@ -221,7 +221,8 @@ async def test_round_trip_in_memory_sqlite_postgres_jsonl(tmp_path: Path) -> Non
         assert all('"gone"' not in line for line in lines)
         record = json.loads(lines[1])
         assert set(record) == {
-            "memory", "key", "value", "metadata", "created_at", "expires_at", "context"
+            "memory", "key", "value", "metadata", "created_at", "updated_at", "expires_at",
+            "context",
         }
         assert "scope" not in record["metadata"]
     finally:
@@ -593,7 +594,7 @@ def test_a_line_past_the_limit_is_refused_without_reading_the_rest_of_it() -> No
     with pytest.raises(TransferError) as caught:
         next(lines)
     assert str(caught.value) == (
-        "huge.jsonl:2: error: line is more than 7,361,999 characters long "
+        "huge.jsonl:2: error: line is more than 7,362,053 characters long "
         "(the longest line an export writes)"
     )
     assert handle.tell() == len(header) + MAX_LINE_CHARS + 1  # the rest was never read
