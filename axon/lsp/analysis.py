@@ -357,6 +357,7 @@ def field_values(backends: BackendRegistry | None = None) -> dict[str, tuple[str
         "backend": tuple((backends or default_registry).names()),
         "retrieval": tuple(RETRIEVAL_MODES),
         "link": LINK_KINDS,
+        "refresh_on_read": ("true", "false"),
         "type": tuple(RECORD_TYPES),
         "tier": TIER_NAMES,
     }

@@ -141,3 +141,8 @@ def test_the_store_analyses_a_text_once() -> None:
     first = store.update("file:///a.axon", "memory A {}", 1)
     assert store.update("file:///a.axon", "memory A {}", 2).analysis is first.analysis
     assert store.update("file:///a.axon", "memory B {}", 3).analysis is not first.analysis
+
+
+def test_refresh_on_read_completes_true_and_false() -> None:
+    text = "memory M { refresh_on_read: "
+    assert [c.label for c in completions(analyse(text), len(text))] == ["true", "false"]
