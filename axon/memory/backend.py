@@ -427,6 +427,40 @@ class MemoryBackend(MinimalMemoryBackend):
             return None
         return entry
 
+    async def update(
+        self, key: str, scope: str | None, change: Callable[[MemoryEntry], NewEntry]
+    ) -> MemoryEntry | None:
+        """Change the unexpired entry under `(scope, key)` in one write transaction; the
+        entry written, or None (nothing written) when there is none.
+
+        `change(entry)` gets the entry as stored and returns what replaces it: a
+        `NewEntry` of the same key and scope, whose value, metadata and `expires_at`
+        are written as `store` writes them (checked alike: an `AxonMemoryError` naming
+        memory and key, and nothing is written; so does anything `change` raises). The
+        entry keeps its `created_at` and its `link: sequence` context; its `updated_at`
+        is the clock's now. No other writer (thread or process) comes between the read
+        and the write on SQLite and PostgreSQL (one transaction, the row locked) nor in
+        one process on the in-memory backend; on a backend without transactions (Chroma,
+        the default `_update`) a write of the same entry in between can be lost.
+        """
+        self._check_open()
+        if not can_name_entry(key):
+            return None  # no entry can have it (see `get`)
+
+        def build(old: MemoryEntry) -> MemoryEntry:
+            item = change(old)
+            if item.key != key or _scope(item.metadata) != scope:
+                raise ValueError("update writes the entry under its own key and scope")
+            stamped = dataclasses.replace(
+                item, timestamp=None, created_at=old.created_at, context=None
+            )
+            return self._checked([stamped])[0]
+
+        done = await self._update(key, scope, build, self.clock())
+        if done is not None:
+            self._traced_writes([done])
+        return done
+
     async def delete(self, key: str, scope: str | None = None) -> bool:
         """Remove `(scope, key)`; True when something was removed."""
         self._check_open()
@@ -629,6 +663,24 @@ class MemoryBackend(MinimalMemoryBackend):
 
     async def _close(self) -> None:
         return None
+
+    async def _update(
+        self,
+        key: str,
+        scope: str | None,
+        build: Callable[[MemoryEntry], MemoryEntry],
+        now: float,
+    ) -> MemoryEntry | None:
+        """See `update`: read the live entry, `build` its replacement, write it. This
+        default is built of `_get` and `_put`, outside any transaction: another process
+        writing the entry in between can have its write lost. A backend with
+        transactions (or a lock) overrides it."""
+        old = await self._get(key, scope)
+        if old is None or old.is_expired(now):
+            return None
+        new = build(old)
+        await self._put([new])
+        return new
 
     async def _write_links(
         self,

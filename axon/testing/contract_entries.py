@@ -4,6 +4,7 @@ expiry, batches, bad input, get / delete / list / count (part of `conformance`).
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import enum
 import math
@@ -178,6 +179,72 @@ async def test_created_at_restarts_after_expiry_and_can_be_given(
     assert gone is not None and (gone.created_at, gone.updated_at) == (clock.now - 50, clock.now)
     with pytest.raises(AxonMemoryError, match="created_at must be a finite number"):
         await backend.store_many([NewEntry("y", 1, {"scope": "S"}, created_at=math.inf)])
+
+
+async def test_update_changes_what_it_is_given_in_place(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """`update(key, scope, change)`: the live entry in, its replacement written as a
+    store would, `created_at` and context kept, `updated_at` now; None when there is no
+    live entry (nothing written)."""
+    first = clock.now
+    await backend.store("a", "one", {"scope": "S", "n": 1}, expires_at=first + 100)
+    clock.advance(5)
+    await backend.store("b", "two", {"scope": "S"})
+    clock.advance(5)
+    seen: list[Any] = []
+
+    def change(old: Any) -> NewEntry:
+        seen.append((old.value, old.metadata, old.expires_at))
+        return NewEntry(old.key, "one, changed", old.metadata, old.expires_at)
+
+    done = await backend.update("a", "S", change)
+    assert seen == [("one", {"scope": "S", "n": 1}, first + 100)]
+    assert done is not None
+    assert (done.value, done.created_at, done.updated_at) == ("one, changed", first, clock.now)
+    entry = await backend.get("a", "S")
+    assert entry is not None
+    assert (entry.value, entry.metadata, entry.expires_at) == (
+        "one, changed", {"scope": "S", "n": 1}, first + 100
+    )
+    assert (entry.created_at, entry.updated_at) == (first, clock.now)
+    assert [e.key for e in await backend.list_entries("S")] == ["a", "b"]  # newest: updated
+    if "exact" in backend.capabilities.retrieval:
+        assert keys(await backend.retrieve("changed", mode="exact")) == ["a"]
+    assert await backend.update("missing", "S", change) is None
+    assert await backend.update("a", "T", change) is None  # another scope
+    clock.advance(200)
+    assert await backend.update("a", "S", change) is None  # expired
+    assert len(seen) == 1
+
+
+async def test_update_that_fails_writes_nothing(backend: MemoryBackend) -> None:
+    await backend.store("a", "one", {"scope": "S"})
+
+    def refuse(old: Any) -> NewEntry:
+        raise AxonMemoryError("no", memory="S", key="a")
+
+    with pytest.raises(AxonMemoryError, match="no"):
+        await backend.update("a", "S", refuse)
+    with pytest.raises(AxonMemoryError, match="S"):
+        await backend.update("a", "S", lambda old: NewEntry("a", {1, 2}, old.metadata))
+    huge = "x" * (MAX_VALUE_BYTES + 1)
+    with pytest.raises(AxonMemoryError):
+        await backend.update("a", "S", lambda old: NewEntry("a", huge, old.metadata))
+    entry = await backend.get("a", "S")
+    assert entry is not None and entry.value == "one"
+
+
+async def test_updates_are_not_lost(backend: MemoryBackend) -> None:
+    """Each update reads what the one before wrote (a counter counts every one)."""
+    await backend.store("n", 0, {"scope": "S"})
+
+    def bump(old: Any) -> NewEntry:
+        return NewEntry("n", old.value + 1, old.metadata)
+
+    await asyncio.gather(*(backend.update("n", "S", bump) for _ in range(20)))
+    entry = await backend.get("n", "S")
+    assert entry is not None and entry.value == 20
 
 
 async def test_clear_returns_counts(backend: MemoryBackend) -> None:

@@ -333,6 +333,22 @@ class InMemoryBackend(MemoryBackend):
             return {}
         return {key: state.context[key] for key in keys if key in state.entries}
 
+    async def _update(
+        self,
+        key: str,
+        scope: str | None,
+        build: Callable[[MemoryEntry], MemoryEntry],
+        now: float,
+    ) -> MemoryEntry | None:
+        """See `MemoryBackend.update`: the read, `build` and the write run without
+        yielding to the event loop, so no other call comes in between."""
+        state = self._scopes.get(scope)
+        if state is None or key not in state.entries or not state.live(key, now):
+            return None
+        new = build(state.entries[key])
+        await self._put([new])  # never yields: no await inside
+        return new
+
     async def _write_links(
         self,
         scope: str | None,

@@ -412,6 +412,39 @@ class PostgresBackend(MemoryBackend):
 
         return write_with_contexts, True
 
+    async def _update(
+        self,
+        key: str,
+        scope: str | None,
+        build: Callable[[MemoryEntry], MemoryEntry],
+        now: float,
+    ) -> MemoryEntry | None:
+        """See `MemoryBackend.update`: one transaction that locks the row (`SELECT ...
+        FOR UPDATE`), builds its replacement and upserts it; a concurrent update or
+        store of the same row waits for the commit."""
+        q = self._q
+        where, params = self._exact_scope_sql(scope)
+        select = q.query(
+            "SELECT {columns} FROM {entries} AS e WHERE {where} AND e.key = %s AND {live} "
+            "FOR UPDATE",
+            where=where,
+        )
+
+        def body(conn: Connection[Any]) -> MemoryEntry | None:
+            row = conn.execute(select, (*params, key, now)).fetchone()
+            if row is None:
+                return None
+            new = build(self._entry(row))
+            self._put_body([new])[0](conn)
+            return new
+
+        try:
+            return self._run(body)
+        except UnicodeEncodeError as exc:
+            raise AxonMemoryError(
+                f"Cannot store value: it is not valid Unicode text ({exc.reason})"
+            ) from None
+
     async def _write_links(
         self,
         scope: str | None,

@@ -408,6 +408,37 @@ class SQLiteBackend(MemoryBackend):
         self._writes_since_purge += len(rows)
         self._maybe_purge(self.clock())
 
+    async def _update(
+        self,
+        key: str,
+        scope: str | None,
+        build: Callable[[MemoryEntry], MemoryEntry],
+        now: float,
+    ) -> MemoryEntry | None:
+        """See `MemoryBackend.update`: the read and the write in one `BEGIN IMMEDIATE`
+        transaction (no other writer, thread or process, comes in between)."""
+        ident = scope if scope is not None else b"\x00"
+
+        def body(conn: sqlite3.Connection) -> MemoryEntry | None:
+            row = conn.execute(
+                f"{_SELECT} WHERE ifnull(scope, X'00') = ? AND key = ? AND {LIVE}",
+                (ident, key, now),
+            ).fetchone()
+            if row is None:
+                return None
+            new = build(self._entry(row))
+            upsert_rows(
+                conn,
+                [write_row(new, value_text(new.value))],
+                given_contexts([new]),
+                given_created([new]),
+            )
+            return new
+
+        done = self._write(body)
+        self._writes_since_purge += 1
+        return done
+
     async def _write_links(
         self,
         scope: str | None,
