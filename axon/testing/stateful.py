@@ -9,6 +9,9 @@ scope may make another scope return or lose anything (isolation). Entries carry 
 from a small pool, and every recall is generated with a scope (or none), a metadata
 filter (or none) and a retrieval mode together: whatever comes back must be live, of
 that scope, match that filter and, for keyword retrieval, share a word with the query.
+Some scopes are namespaced (`axon.memory.namespaces`): the same checks keep namespaces
+apart, `erase` of a namespace must delete it and those below it only, and a paging
+cursor of one scope is refused in another.
 
 Where the contract lets backends differ, the model accepts a range: a backend may
 sweep expired entries on its own at any time (docs/language.md), so `purge_expired`
@@ -39,14 +42,20 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.memory.entry import MemoryEntry, NewEntry, matches_filters, value_text
+from axon.memory.namespaces import Namespace
 from axon.memory.retrieval.exact import seed_score
 from axon.memory.retrieval.text import index_terms, search_terms
 from axon.testing import BackendEnv, BackendFactory, FakeClock
 
-SCOPES = ["A", "B"]
+NAMESPACES = ["n", "n/m", "nX"]
+"""Namespaces the machine writes in besides the root: a parent, its child, and a sibling
+whose label starts with the parent's (its scopes share the parent's characters)."""
+SCOPES = ["A", "B", *(Namespace.of(space).scope("A") for space in NAMESPACES)]
+"""The root's scopes "A" and "B", and "A" in each namespace (`Namespace.scope`)."""
 ALPHABET = "abAB _İé1"
 
 scopes = st.sampled_from(SCOPES)
@@ -259,6 +268,34 @@ class BackendMachine(RuleBasedStateMachine):
         assert visible <= removed <= len(self.model.entries)
         self.model.entries.clear()
 
+    @rule(space=st.sampled_from(NAMESPACES))
+    def erase_namespace(self, space: str) -> None:
+        """`erase` of a namespace deletes it and those below it, nothing else (every scope
+        holds an entry first, so a prefix that reaches too far is seen at once)."""
+        for scope in SCOPES:
+            self.store("probe", "probe", scope, None, ["red"])
+        prefix = Namespace.of(space).scope_prefix
+        erased = self.run(self.backend.erase(prefix))
+        assert all(scope.startswith(prefix) for scope in erased)
+        under = {s for s, _ in self.model.entries if s is not None and s.startswith(prefix)}
+        for scope in under:
+            if self.model.live(self.clock.now, scope):
+                assert erased.get(scope) == len(self.model.live(self.clock.now, scope))
+        for ident in [i for i in self.model.entries if i[0] in under]:
+            del self.model.entries[ident]
+
+    @rule(first=scopes, second=scopes)
+    def cursor_keeps_to_its_scope(self, first: str, second: str) -> None:
+        """A paging cursor of one scope (so of one namespace) is refused in another."""
+        page = self.run(self.backend.list_page(first, limit=1))
+        if page.cursor is None or first == second:
+            return
+        try:
+            self.run(self.backend.list_page(second, limit=1, after=page.cursor))
+        except AxonMemoryError:
+            return
+        raise AssertionError(f"a cursor of {first!r} was accepted in {second!r}")
+
     @rule(seconds=st.sampled_from([0.0, 1.0, 1.0, 4.0, 10.0, 40.0]))
     def advance_clock(self, seconds: float) -> None:
         self.clock.advance(seconds)
@@ -301,7 +338,9 @@ class BackendMachine(RuleBasedStateMachine):
         modes = sorted(self.backend.capabilities.retrieval)
         self.steps += 1
         mode = modes[self.steps % len(modes)]
-        for scope, filters in (("A", {"tags": ["red"]}), ("B", {"n": 1})):
+        checked = [("A", {"tags": ["red"]}), ("B", {"n": 1})]
+        checked += [(scope, {"tags": ["red"]}) for scope in SCOPES[2:]]
+        for scope, filters in checked:
             self.check_recall("a b ab x é", 8, scope, mode, filters)
 
     @invariant()
