@@ -5,7 +5,10 @@ Every subcommand opens one store: the SQLite file of a memory directory
 PostgreSQL database (`--pg-dsn DSN`, or `--pg` for `$AXON_PG_DSN`; `--pg-schema`,
 else `AXON_PG_SCHEMA`, else `axon`). A memory is a scope of that store; the
 owned scopes of session and ephemeral memories (`axon.memory.lifetimes`) are not
-memories and are shown only by `ls --sessions`.
+memories and are shown only by `ls --sessions`. Every subcommand works in one
+namespace (`--namespace P`, else `AXON_NAMESPACE`, else the root: `Store.namespace`),
+its memories' scopes being that namespace's (`Store.scope`); `namespaces` and `erase`
+are in `axon.cli_namespaces`.
 
 People get `rich` tables (wide characters align, long values are cut); `--json`
 prints exactly one JSON document on stdout per command (`export` prints the JSON
@@ -25,6 +28,7 @@ from typing import Annotated, Any
 import typer
 
 from axon import cli_output as out
+from axon.cli_namespaces import erase_cmd, namespaces_cmd
 from axon.cli_store import (
     PAGE,
     AsJson,
@@ -66,6 +70,7 @@ from axon.memory.backend import (
 )
 from axon.memory.entry import MemoryEntry, encode_json, json_kind, matches_filters
 from axon.memory.lifetimes import OWNED_MARKER, parse_owned
+from axon.memory.namespaces import ROOT, split_scope
 from axon.memory.retrieval.scores import min_score_problem
 
 memory_app = typer.Typer(
@@ -96,7 +101,7 @@ SHOW_LIMIT = 20
 
 SESSION_HINT = (
     "subcommands: ls, show MEMORY, get MEMORY KEY, search MEMORY QUERY, forget MEMORY KEY, "
-    "export, import FILE, purge, stats (axon memory --help)"
+    "export, import FILE, purge, stats, namespaces, erase --namespace P (axon memory --help)"
 )
 
 
@@ -143,11 +148,11 @@ async def _ls(store: Store, as_json: bool, *, sessions: bool, hint: bool) -> Non
     found = store.exists()
     if found:
         async with opened(store) as backend:
-            for name in await memory_names_of(backend):
-                rows.append({"memory": name, "entries": await backend.count(name)})
+            for name in await memory_names_of(backend, store.namespace):
+                rows.append({"memory": name, "entries": await backend.count(store.scope(name))})
             if sessions:
-                for scope in await backend.scopes(OWNED_MARKER):
-                    parsed = parse_owned(scope)
+                for scope in await backend.scopes(store.scope(OWNED_MARKER)):
+                    parsed = parse_owned(split_scope(scope)[1])
                     count = await backend.count(scope)
                     if parsed is None or not count:
                         continue
@@ -161,13 +166,13 @@ async def _ls(store: Store, as_json: bool, *, sessions: bool, hint: bool) -> Non
                         }
                     )
     if as_json:
-        data: dict[str, Any] = {"store": store.label, "memories": rows}
+        data: dict[str, Any] = {"store": store.label, **_namespace_field(store), "memories": rows}
         if sessions:
             data["sessions"] = owned
         say_json(data)
         return
     if not rows:
-        say(f"no memories in {store.label}{'' if found else f' ({store.missing})'}")
+        say(f"no memories in {store.label}{_in(store)}{'' if found else f' ({store.missing})'}")
     else:
         say(
             table(
@@ -194,6 +199,16 @@ async def _ls(store: Store, as_json: bool, *, sessions: bool, hint: bool) -> Non
     if hint:
         say("")
         say(SESSION_HINT)
+
+
+def _in(store: Store) -> str:
+    """` namespace acme/u42` after a store's label (nothing in the root)."""
+    return "" if store.namespace.is_root else f" namespace {store.namespace.text}"
+
+
+def _namespace_field(store: Store) -> dict[str, str]:
+    """`{"namespace": "acme/u42"}` for a `--json` document (nothing in the root)."""
+    return {} if store.namespace.is_root else {"namespace": store.namespace.text}
 
 
 # ---------------------------------------------------------------------- show / get
@@ -231,12 +246,13 @@ def show_cmd(
             raise missing_store(store, memory)
         async with opened(store) as backend:
             await require_memory(backend, store, memory)
-            total = await backend.count(memory)
+            scope = store.scope(memory)
+            total = await backend.count(scope)
             now = backend.clock()
             writer = _ShowWriter(memory, total, now, wants_json, filtered=filters is not None)
             cursor, left = after, limit
             while True:  # a page at a time, printed as it comes: memory stays flat
-                entries, cursor = await _show_page(backend, memory, left, cursor, filters)
+                entries, cursor = await _show_page(backend, scope, left, cursor, filters)
                 writer.page(entries)
                 left -= len(entries)
                 if cursor is None or left <= 0:
@@ -345,7 +361,7 @@ def get_cmd(
             raise missing_store(store, memory)
         async with opened(store) as backend:
             await require_memory(backend, store, memory)
-            entry = await backend.get(key, memory)
+            entry = await backend.get(key, store.scope(memory))
         if entry is None:
             raise Failed(f"error: no key '{key}' in memory '{memory}'", out.EXIT_CHECK)
         if wants_json:
@@ -444,9 +460,12 @@ def search_cmd(
                 mode = "keyword"
             pending = 0
             if mode in ("semantic", "hybrid"):  # progress on a terminal; --embed-wait bounds it
-                pending = await wait_for_vectors(backend, memory, budget)
+                pending = await wait_for_vectors(
+                    backend, store.scope(memory), budget, name=store.named(memory)
+                )
             found = await backend.retrieve_counted(
-                query, top_k, memory, mode=mode, filters=filters, min_score=min_score
+                query, top_k, store.scope(memory), mode=mode, filters=filters,
+                min_score=min_score,
             )
         results = found.entries
         if wants_json:
@@ -533,7 +552,7 @@ def embed_cmd(
                     out.EXIT_RUNTIME,
                 )
             model = backend.embedder.model_id
-            computed = await embed_now(backend, memory)
+            computed = await embed_now(backend, store.scope(memory), name=store.named(memory))
         if wants_json:
             say_json({"op": "embed", "memory": memory, "model": model, "embedded": computed})
             return
@@ -596,22 +615,23 @@ def forget_cmd(
 
         async with opened(store) as backend:
             await require_memory(backend, store, memory)
+            scope = store.scope(memory)
             if key is not None:
-                if not await delete_entry(backend, key, memory):
+                if not await delete_entry(backend, key, scope):
                     raise Failed(f"error: no key '{key}' in memory '{memory}'", out.EXIT_CHECK)
                 deleted = 1
             else:
-                doomed = await _matching_keys(backend, memory, filters)
+                doomed = await _matching_keys(backend, scope, filters)
                 if dry_run:
                     _would_forget(memory, filters, doomed, wants_json)
                     return
                 if asking and doomed and not _confirm(memory, filters, len(doomed)):
                     say("nothing forgotten")
                     return
-                deleted = sum([await delete_entry(backend, k, memory) for k in doomed])
+                deleted = sum([await delete_entry(backend, k, scope) for k in doomed])
             from axon.runtime.tiers import count_persisted  # a tiered memory's counters
 
-            await count_persisted(backend, memory, "forgets", deleted)
+            await count_persisted(backend, memory, "forgets", deleted, store.namespace)
         if wants_json:  # the shape of the forget statement's record (docs/language.md)
             what: dict[str, Any] = {"key": key} if key is not None else {"filter": filters}
             say_json({"op": "forget", "memory": memory, **what, "deleted": deleted})
@@ -725,6 +745,12 @@ memory_app.command("export")(store_command(export_cmd))
 memory_app.command("import")(store_command(import_cmd))
 
 
+# ---------------------------------------------------------------------- namespaces / erase
+
+memory_app.command("namespaces")(store_command(namespaces_cmd))
+memory_app.command("erase")(store_command(erase_cmd))
+
+
 # ---------------------------------------------------------------------- purge / stats
 
 
@@ -740,12 +766,16 @@ def purge_cmd(
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
+        from axon.memory.transfer import shown_name
+
         by_memory: dict[str, int] = {}
 
         def listen(count: int, by_scope: Any) -> None:
             for scope, removed in (by_scope or {None: count}).items():
-                owned = parse_owned(scope)
-                name = f"{owned.memory} ({owned.lifetime} data)" if owned else scope or "(unscoped)"
+                space, base = split_scope(scope) if scope else (ROOT, scope)
+                owned = parse_owned(base)
+                name = f"{owned.memory} ({owned.lifetime} data)" if owned else base or "(unscoped)"
+                name = shown_name(space, name)
                 by_memory[name] = by_memory.get(name, 0) + removed
 
         if store.exists():
@@ -788,29 +818,31 @@ def stats_cmd(
 
                 # a tiered memory's counters outlive its entries: it is still a memory
                 counted = [
-                    scope.removeprefix(STATS_SCOPE_PREFIX)
-                    for scope in await backend.scopes(STATS_SCOPE_PREFIX)
+                    split_scope(scope)[1].removeprefix(STATS_SCOPE_PREFIX)
+                    for scope in await backend.scopes(store.scope(STATS_SCOPE_PREFIX))
                 ]
                 names = list(memories or []) or sorted(
-                    {*await memory_names_of(backend), *counted}
+                    {*await memory_names_of(backend, store.namespace), *counted}
                 )
                 for name in names:
                     if name not in counted:
                         await require_memory(backend, store, name)
-                total = sum([await backend.count(name) for name in names])
+                total = sum([await backend.count(store.scope(name)) for name in names])
                 with progress("reading", total) as advance:
                     done = 0
                     for name in names:
-                        item = await _memory_stats(backend, name, _offset(advance, done))
+                        item = await _memory_stats(
+                            backend, store, name, _offset(advance, done)
+                        )
                         done += item["entries"]
                         stats.append(item)
         elif memories:
             raise missing_store(store, memories[0])
         if wants_json:
-            say_json({"store": store.label, "memories": stats})
+            say_json({"store": store.label, **_namespace_field(store), "memories": stats})
             return
         if not stats:
-            say(f"no memories in {store.label}")
+            say(f"no memories in {store.label}{_in(store)}")
             return
         rows = [
             (
@@ -851,15 +883,16 @@ def _offset(advance: Callable[[int], None], base: int) -> Callable[[int], None]:
 
 
 async def _memory_stats(
-    backend: MemoryBackend, name: str, advance: Callable[[int], None]
+    backend: MemoryBackend, store: Store, name: str, advance: Callable[[int], None]
 ) -> dict[str, Any]:
-    """One pass over a memory, a page at a time: counts, time range, expiring, value bytes."""
+    """One pass over a memory of the store's namespace, a page at a time: counts, time
+    range, expiring, value bytes."""
     oldest: float | None = None
     newest: float | None = None
     count = expiring = size = 0
     cursor = None
     while True:
-        page = await backend.list_page(name, limit=PAGE, after=cursor)
+        page = await backend.list_page(store.scope(name), limit=PAGE, after=cursor)
         for entry in page.entries:
             count += 1
             newest = entry.timestamp if newest is None else max(newest, entry.timestamp)
@@ -880,6 +913,8 @@ async def _memory_stats(
         "expiring": expiring,
         "bytes": size,
     }
-    if await backend.get(STATS_KEY, scope=stats_scope(name)) is not None:
-        item["tiers"] = {"persistent": await read_persisted_stats(backend, name)}
+    if await backend.get(STATS_KEY, scope=stats_scope(name, store.namespace)) is not None:
+        item["tiers"] = {
+            "persistent": await read_persisted_stats(backend, name, store.namespace)
+        }
     return item

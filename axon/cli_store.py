@@ -1,8 +1,9 @@
 """Where an `axon memory` command works, and how it fails: the store, its options, the plumbing.
 
 `Store` is the memory directory, PostgreSQL schema or Chroma collection a subcommand
-opens: `--memory-dir` and every registered backend's own options (`--pg-dsn`/`--pg`,
-`--pg-schema`, `--chroma`: `BackendInfo.options`), added to each command by
+opens, and the namespace it works in: `--memory-dir`, `--namespace` and every
+registered backend's own options (`--pg-dsn`/`--pg`, `--pg-schema`, `--chroma`:
+`BackendInfo.options`), added to each command by
 `store_command` when the CLI is built, given to the subcommand or to `axon memory`
 (`store_group`). `run`
 runs a command's body so that every failure is one line on stderr and an exit code
@@ -37,6 +38,7 @@ from axon.memory.backend import (
 )
 from axon.memory.entry import MemoryEntry
 from axon.memory.lifetimes import OWNED_MARKER
+from axon.memory.namespaces import Namespace
 from axon.redaction import redact_secrets
 from axon.render import terminal_json, visible
 
@@ -57,6 +59,14 @@ MemoryDir = Annotated[
 ]
 AsJson = Annotated[
     bool, typer.Option("--json", help="Print one JSON document (for scripts), not a table.")
+]
+NamespaceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--namespace",
+        metavar="P",
+        help="Work in namespace P, e.g. acme/u42 (default $AXON_NAMESPACE, else the root).",
+    ),
 ]
 
 
@@ -128,6 +138,17 @@ class Store:
                 out.EXIT_USAGE,
             )
         self.place = info.place(self.location, self.settings, self.memory_dir)
+        self.namespace = _namespace_of(given.get("namespace"))
+
+    def scope(self, memory: str) -> str:
+        """The physical scope of `memory` in the command's namespace (`Namespace.scope`)."""
+        return self.namespace.scope(memory)
+
+    def named(self, memory: str) -> str:
+        """`memory` as a person reads it: `acme/u42/Notes` in a namespace, `Notes` in the root."""
+        from axon.memory.transfer import shown_name
+
+        return shown_name(self.namespace, memory)
 
     @property
     def backend_name(self) -> str:
@@ -143,6 +164,8 @@ class Store:
         words: list[str] = []
         if self.given.get("memory_dir") is not None:
             words += ["--memory-dir", str(self.given["memory_dir"])]
+        if self.given.get("namespace"):
+            words += ["--namespace", self.namespace.text]
         for info, option in _store_options():
             value = self.given.get(option.param)
             if not value:
@@ -189,6 +212,16 @@ class Store:
         )
 
 
+def _namespace_of(text: str | None) -> Namespace:
+    """`--namespace P`, else `AXON_NAMESPACE`, else the root; a bad one is exit 2."""
+    try:
+        if text is not None:
+            return Namespace.of(text, what="--namespace")
+        return Namespace.from_env()
+    except AxonError as exc:
+        raise Failed(f"error: {exc}", out.EXIT_USAGE) from None
+
+
 def embedder_or_fail() -> Any:
     """The embedding model `axon run` would use, or None (semantic recall then runs keyword)."""
     from axon.memory.embeddings.default import default_embedder
@@ -206,7 +239,8 @@ def embedder_or_fail() -> Any:
 def _store_parameters() -> list[inspect.Parameter]:
     """`--memory-dir` and every registered backend's store options, as typer parameters."""
     params = [
-        inspect.Parameter("memory_dir", _KEYWORD, default=None, annotation=MemoryDir)
+        inspect.Parameter("memory_dir", _KEYWORD, default=None, annotation=MemoryDir),
+        inspect.Parameter("namespace", _KEYWORD, default=None, annotation=NamespaceOption),
     ]
     for _, option in _store_options():
         if option.env is not None:
@@ -356,19 +390,20 @@ def progress(description: str, total: int | None) -> Iterator[Callable[[int], No
         yield lambda done: bar.update(task, completed=done)
 
 
-async def memory_names_of(backend: MemoryBackend) -> list[str]:
+async def memory_names_of(backend: MemoryBackend, namespace: Namespace) -> list[str]:
+    """The memories of `namespace` (not those below it) that hold entries."""
     from axon.memory.transfer import memory_names
 
-    return await memory_names(backend)
+    return await memory_names(backend, namespace)
 
 
 async def require_memory(backend: MemoryBackend, store: Store, name: str) -> None:
-    """Exit 1 with a suggestion unless `name` is a memory of the store."""
+    """Exit 1 with a suggestion unless `name` is a memory of the store's namespace."""
     if name.startswith(OWNED_MARKER):
         raise Failed(f"error: '{name}' is session data, not a memory", out.EXIT_CHECK)
-    if await backend.count(name):
+    if await backend.count(store.scope(name)):
         return
-    names = await memory_names_of(backend)
+    names = await memory_names_of(backend, store.namespace)
     hint = Suggester(names).closest(name)  # the checker's rule: close, or the same but case
     if hint:
         suggestion = f"; did you mean '{hint}'?"
@@ -376,11 +411,19 @@ async def require_memory(backend: MemoryBackend, store: Store, name: str) -> Non
         suggestion = f" (memories: {', '.join(names[:10])})"
     else:
         suggestion = " (the store holds no memories)"
-    raise Failed(f"error: no memory '{name}' in {store.label}{suggestion}", out.EXIT_CHECK)
+    raise Failed(
+        f"error: no memory '{name}' in {store.label}{_in(store.namespace)}{suggestion}",
+        out.EXIT_CHECK,
+    )
+
+
+def _in(namespace: Namespace) -> str:
+    return "" if namespace.is_root else f" namespace {namespace.text}"
 
 
 def missing_store(store: Store, name: str | None = None) -> Failed:
-    what = f"no memory '{name}' in {store.label}" if name else f"nothing stored in {store.label}"
+    where = f"{store.label}{_in(store.namespace)}"
+    what = f"no memory '{name}' in {where}" if name else f"nothing stored in {where}"
     return Failed(f"error: {what} ({store.missing})", out.EXIT_CHECK)
 
 

@@ -26,7 +26,6 @@ from axon.cli_store import (
     Store,
     embedder_or_fail,
     json_flag,
-    memory_names_of,
     missing_store,
     opened,
     progress,
@@ -66,7 +65,7 @@ def export_cmd(
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
-        from axon.memory.transfer import export_memories, export_total
+        from axon.memory.transfer import export_memories, export_plan, split_shown
 
         if output is not None:
             _check_output(output)
@@ -75,17 +74,23 @@ def export_cmd(
                 raise missing_store(store, memories[0])
             raise missing_store(store)
         async with opened(store, embedder=with_vectors) as backend:
-            names = list(memories or []) or await memory_names_of(backend)
-            for name in names:
-                await require_memory(backend, store, name)
-            total = await export_total(backend, names)
-            with progress("exporting", total) as advance:
+            # the memories of the namespace and of every namespace below it
+            plan = await export_plan(backend, store.namespace, memories or None)
+            found = {split_shown(shown)[1] for shown, count in plan.items() if count}
+            for name in memories or []:
+                if name not in found:
+                    await require_memory(backend, store, name)
+            names = list(memories) if memories else None
+            with progress("exporting", sum(plan.values())) as advance:
                 if output is None:
                     report = await export_memories(
-                        backend, _Stdout(), names, progress=advance, with_vectors=with_vectors
+                        backend, _Stdout(), names, progress=advance, with_vectors=with_vectors,
+                        namespace=store.namespace,
                     )
                 else:
-                    report = await _export_file(backend, output, names, advance, with_vectors)
+                    report = await _export_file(
+                        backend, output, names, advance, with_vectors, store
+                    )
         if output is not None:
             if wants_json:
                 say_json({"op": "export", "file": str(output), **report.to_dict()})
@@ -93,7 +98,7 @@ def export_cmd(
                 vectors = f" (with {report.vectors_kept:,} vectors)" if with_vectors else ""
                 say(
                     f"exported {counted(report.entries, 'entry', 'entries')} of "
-                    f"{counted(len(names), 'memory', 'memories')} to {output}{vectors}"
+                    f"{counted(len(report.memories), 'memory', 'memories')} to {output}{vectors}"
                 )
 
     run(body)
@@ -116,9 +121,10 @@ def _check_output(path: Path) -> None:
 async def _export_file(
     backend: MemoryBackend,
     path: Path,
-    names: list[str],
+    names: list[str] | None,
     advance: Callable[[int], None],
-    with_vectors: bool = False,
+    with_vectors: bool,
+    store: Store,
 ) -> Any:
     """Export into `path`, whole or not at all (`files.replacing`)."""
     from axon.memory.transfer import export_memories
@@ -126,7 +132,8 @@ async def _export_file(
     try:
         with replacing(path) as handle:
             report = await export_memories(
-                backend, handle, names, progress=advance, with_vectors=with_vectors
+                backend, handle, names, progress=advance, with_vectors=with_vectors,
+                namespace=store.namespace,
             )
     except OSError as exc:
         raise Failed(
@@ -197,6 +204,8 @@ def import_cmd(
                         into=into,
                         progress=tell,
                         addressable=addressable,
+                        # under --namespace P (or AXON_NAMESPACE); the root: as written
+                        namespace=None if store.namespace.is_root else store.namespace,
                     )
                 # Vectors are computed when a recall needs them, not here: say so
                 # (never a silent wait later), with the command that computes them now.

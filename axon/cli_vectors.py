@@ -91,24 +91,28 @@ def command_wait_progress(
     return wait_progress(memory, pending, " (--embed-wait SECONDS bounds the wait)")
 
 
-async def wait_for_vectors(backend: MemoryBackend, memory: str, budget: float) -> int:
-    """Compute `memory`'s pending vectors for at most `budget` seconds, showing it
-    (`wait_progress`); returns how many are still pending. The backend's recall then
-    uses the vectors there are (it no longer embeds everything itself)."""
+async def wait_for_vectors(
+    backend: MemoryBackend, scope: str, budget: float, *, name: str | None = None
+) -> int:
+    """Compute the pending vectors of `scope` (a memory's, shown as `name`) for at most
+    `budget` seconds, showing it (`wait_progress`); returns how many are still pending.
+    The backend's recall then uses the vectors there are (it no longer embeds
+    everything itself)."""
     from axon.memory.embeddings.worker import VectorWorker
 
     backend.embed_on_recall = False
     worker = VectorWorker()
     worker.wait_progress = command_wait_progress
     try:
-        worker.notify(backend, memory)
-        return await worker.wait(backend, memory, budget, name=memory)
+        worker.notify(backend, scope)
+        return await worker.wait(backend, scope, budget, name=name or scope)
     finally:
         await worker.close()  # also on Ctrl-C: after the batch in flight, none half-saved
 
 
-async def embed_now(backend: MemoryBackend, memory: str) -> int:
-    """Every pending vector of `memory`, now, with a progress bar; returns how many.
+async def embed_now(backend: MemoryBackend, scope: str, *, name: str | None = None) -> int:
+    """Every pending vector of `scope` (a memory's, shown as `name`), now, with a progress
+    bar; returns how many.
 
     The model runs on the embedding thread while the command's loop waits, so Ctrl-C
     stops it at once (between batches: every saved batch is whole)."""
@@ -121,11 +125,11 @@ async def embed_now(backend: MemoryBackend, memory: str) -> int:
 
         def advance(done: int, total: int) -> None:
             if not shown:  # the first call (0, total): the bar starts with its total
-                shown.append(bar.enter_context(progress(f"embedding {memory}", total)))
+                shown.append(bar.enter_context(progress(f"embedding {name or scope}", total)))
             shown[0](done)
 
         try:
-            return await worker.embed_all(backend, memory, advance)
+            return await worker.embed_all(backend, scope, advance)
         finally:
             await worker.close()
 
@@ -133,25 +137,45 @@ async def embed_now(backend: MemoryBackend, memory: str) -> int:
 async def pending_lines(
     backend: MemoryBackend, memories: list[str], again: list[str]
 ) -> tuple[dict[str, int], list[str]]:
-    """After an import: how many entries of each memory have no vector of the store's
-    model yet, and the lines saying so (none without a model, or when none is pending).
-    `again` are the options that name the store (`Store.options`), for the hint."""
+    """After an import: how many entries of each memory (`transfer.shown_name`:
+    `acme/u42/Notes` in a namespace) have no vector of the store's model yet, and the
+    lines saying so (none without a model, or when none is pending). `again` are the
+    options that name the store (`Store.options`), for the hint."""
     import shlex
+
+    from axon.memory.transfer import split_shown
 
     embedder = backend.embedder
     if embedder is None:
         return {}, []
     counts: dict[str, int] = {}
     lines: list[str] = []
+    store = _without_namespace(again)
     for memory in memories:
-        count = len(await backend._pending_texts(memory, embedder.model_id))
+        space, name = split_shown(memory)
+        count = len(await backend._pending_texts(space.scope(name), embedder.model_id))
         if not count:
             continue
         counts[memory] = count
-        command = shlex.join(["axon", "memory", "embed", memory, *again])
+        where = [] if space.is_root else ["--namespace", space.text]
+        command = shlex.join(["axon", "memory", "embed", name, *store, *where])
         verb = "has" if count == 1 else "have"
         lines.append(
             f"{counted(count, 'entry', 'entries')} of {memory} {verb} no vector yet: the first "
             f"semantic or hybrid recall computes them (showing progress), or now: {command}"
         )
     return counts, lines
+
+
+def _without_namespace(words: list[str]) -> list[str]:
+    """Command-line words without their `--namespace P` (each line says its own)."""
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "--namespace":
+            skip = True
+        else:
+            kept.append(word)
+    return kept
