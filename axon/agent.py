@@ -159,7 +159,10 @@ class AxonMemory:
     `session_or_handle` is a `Session` or `AsyncSession` (then `memory` names the
     declared memory; it may be left out when exactly one is declared) or a handle
     from `session.memory(NAME)` (sync or async; `memory`, if given, must be its
-    name). A synchronous session's calls run in a worker thread
+    name). It works in the handle's namespace: a session's handle is in the session's
+    namespace, `session.memory(NAME, namespace="acme/u42")`'s in acme/u42, so one
+    session serving many users gives each user's agent its own `AxonMemory`. A
+    synchronous session's calls run in a worker thread
     (`asyncio.to_thread`), so `recall` and `write` never block the caller's loop.
 
     - `write(content, metadata=...)` stores a new memory (seed 001): the handle's
@@ -212,9 +215,13 @@ class AxonMemory:
         self._handle = handle
         self.name = handle.name
         """The name of the AXON memory (labels `format_recalled` blocks)."""
+        self.namespace = handle.namespace
+        """Where every write and recall goes: the handle's namespace (a session's own, or
+        `session.memory(NAME, namespace=...)`'s); nothing of another one is ever read."""
 
     def __repr__(self) -> str:
-        return f"<AxonMemory {self.name!r}>"
+        where = "" if self.namespace.is_root else f" in {self.namespace.text!r}"
+        return f"<AxonMemory {self.name!r}{where}>"
 
     async def write(self, content: str, *, metadata: dict[str, Any] | None = None) -> None:
         """Store `content` as a new entry; see the class docstring."""

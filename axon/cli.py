@@ -466,6 +466,14 @@ def mcp_cmd(
         str | None,
         typer.Option("--memory", help="Which memory of --program (default AgentMemory)."),
     ] = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option(
+            "--namespace",
+            metavar="P",
+            help="Serve only namespace P, e.g. acme/u42 (default $AXON_NAMESPACE, else the root).",
+        ),
+    ] = None,
     http: Annotated[
         bool, typer.Option("--http", help="Serve streamable HTTP instead of stdio.")
     ] = False,
@@ -486,6 +494,7 @@ def mcp_cmd(
             pg_dsn=pg_dsn or None,
             program=program,
             memory=memory,
+            namespace=namespace,
             http=http,
             host=host,
             port=port,

@@ -38,6 +38,7 @@ def run_command(
     program: Path | None,
     memory: str | None,
     http: bool,
+    namespace: str | None = None,
     host: str,
     port: int,
 ) -> int:
@@ -54,6 +55,17 @@ def run_command(
         return EXIT_USAGE
     if not 0 < port < 65536:
         err(f"error: --port {port}: a port is from 1 to 65535")
+        return EXIT_USAGE
+    from axon.errors import AxonError
+    from axon.memory.namespaces import Namespace
+
+    try:  # checked before anything is opened
+        space = (
+            Namespace.from_env() if namespace is None
+            else Namespace.of(namespace, what="--namespace")
+        )
+    except AxonError as exc:
+        err(f"error: {exc}")
         return EXIT_USAGE
     try:
         from axon.mcp_server import server
@@ -76,11 +88,12 @@ def run_command(
     async def main() -> None:
         tool = await open_tool(
             memory_dir=memory_dir, pg_dsn=pg_dsn, program=program, program_text=text,
-            memory=memory, warn=err,
+            memory=memory, warn=err, namespace=space,
         )
         try:
             if http:
-                err(f"axon mcp: memory '{tool.memory}' on http://{host}:{port}/mcp")
+                where = "" if space.is_root else f" in namespace {space.text}"
+                err(f"axon mcp: memory '{tool.memory}'{where} on http://{host}:{port}/mcp")
                 await server.serve_http(tool, host, port)
             else:
                 await server.serve_stdio(tool)

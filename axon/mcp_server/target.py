@@ -20,6 +20,7 @@ from typing import Any
 from axon.compiler.names import did_you_mean
 from axon.errors import AxonCheckError, AxonError, AxonRuntimeError
 from axon.mcp_server.tool import KEPT_HISTORY, MemoryTool
+from axon.memory.namespaces import Namespace
 from axon.memory.registry import backend_settings, registry
 from axon.runtime.session import AsyncSession
 
@@ -76,14 +77,24 @@ async def open_tool(
     program_text: str | None = None,
     memory: str | None = None,
     warn: Any = None,
+    namespace: Namespace | str | None = None,
 ) -> MemoryTool:
     """The `memory` tool over the chosen memory, its session open (close it with
     `tool.session.close()`). `program_text` is the text of `program` (read by the
-    caller); `warn(text)` receives warnings (the program's, a session memory's)."""
+    caller); `warn(text)` receives warnings (the program's, a session memory's).
+
+    The session is in `namespace` (None: `AXON_NAMESPACE`, else the root), and so is
+    everything the tool reads and writes: the tool's handle is the session's, and no
+    argument of the tool names a namespace (`tool.INPUT_SCHEMA`)."""
     if memory is not None and program is None:
         raise SetupError("error: --memory NAME needs --program FILE (the program "
                          "that declares it)", EXIT_USAGE)
-    session = AsyncSession(memory_dir=memory_dir, pg_dsn=pg_dsn, history=KEPT_HISTORY)
+    try:
+        session = AsyncSession(
+            memory_dir=memory_dir, pg_dsn=pg_dsn, history=KEPT_HISTORY, namespace=namespace
+        )
+    except AxonError as exc:  # a bad namespace: refused before anything is opened
+        raise SetupError(f"error: {exc}", EXIT_USAGE) from None
     try:
         return await _open(session, pg_dsn, program, program_text, memory, warn)
     except BaseException:
