@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -195,3 +196,17 @@ def test_export_and_import_between_stores(memory: Memory, kind: str, tmp_path: P
         None, "acme", "acme/u42", "acme/u43", "acmeX"
     }
     assert all("namespace" not in line for line in root_lines if line["value"].endswith("root"))
+
+
+def test_paging_and_purge_name_the_namespace(tmp_path: Path) -> None:
+    where, keywords = _where("sqlite", tmp_path, "mem")
+    _fill("sqlite", keywords)
+    with axon.Session(namespace="acme/u42", **keywords) as session:  # type: ignore[arg-type]
+        session.declare("memory Notes { store: persistent backend: sqlite }")
+        session.memory("Notes").remember("soon gone", key="brief", expires_in="1s")
+    page = run_axon("memory", "show", "Notes", "--limit", "1", "--namespace", "acme/u42",
+                    *where)
+    assert page.returncode == 0 and "--namespace acme/u42 --limit 1 --after" in page.stdout
+    time.sleep(1.2)
+    purged = as_json(run_axon("memory", "purge", "--json", *where))
+    assert purged == {"op": "purge", "purged": 1, "memories": {"acme/u42/Notes": 1}}
