@@ -82,6 +82,23 @@ def _read_source(path: Path) -> str:
     raise typer.Exit(EXIT_CHECK)
 
 
+NAMESPACE_HELP = "Read and write only in namespace P, e.g. acme/u42 (default $AXON_NAMESPACE)."
+
+
+def _namespace(written: str | None) -> Any:
+    """--namespace (else AXON_NAMESPACE, else the root) checked; exit 1 naming the rule."""
+    from axon.memory.namespaces import ENV, Namespace
+
+    try:
+        if written is None:
+            return Namespace.from_env()
+        return Namespace.of(written, what="--namespace")
+    except AxonError as exc:
+        origin = "" if written is not None else f" (from ${ENV})"
+        err(f"error: {exc}{origin}")
+    raise typer.Exit(EXIT_CHECK)
+
+
 def _print_warnings(warnings: Iterable[Any], source: Any) -> None:
     for warning in warnings:
         err_diagnostic(warning.render(source))
@@ -217,6 +234,14 @@ def run(
     embed_wait: Annotated[
         str | None, typer.Option("--embed-wait", metavar="SECONDS|all", help=EMBED_WAIT_HELP)
     ] = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option(
+            "--namespace",
+            metavar="P",
+            help=NAMESPACE_HELP,
+        ),
+    ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log to stderr.")] = False,
 ) -> None:
     """Check and run FILE, printing every remember and recall."""
@@ -231,6 +256,7 @@ def run(
     except Failed as fail:
         err(str(fail))
         raise typer.Exit(fail.code) from None
+    space = _namespace(namespace)
     if trace is not None:
         _check_trace_target(trace)
     text = _read_source(file)
@@ -239,7 +265,8 @@ def run(
     try:
         # one program: every record is printed and every event goes to --trace
         session = Session(
-            memory_dir=memory_dir, pg_dsn=pg_dsn or None, history=None, embed_wait=wait
+            memory_dir=memory_dir, pg_dsn=pg_dsn or None, history=None, embed_wait=wait,
+            namespace=space,
         )
         session.memories.wait_progress = command_wait_progress  # a wait is never silent
         records: Iterable[Mapping[str, Any]] = ()
@@ -435,13 +462,22 @@ def repl(
         Path | None,
         typer.Option("--memory-dir", help="Where persistent memories live (default ./.axon)."),
     ] = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option(
+            "--namespace",
+            metavar="P",
+            help=NAMESPACE_HELP,
+        ),
+    ] = None,
 ) -> None:
     """Start an interactive session (memory persists across inputs)."""
     from axon.repl import main as repl_main
 
     configure_logging(False)
+    space = _namespace(namespace)
     try:
-        code = repl_main(file=file, memory_dir=memory_dir)
+        code = repl_main(file=file, memory_dir=memory_dir, namespace=space)
     except Exception as exc:
         internal(exc)
     if code:

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from prompt_toolkit.input import Input
     from prompt_toolkit.output import Output
 
+    from axon.memory.namespaces import Namespace
+
 __all__ = ["Console", "main", "needs_more", "split_inputs"]
 
 
@@ -32,6 +34,7 @@ def main(
     file: Path | None = None,
     memory_dir: Path | None = None,
     *,
+    namespace: Namespace | str | None = None,
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
@@ -42,9 +45,10 @@ def main(
     """Run the REPL; returns the exit code (piped mode: 1 when any input failed).
 
     `FILE` preloads a program's declarations (its statements are skipped and
-    listed; `.load FILE` runs them). A missing or unreadable FILE exits 1
-    before anything starts. The keyword arguments replace the standard streams
-    and the terminal (tests drive the interactive loop through a pipe).
+    listed; `.load FILE` runs them). `namespace` is the session's (`axon.Session`).
+    A missing or unreadable FILE exits 1 before anything starts. The keyword
+    arguments replace the standard streams and the terminal (tests drive the
+    interactive loop through a pipe).
     """
     from axon.cli_vectors import wait_progress
     from axon.runtime.session import Session
@@ -58,7 +62,7 @@ def main(
         reason = "is a directory, not an .axon file" if file.is_dir() else "no such file"
         stderr.write(f"{file}: error: {reason}\n")
         return 1
-    session = Session(memory_dir=memory_dir)
+    session = Session(memory_dir=memory_dir, namespace=namespace)
     session.memories.wait_progress = wait_progress  # a recall's wait is never silent
     code = 1
     try:
