@@ -562,8 +562,10 @@ def placed(space: Namespace, base: Namespace, under: Namespace | None, where: st
                             where=where) from None
 
 
-def parse_record(data: Any, where: str) -> NewEntry:
-    """One entry line -> the `NewEntry` that stores it (with its original timestamp)."""
+def parse_record(data: Any, where: str, namespace: Namespace = ROOT) -> NewEntry:
+    """One entry line -> the `NewEntry` that stores it (with its original timestamp) in
+    `namespace` (its metadata's scope is the namespace's scope of the memory: checked
+    with it, so a scope that makes the metadata too large is this line's error)."""
     if not isinstance(data, dict):
         raise TransferError(f"an entry must be a JSON object, not {_kind_of(data)}", where=where)
     for name in ("memory", "key", "value", "created_at"):
@@ -604,7 +606,7 @@ def parse_record(data: Any, where: str) -> NewEntry:
             f"memory '{memory}', key {key!r}: {_time_problem('expires_at', expires, ' or null')}",
             where=where,
         )
-    meta = {**metadata, "scope": memory}
+    meta = {**metadata, "scope": namespace.scope(memory)}
     try:
         validate_entry(key, data["value"], meta, memory=memory)
     except AxonMemoryError as exc:
@@ -764,17 +766,16 @@ async def import_entries(
                 base = check_header(data, where)
                 seen_header = True
                 continue
-            item = parse_record(data, where)
+            space = (
+                placed(line_namespace(data, where), base, namespace, where)
+                if isinstance(data, dict) else ROOT  # parse_record refuses the rest
+            )
+            item = parse_record(data, where, space)
             vector = parse_vector(data, where)
-            space = placed(line_namespace(data, where), base, namespace, where)
         except TransferError as exc:
             raise refused(exc) from None
-        memory = str((item.metadata or {})["scope"])
+        memory = str(data["memory"])
         name = shown_name(space, memory)
-        if not space.is_root:
-            item = dataclasses.replace(
-                item, metadata={**(item.metadata or {}), "scope": space.scope(memory)}
-            )
         try:
             backend, scope = await route(memory, item)
         except AxonMemoryError as exc:

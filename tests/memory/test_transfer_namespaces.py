@@ -226,3 +226,23 @@ async def test_the_longest_namespaced_line_is_within_the_line_bound(tmp_path: Pa
     finally:
         await source.close()
         await target.close()
+
+
+async def test_metadata_too_large_once_placed_is_refused_at_its_line(tmp_path: Path) -> None:
+    """The namespace is part of the stored metadata's scope: metadata that fits in the
+    root but not once placed under a namespace is refused at its line, nothing stored."""
+    fits = MAX_VALUE_BYTES - len(encode_json({"scope": "N", "blob": ""})) - 2
+    line = encode_json({"memory": "N", "key": "k", "value": 1, "created_at": 1,
+                        "metadata": {"blob": "x" * fits}})
+    text = HEADER + line + "\n"
+    backend = registry.create("sqlite", memory_dir=tmp_path)
+    try:
+        with pytest.raises(TransferError) as caught:
+            await import_memories(backend, read_lines(io.StringIO(text), "f"), source="f",
+                                  namespace=Namespace.of("tenant"))
+        assert caught.value.where == "f:2" and "metadata" in str(caught.value).lower()
+        assert await backend.count() == 0
+        report = await import_memories(backend, read_lines(io.StringIO(text), "f"))
+        assert report.memories == {"N": 1}  # in the root it fits
+    finally:
+        await backend.close()
