@@ -39,6 +39,7 @@ class TraceEventType(enum.StrEnum):
     MEMORY_EXPIRE = "memory_expire"
     MEMORY_CLEAR = "memory_clear"
     MEMORY_DELETE = "memory_delete"
+    MEMORY_UPDATE = "memory_update"
     MEMORY_PROMOTE = "memory_promote"
     MEMORY_DEMOTE = "memory_demote"
     ERROR = "error"

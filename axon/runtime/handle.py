@@ -70,7 +70,7 @@ from axon.memory.entry import MemoryEntry, UnstorableError, number_text, plain_j
 from axon.memory.namespaces import ROOT, Namespace
 from axon.memory.retrieval.scores import min_score_problem
 from axon.runtime.manager import Memories, embed_wait_seconds
-from axon.runtime.memory import Write
+from axon.runtime.memory import UNCHANGED, Change, Write
 from axon.runtime.records import (
     entry_metadata,
     expires_in_seconds,
@@ -364,6 +364,81 @@ def _related(value: Any, op: str, memory: str, key: str) -> list[str]:
     return [str(k) for k in as_list]
 
 
+def _value(value: Any, op: str, memory: str, key: str | None) -> Any:
+    """A value to store: a plain JSON copy (`plain_json`), finite; a `TypeError` for a
+    type no memory stores, an `AxonMemoryError` for a storable one that is too big."""
+    try:
+        value = plain_json(value, "value", strict=True, finite=False)
+    except UnstorableError as exc:
+        if exc.wrong_value:
+            raise AxonMemoryError(f"{op}: {exc.problem}", memory=memory, key=key) from None
+        where = f"memory '{memory}'" + (f", key '{key}'" if key else "")
+        raise TypeError(f"{op}: {exc.problem} ({where})") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise AxonMemoryError(
+            f"{op}: value is {value!r} (not a finite number)", memory=memory, key=key
+        )
+    return value
+
+
+def _free(metadata: Any, op: str, memory: str, key: str) -> dict[str, Any]:
+    """`metadata=`: free fields (not the runtime's nor the options' names), plain copies."""
+    if not isinstance(metadata, Mapping):
+        raise TypeError(
+            f"{op}: metadata must be a dict, not {type(metadata).__name__} "
+            f"(memory '{memory}', key '{key}')"
+        )
+    free: dict[str, Any] = {}
+    for name, field in metadata.items():
+        if not isinstance(name, str):
+            raise TypeError(f"{op}: metadata keys must be str, not {type(name).__name__}")
+        _check(metadata_name_problem(name), op, memory, key)
+        try:
+            free[name] = plain_json(field, f"metadata[{name!r}]", strict=True, finite=False)
+        except UnstorableError as exc:
+            if exc.wrong_value:
+                raise AxonMemoryError(f"{op}: {exc.problem}", memory=memory, key=key) from None
+            raise TypeError(f"{op}: {exc.problem} (memory '{memory}', key '{key}')") from None
+    return free
+
+
+def _update_args(
+    memory: str,
+    key: Any,
+    value: Any,
+    metadata: Mapping[str, Any] | None,
+    tags: Sequence[str] | None,
+    importance: Importance | None,
+    record_type: str | None,
+    expires_in: float | datetime.timedelta | str | None,
+) -> tuple[str, Change]:
+    """`update(key, ...)`'s arguments checked as `remember` checks them: the key and the
+    `Change`; nothing given at all is a `TypeError`."""
+    op = f"{memory}.update"
+    chosen = _key(key, op, memory)
+    change = Change(
+        value=UNCHANGED if value is UNCHANGED else _value(value, op, memory, chosen),
+        metadata=None if metadata is None else _free(metadata, op, memory, chosen),
+        tags=_tags(tags, op, memory),
+        importance=(
+            None if importance is None
+            else _importance(importance, op, memory, chosen, "importance")
+        ),
+        type=None if record_type is None else _type(record_type, op, memory, chosen),
+        expires_in=(
+            UNCHANGED if expires_in is UNCHANGED
+            else math.inf if expires_in is None
+            else _expires_in(expires_in, op, memory, chosen)
+        ),
+    )
+    if not change.fields():
+        raise TypeError(
+            f"{op}: give at least one of value, metadata, tags, importance, type, "
+            f"expires_in (memory '{memory}', key '{chosen}')"
+        )
+    return chosen, change
+
+
 def _remember_args(
     memory: str,
     value: Any,
@@ -379,17 +454,7 @@ def _remember_args(
     op = f"{memory}.remember"
     chosen_tier = _tier(tier, op, memory)
     given = key if isinstance(key, str) and key else None  # the key, when the caller gave one
-    try:
-        value = plain_json(value, "value", strict=True, finite=False)
-    except UnstorableError as exc:
-        if exc.wrong_value:
-            raise AxonMemoryError(f"{op}: {exc.problem}", memory=memory, key=given) from None
-        where = f"memory '{memory}'" + (f", key '{given}'" if given else "")
-        raise TypeError(f"{op}: {exc.problem} ({where})") from None
-    if isinstance(value, float) and not math.isfinite(value):
-        raise AxonMemoryError(
-            f"{op}: value is {value!r} (not a finite number)", memory=memory, key=given
-        )
+    value = _value(value, op, memory, given)
     chosen = key_for_literal(value) if key is None else _key(key, op, memory)
     checked_tags = _tags(tags, op, memory)
     number = None
@@ -398,27 +463,7 @@ def _remember_args(
     kind = None if record_type is None else _type(record_type, op, memory, chosen)
     seconds = None if expires_in is None else _expires_in(expires_in, op, memory, chosen)
     links = None if related is None else _related(related, op, memory, chosen)
-    free: dict[str, Any] = {}
-    if metadata is not None:
-        if not isinstance(metadata, Mapping):
-            raise TypeError(
-                f"{op}: metadata must be a dict, not {type(metadata).__name__} "
-                f"(memory '{memory}', key '{chosen}')"
-            )
-        for name, field in metadata.items():
-            if not isinstance(name, str):
-                raise TypeError(f"{op}: metadata keys must be str, not {type(name).__name__}")
-            _check(metadata_name_problem(name), op, memory, chosen)
-            try:
-                free[name] = plain_json(field, f"metadata[{name!r}]", strict=True, finite=False)
-            except UnstorableError as exc:
-                if exc.wrong_value:
-                    raise AxonMemoryError(
-                        f"{op}: {exc.problem}", memory=memory, key=chosen
-                    ) from None
-                raise TypeError(
-                    f"{op}: {exc.problem} (memory '{memory}', key '{chosen}')"
-                ) from None
+    free = {} if metadata is None else _free(metadata, op, memory, chosen)
     meta = entry_metadata(
         HANDLE_SOURCE, checked_tags, number, free, record_type=kind, related=links
     )
@@ -595,6 +640,10 @@ async def _do_recall(
     ], below)
 
 
+async def _do_update(memories: Memories, memory: str, key: str, change: Change) -> Entry:
+    return Entry.of(await memories[memory].update(key, change))
+
+
 async def _do_get(memories: Memories, memory: str, key: str) -> Entry | None:
     found = await memories[memory].get(key)
     if found is None:
@@ -741,6 +790,32 @@ class AsyncMemoryHandle:
         if not checked:
             return []
         return await self._run(lambda m, r: _do_remember_many(m, r, self.name, checked))
+
+    async def update(
+        self,
+        key: str,
+        *,
+        value: Any = UNCHANGED,
+        metadata: Mapping[str, Any] | None = None,
+        tags: Sequence[str] | None = None,
+        importance: Importance | None = None,
+        type: str | None = None,
+        expires_in: Any = UNCHANGED,
+    ) -> Entry:
+        """Change the stored entry under `key`, only in what is given; returns it.
+
+        `value` replaces the value; `metadata` the free fields (tags, importance, type
+        and associations stay); `tags` the tags (`[]`: none); `importance` and `type`
+        theirs; `expires_in` restarts the expiry from now (seconds, a `timedelta`, "3d",
+        or "never"/None: no expiry). `created_at` and all else stay; `updated_at` is now.
+        Read and written in one transaction of the store (no lost update); on a tiered
+        memory, in the tier holding the key. No such entry: an `AxonMemoryError` naming
+        the memory and the key. One `memory_update` event (docs/language.md §5.2).
+        """
+        checked, change = _update_args(
+            self.name, key, value, metadata, tags, importance, type, expires_in
+        )
+        return await self._run(lambda m, r: _do_update(m, self.name, checked, change))
 
     async def recall(
         self,
@@ -914,6 +989,7 @@ class MemoryHandle:
 
     remember = _Blocking(AsyncMemoryHandle.remember)
     remember_many = _Blocking(AsyncMemoryHandle.remember_many)
+    update = _Blocking(AsyncMemoryHandle.update)
     recall = _Blocking(AsyncMemoryHandle.recall)
     embed = _Blocking(AsyncMemoryHandle.embed)
     get = _Blocking(AsyncMemoryHandle.get)

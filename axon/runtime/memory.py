@@ -32,6 +32,47 @@ class Write:
     tier: str | None = None
 
 
+class _Unchanged:
+    def __repr__(self) -> str:
+        return "UNCHANGED"
+
+
+UNCHANGED: Any = _Unchanged()
+"""A `Change` field left as it is (None is a value, and `expires_in=None` is "never")."""
+
+KEPT_METADATA = ("scope", "source", "tags", "importance", "type", "related", "tier", "expires_in")
+"""Metadata that is not free: the runtime's and the options' own fields (`related`
+stays, `expires_in` is a `refresh_on_read` memory's duration). `Change.metadata`
+replaces the others."""
+
+
+@attrs.frozen
+class Change:
+    """What `Memory.update` changes of a stored entry; a field left `UNCHANGED` (or None
+    for `metadata`, `tags`, `importance`, `type`) stays as it is. `metadata` replaces
+    the free fields (not `KEPT_METADATA`); `tags=[]` leaves none; `expires_in`
+    is seconds from the update (`math.inf`: never), as `remember`'s."""
+
+    value: Any = UNCHANGED
+    metadata: Mapping[str, Any] | None = None
+    tags: Sequence[str] | None = None
+    importance: float | None = None
+    type: str | None = None
+    expires_in: Any = UNCHANGED
+
+    def fields(self) -> list[str]:
+        """The names of the fields this change gives, in declaration order."""
+        given = {
+            "value": self.value is not UNCHANGED,
+            "metadata": self.metadata is not None,
+            "tags": self.tags is not None,
+            "importance": self.importance is not None,
+            "type": self.type is not None,
+            "expires_in": self.expires_in is not UNCHANGED,
+        }
+        return [name for name, there in given.items() if there]
+
+
 def item_error(index: int, exc: AxonMemoryError) -> AxonMemoryError:
     """`exc` raised for item `index` of a batch: the same error, its message naming the item."""
     return AxonMemoryError(f"item {index}: {exc.message}", memory=exc.memory, key=exc.key)
@@ -71,6 +112,13 @@ class Memory(Protocol):
         tier: str | None = None,
     ) -> MemoryEntry:
         """Store one entry (`tier`: `with { tier: ... }`, tiered memories only)."""
+        ...
+
+    async def update(self, key: str, change: Change) -> MemoryEntry:
+        """Change the stored entry under `key` (in the tier holding it) as `change` says,
+        in one backend transaction (`MemoryBackend.update`): `created_at` and what is
+        not given stay, `updated_at` is now. No entry: an `AxonMemoryError` naming the
+        memory and the key. One `memory_update` event with the `fields` changed."""
         ...
 
     async def remember_many(self, writes: Sequence[Write]) -> list[MemoryEntry]:

@@ -22,7 +22,14 @@ from axon.compiler.ir import IRMemory
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.availability import keyword_fallback_warning
-from axon.memory.entry import Clock, MemoryEntry, NewEntry, matches_filters
+from axon.memory.entry import (
+    DEFAULT_IMPORTANCE,
+    EXPIRY_DURATION,
+    Clock,
+    MemoryEntry,
+    NewEntry,
+    matches_filters,
+)
 from axon.memory.links import LinkChange, MissingLinkTarget, kept_related
 from axon.memory.namespaces import ROOT, Namespace
 from axon.runtime.associations import (
@@ -33,7 +40,14 @@ from axon.runtime.associations import (
     related_keys,
 )
 from axon.runtime.counters import COUNTERS, TierStats
-from axon.runtime.memory import Write, batch_error, item_error
+from axon.runtime.memory import (
+    KEPT_METADATA,
+    UNCHANGED,
+    Change,
+    Write,
+    batch_error,
+    item_error,
+)
 from axon.runtime.records import expiry_of, keep_duration
 from axon.runtime.reporting import elapsed_ms, emit_listing, errors_named
 from axon.runtime.sweeps import Lifetimes, SharedBackend
@@ -301,6 +315,65 @@ class PlainMemory:
             duration_ms=elapsed_ms(started),
         )
         return count
+
+    async def update(self, key: str, change: Change) -> MemoryEntry:
+        """See `Memory.update`: `changed` in one backend transaction, then a
+        `memory_update` event."""
+        started = time.perf_counter()
+        await self.maybe_sweep()
+        done = await self.changed(key, change)
+        self.tracer.emit(
+            TraceEventType.MEMORY_UPDATE,
+            data={
+                "key": key,
+                "fields": change.fields(),
+                "memory": self.name,
+                "backend": self.backend_name,
+                "store": self.decl.store,
+                "duration_ms": elapsed_ms(started),
+            },
+            duration_ms=elapsed_ms(started),
+        )
+        return named(done, self.name)
+
+    async def changed(self, key: str, change: Change) -> MemoryEntry:
+        """The entry under `key` changed as `change` says (`MemoryBackend.update`: read,
+        built and written in one transaction), without an event; no entry is an
+        `AxonMemoryError` naming the memory and the key."""
+        name = self.name
+        now = self.clock()
+
+        def build(old: MemoryEntry) -> NewEntry:
+            meta = dict(old.metadata)
+            if change.metadata is not None:
+                meta = {k: v for k, v in meta.items() if k in KEPT_METADATA}
+                meta.update(change.metadata)
+            if change.tags is not None:
+                meta["tags"] = list(change.tags)
+            if change.importance is not None:
+                meta["importance"] = change.importance
+            if change.type is not None:
+                meta["type"] = change.type
+                meta.setdefault("importance", DEFAULT_IMPORTANCE)
+            expires_at = old.expires_at
+            if change.expires_in is not UNCHANGED:
+                expires_at = expiry_of(self.decl, meta, now, change.expires_in)
+                meta.pop(EXPIRY_DURATION, None)
+                keep_duration(self.decl, name, key, meta, expires_at, now)
+            value = old.value if change.value is UNCHANGED else change.value
+            return NewEntry(key, value, meta, expires_at)
+
+        with errors_named(name):
+            done = await self.backend.update(key, self.scope, build)
+        if done is None:
+            raise AxonMemoryError(
+                "no entry to update (update changes a stored entry; remember writes one)",
+                memory=name,
+                key=key,
+            )
+        if change.value is not UNCHANGED:
+            self.vectors.wrote(self.backend, self.scope)  # its vector is computed again
+        return done
 
     async def delete(self, key: str) -> bool:
         """Remove the entry under `key`; True when there was one. A `memory_delete` event.

@@ -32,7 +32,7 @@ from axon.runtime.associations import (
     missing_related,
     related_keys,
 )
-from axon.runtime.memory import Write, batch_error, item_error
+from axon.runtime.memory import Change, Write, batch_error, item_error
 from axon.runtime.plain import PlainMemory
 from axon.runtime.records import expiry_of, keep_duration
 from axon.runtime.reporting import elapsed_ms, emit_listing, errors_named
@@ -601,6 +601,41 @@ class TieredMemory:
             duration_ms=elapsed_ms(started),
         )
         return None if where is None else tiering.located(where[1], name, where[0])
+
+    async def update(self, key: str, change: Change) -> MemoryEntry:
+        """See `Memory.update`: the tier holding `key` changes it (`PlainMemory.changed`,
+        one transaction of that tier's store), and the memory emits one `memory_update`
+        event naming the tier. No tier holds it: an `AxonMemoryError` naming memory and
+        key. The tier is found first: an entry moved to another tier in between (by
+        another process) is not found there, and that is the error."""
+        name = self.name
+        await self.face.maybe_sweep()
+        started = time.perf_counter()
+        with errors_named(name):
+            await self.maintain()
+            where = await tiering.find(self.state, key)
+        if where is None:
+            raise AxonMemoryError(
+                "no entry to update (update changes a stored entry; remember writes one)",
+                memory=name,
+                key=key,
+            )
+        tier = where[0]
+        done = await self.tiers[tier].changed(key, change)
+        self.state.used[key] = self.clock()
+        self.tracer.emit(
+            TraceEventType.MEMORY_UPDATE,
+            data={
+                "key": key,
+                "fields": change.fields(),
+                "memory": name,
+                "backend": self.tiers[tier].backend_name,
+                "tier": tier,
+                "duration_ms": elapsed_ms(started),
+            },
+            duration_ms=elapsed_ms(started),
+        )
+        return tiering.located(done, name, tier)
 
     async def associated(self, entry: MemoryEntry) -> list[MemoryEntry]:
         """The stored entries `entry` is associated with, in whichever tier each lives."""

@@ -20,7 +20,8 @@ from axon.runtime.handle import AsyncMemoryHandle, MemoryHandle
 from axon.runtime.session import AsyncSession, Session
 
 OPERATIONS = [
-    "remember", "recall", "embed", "get", "associate", "delete", "list", "page", "count", "stats",
+    "remember", "remember_many", "update", "recall", "embed", "get", "associate", "delete",
+    "list", "page", "count", "stats",
 ]
 
 
