@@ -28,7 +28,7 @@ from typing import Annotated, Any
 import typer
 
 from axon import cli_output as out
-from axon.cli_namespaces import erase_cmd, namespaces_cmd
+from axon.cli_namespaces import erase_cmd, held, namespaces_cmd
 from axon.cli_store import (
     PAGE,
     AsJson,
@@ -68,10 +68,11 @@ from axon.memory.backend import (
     MemoryBackend,
     decode_cursor,
 )
-from axon.memory.entry import MemoryEntry, encode_json, json_kind, matches_filters
+from axon.memory.entry import MemoryEntry, NewEntry, encode_json, json_kind, matches_filters
 from axon.memory.lifetimes import OWNED_MARKER, parse_owned
 from axon.memory.namespaces import ROOT, split_scope
 from axon.memory.retrieval.scores import min_score_problem
+from axon.render import counted
 
 memory_app = typer.Typer(
     name="memory",
@@ -145,11 +146,14 @@ def ls_cmd(
 async def _ls(store: Store, as_json: bool, *, sessions: bool, hint: bool) -> None:
     rows: list[dict[str, Any]] = []
     owned: list[dict[str, Any]] = []
+    elsewhere = 0  # namespaces below this one holding memories (said when it holds none)
     found = store.exists()
     if found:
         async with opened(store) as backend:
             for name in await memory_names_of(backend, store.namespace):
                 rows.append({"memory": name, "entries": await backend.count(store.scope(name))})
+            if not rows and not as_json:
+                elsewhere = len(await held(backend, store.namespace))
             if sessions:
                 for scope in await backend.scopes(store.scope(OWNED_MARKER)):
                     parsed = parse_owned(split_scope(scope)[1])
@@ -172,7 +176,15 @@ async def _ls(store: Store, as_json: bool, *, sessions: bool, hint: bool) -> Non
         say_json(data)
         return
     if not rows:
-        say(f"no memories in {store.label}{_in(store)}{'' if found else f' ({store.missing})'}")
+        below = (
+            f"; {counted(elsewhere, 'namespace', 'namespaces')} below "
+            f"{'it' if store.namespace.is_root else store.namespace.text} "
+            f"{'holds' if elsewhere == 1 else 'hold'} some: axon memory namespaces"
+            f"{'' if store.namespace.is_root else ' --prefix ' + store.namespace.text}"
+            if elsewhere else ""
+        )
+        say(f"no memories in {store.label}{_in(store)}"
+            f"{'' if found else f' ({store.missing})'}{below}")
     else:
         say(
             table(
@@ -383,6 +395,76 @@ def get_cmd(
             ("expires", when(entry.expires_at) or "never"),
         ]
         say(table(("field", "value"), rows, flex=1))
+
+    run(body)
+
+
+# ---------------------------------------------------------------------- update
+
+
+@memory_app.command("update")
+@store_command
+def update_cmd(
+    ctx: typer.Context,
+    memory: Annotated[str, typer.Argument(help="The memory.")],
+    key: Annotated[str, typer.Argument(help="The key of the entry to change.")],
+    value: Annotated[
+        str | None, typer.Option("--value", help="The new value (stored as text).")
+    ] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", help="The entry's tags (repeatable; replaces its tags)."),
+    ] = None,
+    importance: Annotated[
+        str | None,
+        typer.Option("--importance", help="0 to 1, or low, normal, high, critical."),
+    ] = None,
+    as_json: AsJson = False,
+    *,
+    store: Store,
+) -> None:
+    """Change KEY of MEMORY only in what is given (--value, --tag, --importance): its
+    created_at and all else stay, updated_at is now (exit 1 when there is no such key)."""
+    wants_json = json_flag(ctx, as_json)
+
+    async def body() -> None:
+        from axon.errors import AxonError
+        from axon.runtime.handle import update_args
+        from axon.runtime.memory import UNCHANGED, changed_metadata
+
+        level: Any = importance
+        if importance is not None:
+            try:
+                level = float(importance)
+            except ValueError:
+                level = importance  # a level's name, checked as the handle checks it
+        try:
+            checked, change = update_args(
+                memory, key, UNCHANGED if value is None else value, None, tag, level,
+                None, UNCHANGED,
+            )
+        except (TypeError, AxonError) as exc:
+            message = str(exc).replace(f"{memory}.update: ", "", 1)
+            if "give at least one of" in message:
+                message = "update needs --value, --tag or --importance"
+            raise Failed(f"error: {message}", out.EXIT_USAGE) from None
+        if not store.exists():
+            raise missing_store(store, memory)
+
+        def build(old: MemoryEntry) -> NewEntry:
+            stored = old.value if change.value is UNCHANGED else change.value
+            meta = changed_metadata(old.metadata, change)
+            return NewEntry(checked, stored, meta, old.expires_at)
+
+        async with opened(store) as backend:
+            await require_memory(backend, store, memory)
+            entry = await backend.update(checked, store.scope(memory), build)
+        if entry is None:
+            raise Failed(f"error: no key '{key}' in memory '{memory}'", out.EXIT_CHECK)
+        if wants_json:
+            say_json({"memory": memory, **entry_data(entry)})
+        else:
+            say(f"updated {key} in {memory}")
 
     run(body)
 

@@ -210,3 +210,17 @@ def test_paging_and_purge_name_the_namespace(tmp_path: Path) -> None:
     time.sleep(1.2)
     purged = as_json(run_axon("memory", "purge", "--json", *where))
     assert purged == {"op": "purge", "purged": 1, "memories": {"acme/u42/Notes": 1}}
+
+
+def test_ls_of_an_empty_namespace_says_where_memories_are(tmp_path: Path) -> None:
+    where, keywords = _where("sqlite", tmp_path, "mem")
+    with axon.Session(namespace="acme/u42", **keywords) as session:  # type: ignore[arg-type]
+        session.declare("memory Notes { store: persistent backend: sqlite }")
+        session.memory("Notes").remember("kept", key="k")
+    root = run_axon("memory", "ls", *where)
+    assert root.returncode == 0
+    assert "no memories in" in root.stdout
+    assert "1 namespace below it holds some: axon memory namespaces" in root.stdout
+    acme = run_axon("memory", "ls", "--namespace", "acme", *where)
+    assert "below acme holds some: axon memory namespaces --prefix acme" in acme.stdout
+    assert as_json(run_axon("memory", "ls", "--json", *where))["memories"] == []
