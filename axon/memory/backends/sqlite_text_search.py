@@ -203,6 +203,8 @@ def retrieve_keyword(
     fts = "entries_fts_linked" if linked else "entries_fts"
     context_column = "e.context" if linked else "NULL"
     where, params = scope_sql
+    if _small_scope(conn, scope_sql):
+        return _keyword_in_scope(conn, terms, top_k, scope_sql, accepts, now, linked)
     want = candidate_count(top_k)
     while True:
         rows = conn.execute(
@@ -234,6 +236,73 @@ def retrieve_keyword(
         )
         if score > 0.0:  # FTS5 only proposes: the shared terms decide
             scored.append((*best_first(score, row[5], row[0]), row, score))
+    scored.sort(key=lambda item: item[:3])
+    return [_entry(item[3], item[4]) for item in scored[:top_k]]
+
+
+SCOPE_SCAN = 20_000
+"""A scope of at most this many entries, in a file holding at least `SCOPE_SHARE` times as
+many, is searched by reading its own rows (`_keyword_in_scope`): FTS5's index covers the
+whole file, so its matches of a common word grow with every other scope (a store of
+1,000 namespaces), while the scope's rows do not (docs/performance.md, namespaces)."""
+SCOPE_SHARE = 4
+
+
+def _small_scope(conn: sqlite3.Connection, scope_sql: ScopeSQL) -> bool:
+    """Whether the keyword search of this scope reads its rows rather than the index."""
+    if not scope_sql[1]:
+        return False
+    row = conn.execute(
+        "SELECT docs, (SELECT sum(docs) FROM scope_stats) FROM scope_stats "
+        "WHERE ifnull(scope, X'00') = ?",
+        (scope_sql[1][0],),
+    ).fetchone()
+    return row is not None and 0 < row[0] <= SCOPE_SCAN and row[0] * SCOPE_SHARE <= row[1]
+
+
+def _keyword_in_scope(
+    conn: sqlite3.Connection,
+    terms: Sequence[str],
+    top_k: int,
+    scope_sql: ScopeSQL,
+    accepts: Any,
+    now: float,
+    linked: bool,
+) -> list[MemoryEntry]:
+    """`retrieve_keyword` of a small scope: every row of the scope read once (its index),
+    its shared terms counted (`scores.entry_counts`, what FTS5's proposals are scored
+    with anyway); a term's document count is its rows holding it, expired ones included
+    until purged, as `_scope_stats` counts them; the live rows that pass the filters
+    and share a term are scored and ranked the same way."""
+    where, params = scope_sql
+    context_column = "e.context" if linked else "NULL"
+    rows = conn.execute(
+        f"SELECT {_COLUMNS}, e.text, {context_column}, {LIVE_E} FROM entries AS e "
+        f"WHERE 1{where}",
+        (now, *params),
+    ).fetchall()
+    stats = conn.execute(
+        "SELECT docs, length, context_length FROM scope_stats WHERE ifnull(scope, X'00') = ?",
+        (params[0],),
+    ).fetchone()
+    length = float(stats[1]) + (CONTEXT_WEIGHT * float(stats[2]) if linked else 0.0)
+    wanted = set(terms)
+    df = dict.fromkeys(wanted, 0)
+    found = []
+    for row in rows:
+        context = row[9] if linked else None
+        counts = entry_counts(row[2], row[8], context)
+        shared = wanted.intersection(counts)
+        for term in shared:
+            df[term] += 1
+        if shared and row[10] and accepts(json.loads(row[4])):
+            found.append((row, counts, entry_length(row[2], row[8], context)))
+    scope = ScopeStats(int(stats[0]), length, df)
+    scored = []
+    for row, counts, size in found:
+        score = keyword_score(terms, counts, size, scope)
+        if score > 0.0:
+            scored.append((*best_first(score, row[5], row[0]), row[:10], score))
     scored.sort(key=lambda item: item[:3])
     return [_entry(item[3], item[4]) for item in scored[:top_k]]
 
