@@ -1,5 +1,6 @@
-"""Keyword recall of a small scope in a big SQLite file reads the scope's rows, not the
-whole file's full-text matches, and answers exactly as the full-text path does."""
+"""Recall of a small scope in a big SQLite file (one namespace of many) reads that scope:
+keyword its rows, not the whole file's full-text matches, answering exactly as the
+full-text path does; semantic its own vector index, not every vector of the file."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from axon.memory.entry import NewEntry
 from axon.memory.namespaces import Namespace
 from axon.testing import FakeClock
 
-WORDS = "tea coffee milk sugar dentist friday plan ledger harbour train ticket café Øre".split()
+WORDS = ("tea", "coffee", "milk", "sugar", "dentist", "friday", "plan", "ledger", "harbour",
+         "train", "ticket", "café", "Øre")
 
 
 @pytest.mark.parametrize("linked", [False, True])
@@ -70,3 +72,32 @@ def test_only_a_small_share_of_the_file_takes_the_scope_path(tmp_path: Path) -> 
     assert not sqlite_text_search._small_scope(conn, (" AND scope = ?", ("b",)))
     assert not sqlite_text_search._small_scope(conn, (" AND scope = ?", ("c",)))
     assert not sqlite_text_search._small_scope(conn, ("", ()))
+
+
+async def test_semantic_scan_reads_only_its_scopes_vectors(tmp_path: Path) -> None:
+    """The exact vector search keeps one index per scope: a recall in a namespace of 30
+    entries multiplies 30 vectors, not the file's 630, and finds what a search of every
+    vector filtered to the scope finds."""
+    from axon.memory.embeddings.hashing import HashingEmbedder
+
+    embedder = HashingEmbedder()
+    backend = SQLiteBackend(memory_dir=tmp_path, embedder=embedder)
+    rng = random.Random(3)
+    small = Namespace.of("acme/u1").scope("Notes")
+    try:
+        for scope, n in ((small, 30), ("Notes", 300), (Namespace.of("x").scope("Notes"), 300)):
+            await backend.store_many(
+                [
+                    NewEntry(f"k{i}", " ".join(rng.sample(WORDS, 6)), {"scope": scope})
+                    for i in range(n)
+                ]
+            )
+        for scope in (small, "Notes"):
+            await backend.ensure_vectors(scope)
+        found = await backend.retrieve("tea ledger", 5, small, mode="semantic")
+        cache = backend._vectors._models[embedder.model_id]
+        assert len(cache.indexes[small]) == 30
+        everything = await backend.retrieve("tea ledger", 1000, None, mode="semantic")
+        assert [e.key for e in found] == [e.key for e in everything if e.scope == small][:5]
+    finally:
+        await backend.close()

@@ -32,16 +32,46 @@ Row = Any
 
 
 class _ModelCache:
-    """The vectors of one model: the index, each id's scope, the last `seq` loaded."""
+    """The vectors of one model: an index per scope, each id's scope, the last `seq` loaded.
+
+    One index per scope, so the exact search of a scope multiplies only that scope's
+    vectors, however many other scopes (namespaces) the file holds."""
 
     def __init__(self, dim: int) -> None:
-        self.index = VectorIndex(dim)
+        self.dim = dim
+        self.indexes: dict[str | None, VectorIndex] = {}
         self.scopes: dict[Hashable, str | None] = {}
         self.last_seq = 0
 
+    def put(self, ident: Hashable, scope: str | None, vector: np.ndarray) -> None:
+        if ident in self.scopes and self.scopes[ident] != scope:
+            self.forget(ident)  # a reused row id, now of another scope
+        index = self.indexes.get(scope)
+        if index is None:
+            index = self.indexes[scope] = VectorIndex(self.dim)
+        index.upsert(ident, vector)
+        self.scopes[ident] = scope
+
     def forget(self, ident: Hashable) -> None:
-        self.index.remove(ident)
-        self.scopes.pop(ident, None)
+        if ident not in self.scopes:
+            return
+        scope = self.scopes.pop(ident)
+        index = self.indexes.get(scope)
+        if index is not None:
+            index.remove(ident)
+            if not len(index):
+                del self.indexes[scope]
+
+    def search(
+        self, query: np.ndarray, limit: int, scope: str | None, every: bool
+    ) -> list[tuple[Hashable, float]]:
+        """The best `limit` `(id, cosine)` of `scope`, or of every scope when `every`."""
+        if not every:
+            index = self.indexes.get(scope)
+            return [] if index is None else index.search(query, limit)
+        hits = [hit for index in self.indexes.values() for hit in index.search(query, limit)]
+        hits.sort(key=lambda hit: -hit[1])
+        return hits[:limit]
 
 
 class VectorCaches:
@@ -91,7 +121,7 @@ class VectorCaches:
 
     def _sync(self, conn: sqlite3.Connection, model_id: str, dim: int) -> _ModelCache:
         cache = self._models.get(model_id)
-        if cache is None or cache.index.dim != dim:
+        if cache is None or cache.dim != dim:
             cache = self._models[model_id] = _ModelCache(dim)
         rows = conn.execute(
             "SELECT v.seq, v.entry_id, e.scope, v.vector FROM vectors AS v "
@@ -102,9 +132,9 @@ class VectorCaches:
         if rows:
             ids = [int(row[1]) for row in rows]
             matrix = np.frombuffer(b"".join(row[3] for row in rows), dtype=np.float32)
-            cache.index.upsert_many(ids, matrix.reshape(len(rows), dim))
-            for row in rows:
-                cache.scopes[int(row[1])] = row[2]
+            vectors = matrix.reshape(len(rows), dim)
+            for i, row in enumerate(rows):
+                cache.put(ids[i], row[2], vectors[i])
             cache.last_seq = int(rows[-1][0])
         return cache
 
@@ -158,18 +188,12 @@ class VectorCaches:
         columns: str,
         accept_row: Callable[[Row], bool],
     ) -> list[tuple[Row, float]]:
-        """The exact search: every vector of the model, kept in this process's index."""
+        """The exact search: every vector of the scope (or the model), kept in this
+        process's indexes."""
         cache = self._sync(conn, model_id, int(query.shape[0]))
-        accept: Callable[[Hashable], bool] | None = None
-        if scope is not None:
-            scopes = cache.scopes
-
-            def accept(ident: Hashable) -> bool:
-                return scopes.get(ident) == scope
-
         want = top_k * 2
         while True:
-            hits = cache.index.search(query, want, accept)
+            hits = cache.search(query, want, scope, scope is None)
             rows = self._rows(conn, [ident for ident, _ in hits], model_id, columns)
             found: list[tuple[Row, float]] = []
             for ident, score in hits:
