@@ -26,10 +26,12 @@ The format (docs/cli.md, Export format), one JSON object per line:
 - `namespace` (`"acme/u42"`) is the entry's namespace, absent for the root
   (`axon.memory.namespaces`); an export of a namespace (`export_memories(...,
   namespace=)`) holds it and every namespace below it, and its header says which
-  (`{"format": ..., "version": 1, "namespace": "acme"}`). An import restores each entry
-  in its line's namespace, or with `namespace=P` puts the exported namespace at P
-  (`placed`: an export of acme/u42 imported at acme/u43 lands there, its acme/u42/x at
-  acme/u43/x; an export of the whole store lands under P).
+  (`{"format": ..., "version": 2, "namespace": "acme"}`). An export holding any entry
+  outside the root is version 2 (`NAMESPACES_VERSION`), so an AXON older than
+  namespaces refuses it rather than import every namespace into its root. An import
+  restores each entry in its line's namespace, or with `namespace=P` puts the exported
+  namespace at P (`placed`: an export of acme/u42 imported at acme/u43 lands there,
+  its acme/u42/x at acme/u43/x; an export of the whole store lands under P).
 - Unknown fields of an entry line are ignored, so a newer writer's extra fields do
   not stop an older reader; a header with a higher `version` does.
 
@@ -98,6 +100,13 @@ from axon.memory.namespaces import ROOT, Namespace, split_scope
 FORMAT = "axon-memory"
 VERSION = 1
 HEADER: dict[str, Any] = {"format": FORMAT, "version": VERSION}
+NAMESPACES_VERSION = 2
+"""The version of an export holding an entry outside the root namespace: the same format,
+numbered so that an AXON older than namespaces, which ignores `namespace` and would
+import every namespace's entries into its root (one user's keys replacing another's),
+refuses the file instead."""
+VERSIONS = (VERSION, NAMESPACES_VERSION)
+"""The versions this AXON reads."""
 
 PAGE = 2000
 """Entries read per `list_entries` call while exporting."""
@@ -361,7 +370,9 @@ async def export_entries(
         if (with_vectors)
         else {}
     )
-    header = HEADER if base.is_root else {**HEADER, "namespace": base.text}
+    header = dict(HEADER) if base.is_root else {**HEADER, "namespace": base.text}
+    if not base.is_root or any(not split_scope(scope)[0].is_root for _, _, scope in sources):
+        header["version"] = NAMESPACES_VERSION
     out.write(encode_json(header) + "\n")
     counts: dict[str, int] = {}
     written: dict[str, _Written] = {}
@@ -517,12 +528,13 @@ def check_header(data: Any, where: str) -> Namespace:
         shown = json.dumps(version) if isinstance(version, float) else _kind_of(version)
         raise TransferError(
             f'the export format "version" must be a whole number, not {shown} '
-            f"(this AXON reads version {VERSION})",
+            f"(this AXON reads versions {VERSION} and {NAMESPACES_VERSION})",
             where=where,
         )
-    if version != VERSION:  # 0, a negative one, or a newer one
+    if version not in VERSIONS:  # 0, a negative one, or a newer one
         raise TransferError(
-            f"export format version {version} is not one this AXON reads (it reads {VERSION})",
+            f"export format version {version} is not one this AXON reads (it reads "
+            f"{VERSION} and {NAMESPACES_VERSION})",
             where=where,
         )
     return line_namespace(data, where)

@@ -267,7 +267,8 @@ async def test_import_into_and_expired_skipped(tmp_path: Path) -> None:
     [
         ([], 1, "the file is empty"),
         (['{"format": "csv"}'], 1, "not an AXON memory export"),
-        (['{"format": "axon-memory", "version": 2}'], 1, "version 2 is not one"),
+        (['{"format": "axon-memory", "version": 3}'], 1,
+         "version 3 is not one this AXON reads (it reads 1 and 2)"),
         (["PK\x03\x04garbage"], 1, "not JSON"),
         (["HEADER", "ok", '{"memory": "A", "key": "z", "value": 1, "crea'], 3, "not JSON"),
         (["HEADER", "ok", "[1, 2]"], 3, "must be a JSON object, not a list"),

@@ -74,7 +74,8 @@ async def test_round_trip_keeps_each_entry_in_its_namespace(
     out = io.StringIO()
     report = await export_memories(source, out)  # the root and everything below it
     lines = _lines(out.getvalue())
-    assert lines[0] == {"format": "axon-memory", "version": 1}  # the root: no namespace
+    # the root's export names no namespace; holding namespaced entries, it is version 2
+    assert lines[0] == {"format": "axon-memory", "version": 2}
     assert report.memories == {
         "Notes": 2, "acme/Notes": 2, "acme/u42/Notes": 2, "acme/u43/Notes": 2,
         "acmeX/Notes": 2,
@@ -100,7 +101,7 @@ async def test_export_of_a_namespace_holds_it_and_below_and_imports_where_told(
     out = io.StringIO()
     report = await export_memories(source, out, namespace=ACME)
     lines = _lines(out.getvalue())
-    assert lines[0] == {"format": "axon-memory", "version": 1, "namespace": "acme"}
+    assert lines[0] == {"format": "axon-memory", "version": 2, "namespace": "acme"}
     assert report.memories == {"acme/Notes": 2, "acme/u42/Notes": 2, "acme/u43/Notes": 2}
     assert all(str(line["namespace"]).startswith("acme") for line in lines[1:])
     assert "acmeX" not in out.getvalue()  # a sibling sharing the prefix's text is not below
@@ -171,7 +172,7 @@ async def test_placing_refuses_a_line_outside_the_export_and_too_deep_a_result(
     tmp_path: Path,
 ) -> None:
     backend = registry.create("sqlite", memory_dir=tmp_path)
-    header = '{"format":"axon-memory","version":1,"namespace":"acme"}\n'
+    header = '{"format":"axon-memory","version":2,"namespace":"acme"}\n'
     entry = '"memory":"N","key":"k","value":1,"created_at":1}\n'
     outside = header + '{"namespace":"other",' + entry
     deep = "/".join(["acme", *"abcdef"])  # 7 labels: 6 below acme
@@ -246,3 +247,32 @@ async def test_metadata_too_large_once_placed_is_refused_at_its_line(tmp_path: P
         assert report.memories == {"N": 1}  # in the root it fits
     finally:
         await backend.close()
+
+
+async def test_only_an_export_holding_namespaces_is_version_2(tmp_path: Path) -> None:
+    """An export of the root holding no namespaced entry is version 1, as before
+    namespaces, so any AXON reads it; one holding any is version 2, which an AXON older
+    than namespaces refuses instead of importing every namespace into its root. This
+    AXON reads both."""
+    backend = registry.create("sqlite", memory_dir=tmp_path / "a")
+    copy = registry.create("sqlite", memory_dir=tmp_path / "b")
+    try:
+        await backend.store("k", "in the root", {"scope": "Notes"})
+        plain = io.StringIO()
+        await export_memories(backend, plain)
+        assert _lines(plain.getvalue())[0] == {"format": "axon-memory", "version": 1}
+        await backend.store("k", "in u42", {"scope": U42.scope("Notes")})
+        both = io.StringIO()
+        await export_memories(backend, both)
+        assert _lines(both.getvalue())[0] == {"format": "axon-memory", "version": 2}
+        mine = io.StringIO()
+        await export_memories(backend, mine, ["Notes"], namespace=U42)
+        assert _lines(mine.getvalue())[0]["version"] == 2
+        for text in (plain, both):
+            text.seek(0)
+            await import_memories(copy, read_lines(text, "f"))
+        assert await _values(copy, ROOT) == ["in the root"]
+        assert await _values(copy, U42) == ["in u42"]
+    finally:
+        await backend.close()
+        await copy.close()
