@@ -519,7 +519,7 @@ def mcp_cmd(
     port: Annotated[int, typer.Option("--port", help="HTTP port.")] = 8765,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log to stderr.")] = False,
 ) -> None:
-    """Serve the `memory` tool (write, read, list, search, delete, associate) over the Model
+    """Serve the `memory` tool (write, read, update, list, search, delete, associate) over the Model
     Context Protocol (stdio by default)."""
     from axon.mcp_server.command import run_command
 

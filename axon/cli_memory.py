@@ -68,7 +68,7 @@ from axon.memory.backend import (
     MemoryBackend,
     decode_cursor,
 )
-from axon.memory.entry import MemoryEntry, encode_json, json_kind, matches_filters
+from axon.memory.entry import MemoryEntry, NewEntry, encode_json, json_kind, matches_filters
 from axon.memory.lifetimes import OWNED_MARKER, parse_owned
 from axon.memory.namespaces import ROOT, split_scope
 from axon.memory.retrieval.scores import min_score_problem
@@ -395,6 +395,76 @@ def get_cmd(
             ("expires", when(entry.expires_at) or "never"),
         ]
         say(table(("field", "value"), rows, flex=1))
+
+    run(body)
+
+
+# ---------------------------------------------------------------------- update
+
+
+@memory_app.command("update")
+@store_command
+def update_cmd(
+    ctx: typer.Context,
+    memory: Annotated[str, typer.Argument(help="The memory.")],
+    key: Annotated[str, typer.Argument(help="The key of the entry to change.")],
+    value: Annotated[
+        str | None, typer.Option("--value", help="The new value (stored as text).")
+    ] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", help="The entry's tags (repeatable; replaces its tags)."),
+    ] = None,
+    importance: Annotated[
+        str | None,
+        typer.Option("--importance", help="0 to 1, or low, normal, high, critical."),
+    ] = None,
+    as_json: AsJson = False,
+    *,
+    store: Store,
+) -> None:
+    """Change KEY of MEMORY only in what is given (--value, --tag, --importance): its
+    created_at and all else stay, updated_at is now (exit 1 when there is no such key)."""
+    wants_json = json_flag(ctx, as_json)
+
+    async def body() -> None:
+        from axon.errors import AxonError
+        from axon.runtime.handle import update_args
+        from axon.runtime.memory import UNCHANGED, changed_metadata
+
+        level: Any = importance
+        if importance is not None:
+            try:
+                level = float(importance)
+            except ValueError:
+                level = importance  # a level's name, checked as the handle checks it
+        try:
+            checked, change = update_args(
+                memory, key, UNCHANGED if value is None else value, None, tag, level,
+                None, UNCHANGED,
+            )
+        except (TypeError, AxonError) as exc:
+            message = str(exc).replace(f"{memory}.update: ", "", 1)
+            if "give at least one of" in message:
+                message = "update needs --value, --tag or --importance"
+            raise Failed(f"error: {message}", out.EXIT_USAGE) from None
+        if not store.exists():
+            raise missing_store(store, memory)
+
+        def build(old: MemoryEntry) -> NewEntry:
+            stored = old.value if change.value is UNCHANGED else change.value
+            meta = changed_metadata(old.metadata, change)
+            return NewEntry(checked, stored, meta, old.expires_at)
+
+        async with opened(store) as backend:
+            await require_memory(backend, store, memory)
+            entry = await backend.update(checked, store.scope(memory), build)
+        if entry is None:
+            raise Failed(f"error: no key '{key}' in memory '{memory}'", out.EXIT_CHECK)
+        if wants_json:
+            say_json({"memory": memory, **entry_data(entry)})
+        else:
+            say(f"updated {key} in {memory}")
 
     run(body)
 

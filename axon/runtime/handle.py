@@ -402,7 +402,7 @@ def _free(metadata: Any, op: str, memory: str, key: str) -> dict[str, Any]:
     return free
 
 
-def _update_args(
+def update_args(
     memory: str,
     key: Any,
     value: Any,
@@ -812,7 +812,7 @@ class AsyncMemoryHandle:
         memory, in the tier holding the key. No such entry: an `AxonMemoryError` naming
         the memory and the key. One `memory_update` event (docs/language.md §5.2).
         """
-        checked, change = _update_args(
+        checked, change = update_args(
             self.name, key, value, metadata, tags, importance, type, expires_in
         )
         return await self._run(lambda m, r: _do_update(m, self.name, checked, change))

@@ -18,7 +18,7 @@ import attrs
 from axon.compiler.ir import IRMemory
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
-from axon.memory.entry import MemoryEntry
+from axon.memory.entry import DEFAULT_IMPORTANCE, MemoryEntry
 
 
 @attrs.frozen
@@ -71,6 +71,24 @@ class Change:
             "expires_in": self.expires_in is not UNCHANGED,
         }
         return [name for name, there in given.items() if there]
+
+
+def changed_metadata(metadata: Mapping[str, Any], change: Change) -> dict[str, Any]:
+    """An entry's `metadata` as `change` leaves it (its expiry apart): free fields
+    replaced when given, then tags, importance and type; a `type` on an entry without
+    importance gives it normal's, as a record."""
+    meta = dict(metadata)
+    if change.metadata is not None:
+        meta = {k: v for k, v in meta.items() if k in KEPT_METADATA}
+        meta.update(change.metadata)
+    if change.tags is not None:
+        meta["tags"] = list(change.tags)
+    if change.importance is not None:
+        meta["importance"] = change.importance
+    if change.type is not None:
+        meta["type"] = change.type
+        meta.setdefault("importance", DEFAULT_IMPORTANCE)
+    return meta
 
 
 def item_error(index: int, exc: AxonMemoryError) -> AxonMemoryError:

@@ -23,7 +23,6 @@ from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.availability import keyword_fallback_warning
 from axon.memory.entry import (
-    DEFAULT_IMPORTANCE,
     EXPIRY_DURATION,
     Clock,
     MemoryEntry,
@@ -41,11 +40,11 @@ from axon.runtime.associations import (
 )
 from axon.runtime.counters import COUNTERS, TierStats
 from axon.runtime.memory import (
-    KEPT_METADATA,
     UNCHANGED,
     Change,
     Write,
     batch_error,
+    changed_metadata,
     item_error,
 )
 from axon.runtime.records import expiry_of, keep_duration
@@ -344,17 +343,7 @@ class PlainMemory:
         now = self.clock()
 
         def build(old: MemoryEntry) -> NewEntry:
-            meta = dict(old.metadata)
-            if change.metadata is not None:
-                meta = {k: v for k, v in meta.items() if k in KEPT_METADATA}
-                meta.update(change.metadata)
-            if change.tags is not None:
-                meta["tags"] = list(change.tags)
-            if change.importance is not None:
-                meta["importance"] = change.importance
-            if change.type is not None:
-                meta["type"] = change.type
-                meta.setdefault("importance", DEFAULT_IMPORTANCE)
+            meta = changed_metadata(old.metadata, change)
             expires_at = old.expires_at
             if change.expires_in is not UNCHANGED:
                 expires_at = expiry_of(self.decl, meta, now, change.expires_in)

@@ -334,3 +334,27 @@ def test_a_read_on_a_postgres_schema_without_a_store_creates_nothing(tmp_path: P
     assert as_json(axon("memory", "ls", "--json", *where))["memories"] == [
         {"memory": "Notes", "entries": 1}
     ]
+
+
+def test_update_changes_only_what_it_is_given(store: Store) -> None:
+    """`axon memory update MEMORY KEY [--value V] [--tag T]... [--importance I]`."""
+    before = as_json(store("get", "Notes", "tally", "--json"))
+    changed = as_json(store("update", "Notes", "tally", "--tag", "a", "--tag", "b",
+                            "--importance", "high", "--json"))
+    assert changed["value"] == before["value"] and changed["metadata"]["tags"] == ["a", "b"]
+    assert changed["metadata"]["importance"] == 0.75
+    assert changed["created_at"] == before["created_at"]
+    assert changed["updated_at"] >= before["updated_at"]
+    done = store("update", "Notes", "tally", "--value", "three")
+    assert done.returncode == 0 and done.stdout == "updated tally in Notes\n", done.stderr
+    got = as_json(store("get", "Notes", "tally", "--json"))
+    assert got["value"] == "three" and got["metadata"]["tags"] == ["a", "b"]
+    assert got["created_at"] == before["created_at"]
+    missing = store("update", "Notes", "nope", "--value", "x")
+    assert missing.returncode == 1 and missing.stderr == "error: no key 'nope' in memory 'Notes'\n"
+    nothing = store("update", "Notes", "tally")
+    assert nothing.returncode == 2 and "update needs --value, --tag or --importance" in (
+        nothing.stderr
+    )
+    bad = store("update", "Notes", "tally", "--importance", "7")
+    assert bad.returncode == 2 and "importance" in bad.stderr

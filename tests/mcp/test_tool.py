@@ -46,7 +46,7 @@ async def test_the_one_tool_has_seed_002s_schema(tool: MemoryTool) -> None:
         assert list(schema["properties"]) == [*SEED_FIELDS, "related", "where", "min_relevance"]
         assert schema["required"] == ["action"]
         assert schema["properties"]["action"]["enum"] == [
-            "write", "read", "list", "search", "delete", "associate"
+            "write", "read", "update", "list", "search", "delete", "associate"
         ]
         assert schema["properties"]["memory_type"]["enum"] == [
             "long_term", "short_term", "reflex", "dreams"
@@ -136,6 +136,33 @@ async def test_writing_a_name_again_replaces_the_memory(tool: MemoryTool) -> Non
         assert memory["created_at"] == before["created_at"] == before["updated_at"]
         assert memory["updated_at"] > memory["created_at"]
         assert (await ok(client, action="list"))["count"] == 1
+
+
+async def test_update_changes_only_the_fields_given(tool: MemoryTool) -> None:
+    async with serve(tool) as client:
+        await ok(client, action="write", name="n", content="first", tags=["a"],
+                 importance="high", expires_in_days=2)
+        before = (await ok(client, action="read", name="n"))["memory"]
+        done = await ok(client, action="update", name="n", content="second")
+        assert done["message"] == "Memory 'n' updated" and done["memory"]["content"] == "second"
+        memory = (await ok(client, action="read", name="n"))["memory"]
+        assert (memory["content"], memory["tags"], memory["importance"]) == (
+            "second", ["a"], "high"
+        )
+        assert memory["created_at"] == before["created_at"]
+        assert memory["expires_at"] == before["expires_at"]  # kept: no expires_in_days
+        await ok(client, action="update", name="n", tags=["b", "c"], memory_type="reflex",
+                 expires_in_days=1)
+        memory = (await ok(client, action="read", name="n"))["memory"]
+        assert (memory["tags"], memory["memory_type"]) == (["b", "c"], "reflex")
+        assert round(_days({**memory, "created_at": memory["updated_at"]}), 3) == 1.0
+        assert await error(client, action="update", name="gone", content="x") == (
+            "Memory not found: gone"
+        )
+        assert (await error(client, action="update", name="n")).startswith(
+            "update needs at least one of"
+        )
+        assert "query" in await error(client, action="update", name="n", query="x")
 
 
 async def test_list_filters_by_type_importance_and_tags_newest_first(tool: MemoryTool) -> None:
@@ -288,12 +315,12 @@ async def test_associate_with_a_missing_memory_associates_nothing(tool: MemoryTo
 HUGE = "x" * (MAX_CONTENT_CHARS + 1)
 
 ERRORS: list[tuple[dict[str, Any], str]] = [
-    ({}, "action is required: one of write, read, list, search, delete, associate"),
-    ({"action": 3}, "action must be a string, one of write, read, list, search, delete, "
-                    "associate"),
+    ({}, "action is required: one of write, read, update, list, search, delete, associate"),
+    ({"action": 3}, "action must be a string, one of write, read, update, list, search, "
+                    "delete, associate"),
     ({"action": "serch", "query": "q"},
-     'Unknown action: "serch" (did you mean \'search\'?); valid: write, read, list, search, '
-     "delete, associate"),
+     'Unknown action: "serch" (did you mean \'search\'?); valid: write, read, update, list, '
+     "search, delete, associate"),
     ({"action": "write", "content": "c"}, "name is required for write action"),
     ({"action": "write", "name": "  ", "content": "c"}, "name is required for write action"),
     ({"action": "write", "name": "n"}, "content is required for write action"),
