@@ -188,7 +188,8 @@ async def test_streamable_http_on_a_real_loopback_port(store: Store, tmp_path: P
             read = await ok(client, action="read", name="over_http")
             assert read["memory"]["content"] == "sent over HTTP"
             assert await error(client, action="bogus") == (
-                'Unknown action: "bogus"; valid: write, read, update, list, search, delete, associate'
+                'Unknown action: "bogus"; valid: write, read, update, list, search, delete, '
+                "associate"
             )
     finally:
         process.terminate()
