@@ -22,8 +22,11 @@ with its 95% paired bootstrap interval. Passage vectors are cached per encoding 
 `--cache` (first run: about 8,000 texts through the model, 5 minutes).
 
 `--pools`/`--notes-pools` (captures of `benchmarks/locomo_cv.py`) add the fusion
-lever: the unlinked memory's semantic weight (`HybridWeights.semantic`), replayed on
-the notes and on LoCoMo stored unlinked, against the default.
+levers, replayed on the notes and on LoCoMo stored unlinked against the default: the
+unlinked memory's semantic weight (`HybridWeights.semantic`), and a keyword score
+gated by the entry's semantic score (`keyword * min(1, semantic / t)` in an unlinked
+memory), the latter also on both paraphrase sets through a session (hybrid, the
+default memory) with `hybrid.fuse` wrapped.
 
     PYTHONPATH=. .venv/bin/python benchmarks/paraphrase_levers.py --cache DIR \\
         [--pools /tmp/pools.pkl --notes-pools /tmp/notes-pools.pkl]
@@ -232,6 +235,85 @@ def semantic_weight(pools_path: str, notes_path: str, grid: Sequence[float]) -> 
         print(f"  {value:g}: " + "; ".join(_compare(name, new[name], old[name]) for name in new))
 
 
+def _gated(t: float) -> Callable[..., Any]:
+    """`hybrid.fuse` with each unlinked keyword score times `min(1, semantic / t)`."""
+    from axon.memory.retrieval import hybrid
+
+    fuse = hybrid.fuse
+
+    def gated(keyword: Sequence[Any], semantic: Sequence[Any], **kw: Any) -> Any:
+        if not kw.get("linked"):
+            sem = {(e.scope, e.key): e.score for e in semantic}
+            keyword = [
+                e.with_score(e.score * min(1.0, sem.get((e.scope, e.key), 0.0) / t), e.signals)
+                for e in keyword
+            ]
+        return fuse(keyword, semantic, **kw)
+
+    return gated
+
+
+def paraphrases_hybrid() -> str:
+    """Both paraphrase sets through a session's default memory: top 3 / first / empty."""
+    import tempfile
+
+    import axon
+
+    out = []
+    with tempfile.TemporaryDirectory() as tmp, axon.Session(memory_dir=tmp) as session:
+        session.execute("memory Notes { store: persistent }")
+        memory = session.memory("Notes")
+        for key, text in FACTS.items():
+            memory.remember(text, key=key)
+        memory.embed()
+        for asked, unrelated in ((QUESTIONS, UNRELATED), (HELD_OUT, HELD_OUT_UNRELATED)):
+            found = {q: [r.key for r in memory.recall(q)] for q, _ in asked}
+            top3 = sum(key in found[q][:3] for q, key in asked)
+            first = sum(found[q][:1] == [key] for q, key in asked)
+            empty = sum(not memory.recall(q) for q in unrelated)
+            out.append(f"{top3} / {first} / {empty} of {len(unrelated)}")
+    return "first set " + out[0] + "; held out " + out[1]
+
+
+def gated_keyword(pools_path: str, notes_path: str, grid: Sequence[float]) -> None:
+    """The keyword score gated by the semantic score, replayed and on the paraphrases."""
+    import locomo_cv
+
+    from axon.memory.retrieval import hybrid
+
+    with Path(pools_path).open("rb") as f:
+        pools = pickle.load(f)
+    with Path(notes_path).open("rb") as f:
+        notes_pools = pickle.load(f)
+    now = locomo_cv.asked_at(locomo.DEFAULT_DATA)
+    base = hybrid.HybridWeights()
+
+    def measured() -> dict[str, Rows]:
+        rows = []
+        for p in pools:
+            keys = locomo_cv.replay(
+                p.keyword, p.semantic, p.question, base, now[p.conversation], False
+            )
+            rows.append((sum(1 for k in keys[:5] if k in p.evidence), len(p.evidence)))
+        return {
+            "notes hybrid recall@1": locomo_cv.notes_rows(notes_pools, base, 1),
+            "notes hybrid recall@5": locomo_cv.notes_rows(notes_pools, base, 5),
+            "LoCoMo unlinked hybrid recall@5": rows,
+        }
+
+    old = measured()
+    print("keyword gated by semantic, against ungated; paraphrases " + paraphrases_hybrid())
+    fuse = hybrid.fuse
+    try:
+        for t in grid:
+            hybrid.fuse = _gated(t)
+            new = measured()
+            print(f"  t {t:g}: paraphrases {paraphrases_hybrid()}")
+            print("    " + "; ".join(_compare(name, new[name], old[name]) for name in new))
+    finally:
+        hybrid.fuse = fuse
+
+
 def _compare(name: str, new: Rows, old: Rows) -> str:
     gain, low, high = locomo_levers.paired_interval(new, old)
     return f"{name} {rate(old):.3f} -> {rate(new):.3f} {gain:+.3f} [{low:+.3f}, {high:+.3f}]"
@@ -256,6 +338,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 print("  " + _compare(label, rows, baseline[label]))
     if args.pools and args.notes_pools:
         semantic_weight(args.pools, args.notes_pools, (1.0, 1.4, 2.0))
+        gated_keyword(args.pools, args.notes_pools, (0.05, 0.1, 0.2))
 
 
 if __name__ == "__main__":
