@@ -19,6 +19,7 @@ import attrs
 
 from axon.memory.backend import MemoryBackend
 from axon.memory.lifetimes import OWNED_MARKER, Owner, parse_owned
+from axon.memory.namespaces import MARK, split_scope
 from axon.runtime.reporting import elapsed_ms
 from axon.runtime.tracer import TraceEventType, Tracer
 
@@ -46,11 +47,14 @@ class SharedBackend:
 
 
 async def sweep_dead_owners(shared: SharedBackend, owner: Owner, tracer: Tracer) -> int:
-    """Clear the owned scopes of dead sessions (killed before closing); returns rows."""
+    """Clear the owned scopes of dead sessions (killed before closing), in the root and in
+    every namespace; returns rows."""
     total = 0
     backend = shared.instance
-    for scope in await backend.scopes(OWNED_MARKER):
-        owned = parse_owned(scope)
+    found = await backend.scopes(OWNED_MARKER)
+    found += await backend.scopes(MARK)  # owned scopes inside a namespace
+    for scope in found:
+        owned = parse_owned(split_scope(scope)[1])
         if owned is None or owned.owner == owner or owned.owner.alive():
             continue
         started = time.perf_counter()

@@ -222,3 +222,28 @@ def test_erase_on_sqlite_leaves_no_byte_of_the_erased_text(
         kept = session.memory("Notes", namespace="acme/u43")
         assert [r.key for r in kept.recall("Marmalidorn lighthouse")] == ["kept"]
         assert session.namespaces() == [("acme", "u43")]
+
+
+def test_a_dead_sessions_owned_entries_in_a_namespace_are_swept(tmp_path: Path) -> None:
+    """A session killed before closing leaves its session-lifetime entries behind, in a
+    namespace as in the root: the next session to bind the store clears them."""
+    import socket
+
+    from axon.memory.backends.sqlite import SQLiteBackend
+    from axon.memory.lifetimes import Owner
+
+    mem = tmp_path / "mem"
+    dead = Owner(socket.gethostname(), 2**22 + 12345, "", "deadbeef")  # no such process
+    left = Namespace.of("acme/u1").scope(dead.scope("session", "Scratch"))
+
+    async def leave() -> None:
+        backend = SQLiteBackend(memory_dir=mem)
+        await backend.store("k", "left behind", {"scope": left})
+        await backend.close()
+
+    asyncio.run(leave())
+    with axon.Session(memory_dir=mem) as session:
+        session.execute(EPHEMERAL)
+        sweeps = [e for e in session.events if e["event_type"] == "memory_clear"]
+        assert [(e["data"]["memory"], e["data"]["count"]) for e in sweeps] == [("Scratch", 1)]
+        assert session.namespaces() == []
