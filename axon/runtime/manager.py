@@ -309,7 +309,7 @@ class MemoryManager:
                         if owned is not None:
                             emit_lifetime_end(
                                 self.tracer, owned.memory, shared.name, owned.lifetime, count,
-                                "the session closed", started,
+                                "the session closed", started, scope,
                             )
             except AxonMemoryError as exc:
                 failures.append(f"backend '{shared.name}': {exc}")

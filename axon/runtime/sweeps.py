@@ -62,7 +62,7 @@ async def sweep_dead_owners(shared: SharedBackend, owner: Owner, tracer: Tracer)
         total += count
         tracer.emit(
             TraceEventType.MEMORY_CLEAR,
-            data={
+            data=marked({
                 "memory": owned.memory,
                 "backend": shared.name,
                 "count": count,
@@ -70,7 +70,7 @@ async def sweep_dead_owners(shared: SharedBackend, owner: Owner, tracer: Tracer)
                 "reason": f"session of process {owned.owner.pid} on "
                 f"{owned.owner.host} ended without closing",
                 "duration_ms": elapsed_ms(started),
-            },
+            }, scope),
             duration_ms=elapsed_ms(started),
         )
     return total
@@ -111,15 +111,23 @@ def emit_lifetime_end(
     count: int,
     reason: str,
     started: float,
+    scope: str | None = None,
 ) -> None:
     """A `memory_clear` event for entries a lifetime took with it (ephemeral at the end
-    of a flow or input, session at close): every memory operation leaves a trace."""
-    tracer.emit(
-        TraceEventType.MEMORY_CLEAR,
-        data={"memory": memory, "backend": backend, "count": count, "store": store,
-              "reason": reason, "duration_ms": elapsed_ms(started)},
-        duration_ms=elapsed_ms(started),
-    )
+    of a flow or input, session at close): every memory operation leaves a trace, with
+    `namespace` when `scope` is in one."""
+    data = {"memory": memory, "backend": backend, "count": count, "store": store,
+            "reason": reason, "duration_ms": elapsed_ms(started)}
+    tracer.emit(TraceEventType.MEMORY_CLEAR, data=marked(data, scope),
+                duration_ms=elapsed_ms(started))
+
+
+def marked(data: dict[str, Any], scope: str | None) -> dict[str, Any]:
+    """`data` with `namespace` ("acme/u42") when `scope` is in a namespace (not the root)."""
+    namespace = split_scope(scope)[0] if scope is not None else None
+    if namespace is not None and not namespace.is_root:
+        data["namespace"] = namespace.text
+    return data
 
 
 class Lifetimes:
@@ -147,15 +155,16 @@ class Lifetimes:
         """End the innermost: delete what it wrote to ephemeral memories; returns how many.
         One `memory_clear` event per memory written to."""
         written = self._open.pop() if self._open else {}
-        dropped: dict[str, tuple[str, int]] = {}  # memory -> (backend, entries deleted)
+        # (memory, scope) -> (backend, entries deleted)
+        dropped: dict[tuple[str, str], tuple[str, int]] = {}
         started = time.perf_counter()
         for (memory, scope, key), shared in written.items():
             deleted = await shared.instance.delete(key, scope=scope)
-            count = dropped.get(memory, ("", 0))[1] + int(deleted)
-            dropped[memory] = (shared.name, count)
-        for memory, (backend, count) in dropped.items():
+            count = dropped.get((memory, scope), ("", 0))[1] + int(deleted)
+            dropped[(memory, scope)] = (shared.name, count)
+        for (memory, scope), (backend, count) in dropped.items():
             emit_lifetime_end(
                 self.tracer, memory, backend, "ephemeral", count, "its flow or input ended",
-                started,
+                started, scope,
             )
         return sum(count for _, count in dropped.values())

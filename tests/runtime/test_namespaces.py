@@ -246,4 +246,18 @@ def test_a_dead_sessions_owned_entries_in_a_namespace_are_swept(tmp_path: Path) 
         session.execute(EPHEMERAL)
         sweeps = [e for e in session.events if e["event_type"] == "memory_clear"]
         assert [(e["data"]["memory"], e["data"]["count"]) for e in sweeps] == [("Scratch", 1)]
+        assert sweeps[0]["data"]["namespace"] == "acme/u1"
         assert session.namespaces() == []
+
+
+def test_lifetime_ends_carry_the_namespace(tmp_path: Path) -> None:
+    ephemeral = "memory Tmp { store: ephemeral backend: sqlite retrieval: keyword }"
+    with axon.Session(memory_dir=tmp_path / "mem", namespace="acme") as session:
+        session.execute(ephemeral)
+        session.memory("Tmp").remember("gone after the call", key="a")
+        session.memory("Tmp", namespace=()).remember("root one", key="b")
+        ends = [e["data"] for e in session.events if e["event_type"] == "memory_clear"]
+        assert [(d["memory"], d["count"], d.get("namespace")) for d in ends] == [
+            ("Tmp", 1, "acme"),
+            ("Tmp", 1, None),
+        ]
