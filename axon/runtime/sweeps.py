@@ -88,9 +88,10 @@ def purge_reporter(
             )
             return
         for scope, removed in by_scope.items():
-            owned = parse_owned(scope)
+            base = split_scope(scope)[1] if scope is not None else None
+            owned = parse_owned(base)
             data: dict[str, Any] = {
-                "memory": owned.memory if owned is not None else scope,
+                "memory": owned.memory if owned is not None else base,
                 "backend": backend_name,
                 "count": removed,
             }
@@ -98,7 +99,7 @@ def purge_reporter(
                 data["store"] = owned.lifetime
                 if owned.owner != owner:
                     data["other_session"] = True
-            tracer.emit(TraceEventType.MEMORY_EXPIRE, data=data)
+            tracer.emit(TraceEventType.MEMORY_EXPIRE, data=marked(data, scope))
 
     return report
 

@@ -261,3 +261,20 @@ def test_lifetime_ends_carry_the_namespace(tmp_path: Path) -> None:
             ("Tmp", 1, "acme"),
             ("Tmp", 1, None),
         ]
+
+
+def test_expiry_events_name_the_memory_and_the_namespace(tmp_path: Path) -> None:
+    from axon.runtime.sweeps import SWEEP_INTERVAL
+    from tests.memory.conftest import FakeClock
+
+    clock = FakeClock()
+    short = "memory Short { store: persistent backend: sqlite retrieval: exact decay: 1h }"
+    with axon.Session(memory_dir=tmp_path / "mem", clock=clock, namespace="acme/u1") as session:
+        session.execute(short)
+        session.memory("Short").remember("fresh fact", key="k")
+        clock.advance(3600 + SWEEP_INTERVAL)
+        session.memory("Short").recall("k", retrieval="exact")
+        expire = [e["data"] for e in session.events if e["event_type"] == "memory_expire"]
+        assert [(d["memory"], d["count"], d.get("namespace")) for d in expire] == [
+            ("Short", 1, "acme/u1")
+        ]
