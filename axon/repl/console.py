@@ -47,6 +47,8 @@ COMMANDS: dict[str, str] = {
     ".show": ".show NAME [N]: the N newest entries of memory NAME (default 10)",
     ".stats": ".stats [NAME...]: per tier stores, recalls, forgets, promotions, demotions",
     ".clear": ".clear NAME: delete every entry of memory NAME",
+    ".update": ".update NAME KEY VALUE: change the value of an entry of NAME (VALUE read as "
+    "JSON when it parses, else as text); the rest of the entry stays",
     ".trace": ".trace on|off: print trace events as they happen",
     ".load": ".load FILE: run a whole program (declarations and statements)",
     ".export": ".export [--with-vectors] [NAME...] FILE: write memories (default: all) to an "
@@ -429,6 +431,10 @@ class Console:
                 return self.declare_stored(name)
             case ".declare", _:
                 return self._fail("error: usage: .declare NAME")
+            case ".update", [name, key, _, *_]:
+                return self.update(name, key, line.split(None, 3)[3])
+            case ".update", _:
+                return self._fail("error: usage: .update NAME KEY VALUE")
             case ".clear", [name]:
                 return self.clear(name)
             case ".clear", _:
@@ -644,6 +650,24 @@ class Console:
                     "progress)",
                     "dim",
                 )
+        return True
+
+    def update(self, name: str, key: str, text: str) -> bool:
+        """`.update NAME KEY VALUE`: `handle.update(key, value=...)` (docs/language.md
+        §5.2); the value is `text` read as JSON when it parses, else the text itself."""
+        import json
+
+        if not self._known_memory(name):
+            return False
+        try:
+            value: Any = json.loads(text)
+        except ValueError:
+            value = text
+        try:
+            self.session.memory(name).update(key, value=value)
+        except TypeError as exc:  # a value no memory stores (JSON gives none such)
+            return self._fail(f"error: {exc}")
+        self._say(f"updated {key} in {name}")
         return True
 
     def clear(self, name: str) -> bool:

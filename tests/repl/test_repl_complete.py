@@ -96,14 +96,15 @@ def test_braces_in_strings_and_comments_do_not_confuse_it(completer: AxonComplet
 
 def test_dot_commands_and_their_arguments(completer: AxonCompleter, tmp_path: Path) -> None:
     assert complete(completer, ".") == [
-        ".help", ".memories", ".declare", ".show", ".stats", ".clear", ".trace", ".load",
-        ".export", ".import", ".quit", ".exit",
+        ".help", ".memories", ".declare", ".show", ".stats", ".clear", ".update", ".trace",
+        ".load", ".export", ".import", ".quit", ".exit",
     ]
     assert complete(completer, ".export Notes F") == ["Facts"]
     assert complete(completer, ".s") == [".show", ".stats"]
     assert complete(completer, ".stats Notes F") == ["Facts"]
     assert complete(completer, ".show ") == ["Notes", "Facts"]
     assert complete(completer, ".clear F") == ["Facts"]
+    assert complete(completer, ".update F") == ["Facts"]
     assert complete(completer, ".trace o") == ["on", "off"]
     (tmp_path / "prog.axon").write_text("")
     (tmp_path / "notes.txt").write_text("")

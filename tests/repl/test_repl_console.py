@@ -436,3 +436,27 @@ def test_suggestions_follow_the_checkers_rule_case_only_slips_too(repl: Repl) ->
     )
     assert not repl.run(".shwo KB")
     assert "(did you mean '.show'?)" in repl.take()[1]
+
+
+def test_update_changes_an_entry_s_value_and_keeps_the_rest(repl: Repl) -> None:
+    repl.run(NOTES)
+    repl.run('remember("draft") -> Notes with { key: "r", tags: ["work"] }')
+    repl.take()
+    assert repl.run('.update Notes r {"done": true, "n": 2}')
+    assert repl.take()[0] == "updated r in Notes\n"
+    entry = repl.session.memory("Notes").get("r")
+    assert entry is not None and entry.value == {"done": True, "n": 2}
+    assert entry.metadata["tags"] == ["work"]
+    assert repl.run(".update Notes r final words")  # not JSON: the text
+    repl.take()
+    entry = repl.session.memory("Notes").get("r")
+    assert entry is not None and entry.value == "final words"
+    assert not repl.run(".update Notes nope x")
+    assert repl.take()[1] == (
+        "error: no entry to update (update changes a stored entry; remember writes one) "
+        "(memory 'Notes', key 'nope')\n"
+    )
+    assert not repl.run(".update Notes r")
+    assert "usage: .update NAME KEY VALUE" in repl.take()[1]
+    assert not repl.run(".update Ntoes r x")
+    assert "did you mean 'Notes'?" in repl.take()[1]
