@@ -37,9 +37,11 @@ from axon.memory.entry import (
     expiry_duration,
     filter_predicate,
     kept_created,
+    resolved_window,
     valid_query,
     validate_entry,
     value_text,
+    window_test,
 )
 from axon.memory.links import (
     LinkChange,
@@ -383,6 +385,7 @@ class MemoryBackend(MinimalMemoryBackend):
             )
         scope = scope or None  # the seed's `if scope`: an empty scope means every scope
         now = self.clock()
+        filters = resolved_window(filters, now)
         # Records' importance (`scores.IMPORTANCE_WEIGHT`) weighs the candidates before the
         # cut: keyword and semantic over at least IMPORTANCE_POOL of them, hybrid in `fuse`.
         fetch = max(top_k, IMPORTANCE_POOL)
@@ -515,7 +518,8 @@ class MemoryBackend(MinimalMemoryBackend):
         self._check_open()
         if not filters or limit == 0:
             return await self.list_entries(scope, limit=limit)
-        return await self._list_matching(scope, filters, limit, self.clock())
+        now = self.clock()
+        return await self._list_matching(scope, resolved_window(filters, now) or {}, limit, now)
 
     async def count(self, scope: str | None = None) -> int:
         """How many unexpired entries `scope` (or the whole store) holds."""
@@ -992,11 +996,15 @@ class MemoryBackend(MinimalMemoryBackend):
     ) -> list[MemoryEntry]:
         """See `list_matching`; this default filters `list_page` pages in Python."""
         accepts = filter_predicate(filters)
+        inside = window_test(filters)
         found: list[MemoryEntry] = []
         cursor = None
         while limit is None or len(found) < limit:
             page = await self.list_page(scope, limit=LIST_PAGE, after=cursor)
-            found += [entry for entry in page.entries if accepts(entry.metadata)]
+            found += [
+                entry for entry in page.entries
+                if inside(entry.timestamp) and accepts(entry.metadata)
+            ]
             if page.cursor is None:
                 break
             cursor = page.cursor

@@ -626,13 +626,71 @@ def matches_filters(metadata: Mapping[str, Any], filters: Mapping[str, Any] | No
 _ABSENT = object()
 
 
+UPDATED_WINDOW = "\x00updated_at"
+"""The filter that keeps entries whose last write (`updated_at`, the `timestamp`) is in
+`[since, until)`: `{UPDATED_WINDOW: (since, until)}`, each a Unix time or None for no
+bound (`updated_window`). Not a metadata field (no metadata name holds NUL): metadata
+tests (`matches_filters`, `filter_predicate`) pass it by; `window_test` decides it."""
+
+
+@dataclass(frozen=True)
+class Ago:
+    """A window bound `seconds` before the backend's now (`since="7d"`): the backend
+    resolves it when the call starts (`resolved_window`)."""
+
+    seconds: float
+
+
+def updated_window(
+    since: float | Ago | None, until: float | Ago | None
+) -> dict[str, Any]:
+    """The filters entry for `since` / `until` (nothing when both are None)."""
+    if since is None and until is None:
+        return {}
+    return {UPDATED_WINDOW: (since, until)}
+
+
+def resolved_window(
+    filters: Mapping[str, Any] | None, now: float
+) -> Mapping[str, Any] | None:
+    """`filters` with the window's `Ago` bounds as Unix times (`now` minus them)."""
+    if not filters or UPDATED_WINDOW not in filters:
+        return filters
+    bounds = tuple(
+        now - bound.seconds if isinstance(bound, Ago) else bound
+        for bound in filters[UPDATED_WINDOW]
+    )
+    return {**filters, UPDATED_WINDOW: bounds}
+
+
+def window_of(filters: Mapping[str, Any] | None) -> tuple[float | None, float | None]:
+    """`(since, until)` of `filters` (`UPDATED_WINDOW`), `(None, None)` without one."""
+    if not filters or UPDATED_WINDOW not in filters:
+        return None, None
+    since, until = filters[UPDATED_WINDOW]
+    return since, until
+
+
+def window_test(filters: Mapping[str, Any] | None) -> Callable[[float], bool]:
+    """Whether an entry's `timestamp` (its `updated_at`) is in the filters' window."""
+    since, until = window_of(filters)
+    if since is None and until is None:
+        return lambda timestamp: True
+    low = -math.inf if since is None else since
+    high = math.inf if until is None else until
+    return lambda timestamp: low <= timestamp < high
+
+
 def filter_predicate(filters: Mapping[str, Any] | None) -> Callable[[Mapping[str, Any]], bool]:
-    """`matches_filters(metadata, filters)` as a function of the metadata alone.
+    """`matches_filters(metadata, filters)` as a function of the metadata alone (the
+    time window, `UPDATED_WINDOW`, is `window_test`'s).
 
     Each filter's form is decided once, so a walk over many entries (an in-memory
     `list(where=...)`, an index search's veto) tests each with a few operations
     instead of re-reading the filters for every entry.
     """
+    if filters and UPDATED_WINDOW in filters:
+        filters = {k: v for k, v in filters.items() if k != UPDATED_WINDOW}
     if not filters:
         return lambda metadata: True
     tests = [_field_test(name, wanted) for name, wanted in filters.items()]

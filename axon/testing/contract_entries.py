@@ -17,7 +17,14 @@ import pytest
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.hashing import HashingEmbedder
-from axon.memory.entry import MAX_INT_DIGITS, MAX_NESTING_DEPTH, MAX_VALUE_BYTES, NewEntry
+from axon.memory.entry import (
+    MAX_INT_DIGITS,
+    MAX_NESTING_DEPTH,
+    MAX_VALUE_BYTES,
+    Ago,
+    NewEntry,
+    updated_window,
+)
 from axon.memory.lifetimes import OWNED_MARKER, OwnedScope, Owner, parse_owned
 from axon.memory.registry import registry
 from axon.memory.retrieval.exact import seed_score
@@ -245,6 +252,44 @@ async def test_updates_are_not_lost(backend: MemoryBackend) -> None:
     await asyncio.gather(*(backend.update("n", "S", bump) for _ in range(20)))
     entry = await backend.get("n", "S")
     assert entry is not None and entry.value == 20
+
+
+async def test_the_updated_window_keeps_entries_last_written_in_it(
+    backend: MemoryBackend, clock: FakeClock
+) -> None:
+    """`{UPDATED_WINDOW: (since, until)}` in the filters (`updated_window`) keeps the
+    entries whose `updated_at` is in `[since, until)`, in list_matching and in every
+    retrieval mode, with metadata filters beside it; a store again moves an entry in."""
+    start = clock.now
+    for i in range(6):  # k0 at start, k1 at start + 10, ...
+        await backend.store(f"k{i}", f"apple note {i}", {"scope": "S", "g": i % 2})
+        clock.advance(10)
+    window = updated_window(start + 10, start + 40)  # k1, k2, k3
+    listed = await backend.list_matching("S", window)
+    assert [e.key for e in listed] == ["k3", "k2", "k1"]
+    both = {**window, "g": 1}
+    assert [e.key for e in await backend.list_matching("S", both)] == ["k3", "k1"]
+    assert [e.key for e in await backend.list_matching("S", updated_window(start + 40, None))] == [
+        "k5", "k4"
+    ]
+    assert [e.key for e in await backend.list_matching("S", updated_window(None, start + 10))] == [
+        "k0"
+    ]
+    for mode in sorted(backend.capabilities.retrieval):
+        found = await backend.retrieve("apple note", 10, "S", mode=mode, filters=window,
+                                       min_score=0)
+        assert sorted(e.key for e in found) == ["k1", "k2", "k3"], mode
+        found = await backend.retrieve("apple note", 10, "S", mode=mode, filters=both,
+                                       min_score=0)
+        assert sorted(e.key for e in found) == ["k1", "k3"], mode
+    await backend.store("k0", "apple note again", {"scope": "S", "g": 0})  # now: outside
+    assert [e.key for e in await backend.list_matching("S", window)] == ["k3", "k2", "k1"]
+    later = updated_window(clock.now, None)
+    assert [e.key for e in await backend.list_matching("S", later)] == ["k0"]
+    recent = updated_window(Ago(25), None)  # 25 s before the backend's now: k4, k5, k0
+    assert [e.key for e in await backend.list_matching("S", recent)] == ["k0", "k5", "k4"]
+    found = await backend.retrieve("apple", 10, "S", filters=recent, min_score=0)
+    assert sorted(e.key for e in found) == ["k0", "k4", "k5"]
 
 
 async def test_clear_returns_counts(backend: MemoryBackend) -> None:

@@ -75,6 +75,7 @@ from axon.memory.entry import (
     kept_created,
     scope_of,
     value_text,
+    window_test,
 )
 from axon.memory.links import (
     LinkChange,
@@ -677,6 +678,7 @@ class ChromaBackend(MemoryBackend):
     ) -> list[MemoryEntry]:
         """Candidates by Chroma's `$contains` on the lower-cased key and text; seed scores."""
         accepts = filter_predicate(filters)
+        inside = window_test(filters)
         query_lower = query.lower()
         where = _and({"kind": "e"}, self._where_scope(scope, not scope), self._live(now))
         # A long query: its start picks the candidates (Chroma's LIKE refuses long patterns).
@@ -685,7 +687,7 @@ class ChromaBackend(MemoryBackend):
         _, metas = self._fetch(where, document)
         scored = []
         for meta in metas:
-            if filters and not accepts(json.loads(meta["meta"])):
+            if filters and not (inside(_exact(meta, "ts")) and accepts(json.loads(meta["meta"]))):
                 continue
             score = seed_score(query_lower, str(meta["key"]), json.loads(meta["value"]))
             if score > 0:
@@ -710,6 +712,7 @@ class ChromaBackend(MemoryBackend):
         and total length come from the entries' length vectors (no values read).
         """
         accepts = filter_predicate(filters)
+        inside = window_test(filters)
         terms = search_terms(query)
         if not terms:
             return []
@@ -737,7 +740,9 @@ class ChromaBackend(MemoryBackend):
             for meta, counts, length in members:
                 if _exact(meta, "exp") <= now:
                     continue
-                if filters and not accepts(json.loads(meta["meta"])):
+                if filters and not (
+                    inside(_exact(meta, "ts")) and accepts(json.loads(meta["meta"]))
+                ):
                     continue
                 score = keyword_score(terms, counts, length, stats)
                 if score > 0:
@@ -907,6 +912,7 @@ class ChromaBackend(MemoryBackend):
     ) -> list[MemoryEntry]:
         """Chroma's nearest vectors of the scope, joined to their entries; score = cosine."""
         accepts = filter_predicate(filters)
+        inside = window_test(filters)
         model_id = self._require_embedder(scope).model_id
         where = self._where_scope(scope, not scope)  # expiry is checked on the entries
         query = [float(x) for x in query_vector]
@@ -950,7 +956,9 @@ class ChromaBackend(MemoryBackend):
                     meta = entries.get(ident)
                     if meta is None or meta["vgen"] != hit["vgen"] or _exact(meta, "exp") <= now:
                         continue
-                    if filters and not accepts(json.loads(meta["meta"])):
+                    if filters and not (
+                        inside(_exact(meta, "ts")) and accepts(json.loads(meta["meta"]))
+                    ):
                         continue
                     scored.append((1.0 - float(distance), meta))
                 if len(scored) >= top_k or len(ids) < want or want >= total:

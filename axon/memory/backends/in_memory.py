@@ -58,6 +58,7 @@ from axon.memory.entry import (
     filter_predicate,
     kept_created,
     value_text,
+    window_test,
 )
 from axon.memory.links import (
     LinkChange,
@@ -141,13 +142,15 @@ class _Scope:
             return None
         entries, expiring = self.entries, self.expiring
         matches = filter_predicate(filters)
+        inside = window_test(filters)
 
         def accept(key: Hashable) -> bool:
             assert isinstance(key, str)
             expires_at = expiring.get(key)
             if expires_at is not None and now >= expires_at:
                 return False
-            return matches(entries[key].metadata)
+            entry = entries[key]
+            return matches(entry.metadata) and inside(entry.timestamp)
 
         return accept
 
@@ -479,7 +482,8 @@ class InMemoryBackend(MemoryBackend):
         """The ordered index walked newest first, each entry tested, stopping at `limit`:
         a filter that matches often reads a few entries, not every one."""
         matches = filter_predicate(filters)
-        found = (e for e in self._newest(scope, now) if matches(e.metadata))
+        inside = window_test(filters)
+        found = (e for e in self._newest(scope, now) if matches(e.metadata) and inside(e.timestamp))
         return list(itertools.islice(found, limit))
 
     async def _count(self, scope: str | None, now: float) -> int:

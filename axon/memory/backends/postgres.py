@@ -99,6 +99,7 @@ from axon.memory.entry import (
     matches_filters,
     scope_of,
     value_text,
+    window_test,
 )
 from axon.memory.links import (
     LinkChange,
@@ -804,6 +805,7 @@ class PostgresBackend(MemoryBackend):
         value, which also drops the rare false match of text stripped of NULs.
         """
         accepts = filter_predicate(filters)
+        inside = window_test(filters)
         query_lower = query.lower()
         q = db_text(query_lower)
         pattern = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -822,7 +824,7 @@ class PostgresBackend(MemoryBackend):
 
         def keep(row: Row) -> MemoryEntry | None:
             entry = self._entry(row)
-            if not accepts(entry.metadata):
+            if not (accepts(entry.metadata) and inside(entry.timestamp)):
                 return None
             score = seed_score(query_lower, entry.key, entry.value)
             return entry.with_score(score) if score > 0 else None
@@ -859,6 +861,7 @@ class PostgresBackend(MemoryBackend):
         are those of every other backend; ties go newest first.
         """
         accepts = filter_predicate(filters)
+        inside = window_test(filters)
         # Terms as the `terms` columns hold them (a long word as its `index_term`): BM25
         # reads only counts, so matching, statistics and scores are those of the words.
         terms = list(dict.fromkeys(index_term(term) for term in search_terms(query)))
@@ -914,7 +917,10 @@ class PostgresBackend(MemoryBackend):
             want = candidate_count(top_k)
             while True:
                 rows = best_ranked(ranked, terms, order, want)
-                kept = [row for row in rows if not filters or accepts(row[4])]
+                kept = [
+                    row for row in rows
+                    if not filters or (inside(float(row[5])) and accepts(row[4]))
+                ]
                 if len(kept) >= top_k or want < 0 or len(rows) < want:
                     break
                 want = want * 16 if want < 100_000 else -1  # -1: no limit
@@ -1083,6 +1089,8 @@ class PostgresBackend(MemoryBackend):
 
         def keep(row: Row) -> MemoryEntry | None:
             entry = self._entry(row, 1.0 - float(row[8]))
+            if not window_test(filters)(entry.timestamp):
+                return None
             return entry if matches_filters(entry.metadata, filters) else None
 
         found = self._grow(fetch, keep, top_k, top_k if not filters else max(top_k * 4, 32))

@@ -33,11 +33,13 @@ from typing import Any
 from axon.errors import AxonMemoryError
 from axon.memory.entry import (
     COMPARISONS,
+    UPDATED_WINDOW,
     MemoryEntry,
     encode_json,
     is_number,
     matches_filters,
     scope_of,
+    window_of,
 )
 
 CANDIDATES_PER_RESULT = 4
@@ -192,7 +194,8 @@ class Unexpressed(Exception):
 
 class FilterDialect:
     """What differs between the SQL dialects in `filter_condition`: how a field name, a
-    string and a number are accepted, and the SQL of the three forms a condition takes.
+    string and a number are accepted, and the SQL of the three forms a condition takes
+    (`param`: the dialect's placeholder).
 
     Every method returns `(sql, params)` with the dialect's own placeholders, or raises
     `Unexpressed` for what it leaves to Python. `exact_numbers`: an equality on a number
@@ -201,6 +204,7 @@ class FilterDialect:
 
     true = "1"
     false = "0"
+    param = "?"
     exact_numbers = False
 
     def name(self, name: str) -> None:
@@ -264,6 +268,8 @@ def filter_condition(
     params: list[Any] = []
     exact = True
     for name, wanted in filters.items():
+        if name == UPDATED_WINDOW:
+            continue  # not metadata: `window_condition`
         try:
             part, values = _filter_field(name, wanted, column, dialect)
         except Unexpressed:
@@ -273,7 +279,29 @@ def filter_condition(
         params += values
         exact = exact and not _has_slack(wanted, dialect)
     sql, params = dialect.all_of(column, parts, params)
+    since, until = window_of(filters)
+    if since is not None or until is not None:
+        table = column[: column.rfind(".") + 1]  # "e." or ""
+        window, values = window_condition(since, until, f"{table}timestamp", dialect.param)
+        sql, params = f"({sql}) AND {window}", [*params, *values]
     return sql, params, exact
+
+
+def window_condition(
+    since: float | None, until: float | None, column: str, param: str
+) -> tuple[str, list[Any]]:
+    """`column` (an entry's `timestamp`, its `updated_at`) in `[since, until)`, a None
+    bound left out; `param` is the dialect's placeholder. Exact: no Python recheck
+    needed, none harmed."""
+    parts: list[str] = []
+    params: list[Any] = []
+    if since is not None:
+        parts.append(f"{column} >= {param}")
+        params.append(float(since))
+    if until is not None:
+        parts.append(f"{column} < {param}")
+        params.append(float(until))
+    return "(" + " AND ".join(parts) + ")", params
 
 
 def _has_slack(wanted: Any, dialect: FilterDialect) -> bool:
@@ -533,6 +561,7 @@ class PostgresFilters(FilterDialect):
 
     true = "true"
     false = "false"
+    param = "%s"
     exact_numbers = True
 
     def name(self, name: str) -> None:

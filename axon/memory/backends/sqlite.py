@@ -99,6 +99,7 @@ from axon.memory.entry import (
     filter_predicate,
     kept_created,
     value_text,
+    window_test,
 )
 from axon.memory.links import (
     LinkChange,
@@ -788,6 +789,7 @@ class SQLiteBackend(MemoryBackend):
         now: float,
     ) -> list[MemoryEntry]:
         accepts = filter_predicate(filters)
+        inside = window_test(filters)
         model_id = self._require_embedder(scope).model_id
 
         def body(conn: sqlite3.Connection) -> list[MemoryEntry]:
@@ -799,7 +801,7 @@ class SQLiteBackend(MemoryBackend):
                 scope,
                 now,
                 _COLUMNS,
-                lambda row: accepts(json.loads(row[4])),
+                lambda row: inside(float(row[5])) and accepts(json.loads(row[4])),
             )
             return [self._entry(row, score) for row, score in hits]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from axon.memory.backend import best_first
@@ -31,7 +31,7 @@ from axon.memory.backends.sqlite_schema import (
     contains,
     like_pattern,
 )
-from axon.memory.entry import MemoryEntry, filter_predicate
+from axon.memory.entry import MemoryEntry, filter_predicate, window_test
 from axon.memory.retrieval.exact import SCORE_EQUAL, SCORE_KEY, SCORE_VALUE, seed_score
 from axon.memory.retrieval.scores import ScopeStats, entry_counts, entry_length, keyword_score
 from axon.memory.retrieval.text import CONTEXT_WEIGHT, search_words, stem
@@ -89,6 +89,7 @@ def retrieve_exact(
     seed's rules, so the results are the seed's.
     """
     accepts = filter_predicate(filters)
+    inside = window_test(filters)
     q = query.lower()
     # What SQL matches: a NUL is a space there, as in the stored `_lc` form (SQL's
     # string functions stop at a NUL); candidates are scored with `q` itself.
@@ -121,7 +122,7 @@ def retrieve_exact(
                 row = conn.execute(f"{_SELECT} WHERE id = ?", (row[0],)).fetchone()
             entry = _entry(row)
             score = seed_score(q, entry.key, entry.value)
-            if score != tier_score or not accepts(entry.metadata):
+            if score != tier_score or not (accepts(entry.metadata) and inside(entry.timestamp)):
                 continue
             found.append(entry.with_score(score))
             if len(found) == top_k:
@@ -147,6 +148,7 @@ def _exact_indexed(
     `best_first`.
     """
     accepts = filter_predicate(filters)
+    inside = window_test(filters)
     if len(q) < 3 or "\x00" in q or not _encodable(q):
         return None
     grams = list(dict.fromkeys(q[i : i + 3] for i in range(len(q) - 2)))
@@ -169,7 +171,7 @@ def _exact_indexed(
         ):
             entry = _entry(row)
             score = seed_score(q, entry.key, entry.value)
-            if score > 0 and accepts(entry.metadata):
+            if score > 0 and accepts(entry.metadata) and inside(entry.timestamp):
                 ranked.append((best_first(score, entry.timestamp, row[0]), entry))
     ranked.sort(key=lambda item: item[0])
     return [entry.with_score(-order[0]) for order, entry in ranked[:top_k]]
@@ -195,6 +197,7 @@ def retrieve_keyword(
     the index searched (`entries_fts`) holds only key and text.
     """
     accepts = filter_predicate(filters)
+    inside = window_test(filters)
     match = fts_match_expression(query)
     if match is None:
         return []
@@ -204,7 +207,10 @@ def retrieve_keyword(
     context_column = "e.context" if linked else "NULL"
     where, params = scope_sql
     if _small_scope(conn, scope_sql):
-        return _keyword_in_scope(conn, terms, top_k, scope_sql, accepts, now, linked)
+        def passes(row: Any) -> bool:
+            return inside(float(row[5])) and accepts(json.loads(row[4]))
+
+        return _keyword_in_scope(conn, terms, top_k, scope_sql, passes, now, linked)
     want = candidate_count(top_k)
     while True:
         rows = conn.execute(
@@ -214,7 +220,7 @@ def retrieve_keyword(
             (match, want, now, *params),
         ).fetchall()
         kept = (
-            [row for row in rows if accepts(json.loads(row[4]))]
+            [row for row in rows if inside(float(row[5])) and accepts(json.loads(row[4]))]
             if filters
             else rows
         )
@@ -265,7 +271,7 @@ def _keyword_in_scope(
     terms: Sequence[str],
     top_k: int,
     scope_sql: ScopeSQL,
-    accepts: Any,
+    passes: Callable[[Any], bool],
     now: float,
     linked: bool,
 ) -> list[MemoryEntry]:
@@ -295,7 +301,7 @@ def _keyword_in_scope(
         shared = wanted.intersection(counts)
         for term in shared:
             df[term] += 1
-        if shared and row[10] and accepts(json.loads(row[4])):
+        if shared and row[10] and passes(row):
             found.append((row, counts, entry_length(row[2], row[8], context)))
     scope = ScopeStats(int(stats[0]), length, df)
     scored = []
