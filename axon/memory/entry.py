@@ -6,8 +6,10 @@ retrieval; `signals` explains a fused score (which retrieval signal gave what).
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -641,6 +643,51 @@ class Ago:
     seconds: float
 
 
+_DURATION = re.compile(r"(?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w))+")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+
+
+def time_bound(value: Any, name: str) -> float | Ago:
+    """A `since` / `until` as given -> Unix seconds, or `Ago` for a duration.
+
+    Unix seconds (an int or float), a `datetime` (naive: UTC) or `date` (its midnight,
+    UTC), an ISO 8601 text (`2024-03-01`, `2024-03-01T09:30:00+02:00`; without an
+    offset, UTC), or a duration (`7d`, `1h30m`) meaning that long before now. Anything
+    else raises `ValueError` (a `TypeError` for a type that is none of these), its
+    message naming `name`."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be Unix seconds, a datetime or a text, not bool")
+    if isinstance(value, int | float):
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number of Unix seconds, got {value!r}")
+        return float(value)
+    if isinstance(value, datetime.datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=datetime.UTC)
+        return moment.timestamp()
+    if isinstance(value, datetime.date):
+        midnight = datetime.datetime(value.year, value.month, value.day, tzinfo=datetime.UTC)
+        return midnight.timestamp()
+    if not isinstance(value, str):
+        raise TypeError(
+            f"{name} must be Unix seconds, a datetime, an ISO 8601 text or a duration "
+            f"such as '7d', not {type(value).__name__}"
+        )
+    text = value.strip()
+    if _DURATION.fullmatch(text):
+        seconds = sum(float(n) * _UNIT_SECONDS[u] for n, u in _DURATION_PART.findall(text))
+        if seconds > 0:
+            return Ago(seconds)
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00", 1))
+    except ValueError:
+        raise ValueError(
+            f"{name} must be an ISO 8601 date or time ('2024-03-01', "
+            f"'2024-03-01T09:30:00Z') or a duration before now ('7d', '12h'), got {value!r}"
+        ) from None
+    return time_bound(moment, name)
+
+
 def updated_window(
     since: float | Ago | None, until: float | Ago | None
 ) -> dict[str, Any]:
@@ -648,6 +695,20 @@ def updated_window(
     if since is None and until is None:
         return {}
     return {UPDATED_WINDOW: (since, until)}
+
+
+def shown_filters(filters: Mapping[str, Any]) -> dict[str, Any]:
+    """`filters` as a trace event shows them: the window as `updated_at: {"since",
+    "until"}` (an `Ago` as `{"ago": seconds}`), JSON all through."""
+    shown = {k: v for k, v in filters.items() if k != UPDATED_WINDOW}
+    if UPDATED_WINDOW in filters:
+        since, until = filters[UPDATED_WINDOW]
+        shown["updated_at"] = {
+            name: {"ago": bound.seconds} if isinstance(bound, Ago) else bound
+            for name, bound in (("since", since), ("until", until))
+            if bound is not None
+        }
+    return shown
 
 
 def resolved_window(

@@ -66,7 +66,15 @@ from axon.compiler.check_options import (
 from axon.compiler.names import did_you_mean, key_for_literal
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MAX_TOP_K
-from axon.memory.entry import MemoryEntry, UnstorableError, number_text, plain_json
+from axon.memory.entry import (
+    Ago,
+    MemoryEntry,
+    UnstorableError,
+    number_text,
+    plain_json,
+    time_bound,
+    updated_window,
+)
 from axon.memory.namespaces import ROOT, Namespace
 from axon.memory.retrieval.scores import min_score_problem
 from axon.runtime.manager import Memories, embed_wait_seconds
@@ -274,6 +282,28 @@ def _filters(
         _check(filter_problem(name, field, filters), op, memory)
         filters[name] = field
     return filters
+
+
+def _window(since: Any, until: Any, op: str, memory: str) -> dict[str, Any]:
+    """`since=` / `until=`: the filters entry of the window (`entry.updated_window`),
+    each bound checked (`entry.time_bound`); an empty window is an `AxonMemoryError`."""
+    bounds: list[float | Ago | None] = []
+    for name, value in (("since", since), ("until", until)):
+        if value is None:
+            bounds.append(None)
+            continue
+        try:
+            bounds.append(time_bound(value, name))
+        except TypeError as exc:
+            raise TypeError(f"{op}: {exc} (memory '{memory}')") from None
+        except ValueError as exc:
+            raise AxonMemoryError(f"{op}: {exc}", memory=memory) from None
+    low, high = bounds
+    if isinstance(low, float) and isinstance(high, float) and low >= high:
+        raise AxonMemoryError(
+            f"{op}: since must be before until (nothing is in [{low}, {high}))", memory=memory
+        )
+    return updated_window(low, high)
 
 
 def _limit(limit: Any, op: str, memory: str) -> int | None:
@@ -831,6 +861,8 @@ class AsyncMemoryHandle:
         tiers: Sequence[str] | None = None,
         min_score: float | None = None,
         keep_record: bool = True,
+        since: Any = None,
+        until: Any = None,
     ) -> Results:
         """The best entries for `query`, best first: a recall statement's results.
 
@@ -847,11 +879,15 @@ class AsyncMemoryHandle:
         memory's) restricts the search to those tiers; each result says its `tier`.
         `keep_record=False` appends no output record to `session.records`: the
         results are returned and kept nowhere (a service that recalls for ever).
+        `since` / `until` keep entries last written (`updated_at`) in `[since, until)`:
+        Unix seconds, a `datetime`, an ISO 8601 text or a duration before now ("7d")
+        (docs/language.md §6.4).
         """
         args = _recall_args(
             self.name, query, top_k, retrieval, tags, where, type, min_importance,
             embed_wait, tiers, min_score
         )
+        args.filters.update(_window(since, until, f"{self.name}.recall", self.name))
         kept = _kept(keep_record)
         return await self._run(lambda m, r: _do_recall(m, kept(r), self.name, args))
 
@@ -892,11 +928,15 @@ class AsyncMemoryHandle:
         where: Mapping[str, Any] | None = None,
         type: str | None = None,
         min_importance: Importance | None = None,
+        since: Any = None,
+        until: Any = None,
     ) -> list[Entry]:
-        """Unexpired entries, newest first (at most `limit`), filtered as recall filters."""
+        """Unexpired entries, newest first (at most `limit`), filtered as recall filters
+        (`since` / `until` too: last written in `[since, until)`)."""
         op = f"{self.name}.list"
         checked = _limit(limit, op, self.name)
         filters = _filters(tags, where, op, self.name, type, min_importance)
+        filters.update(_window(since, until, op, self.name))
         return await self._run(lambda m, r: _do_list(m, self.name, checked, filters))
 
     async def page(

@@ -28,6 +28,7 @@ from axon.memory.entry import (
     MemoryEntry,
     NewEntry,
     matches_filters,
+    shown_filters,
 )
 from axon.memory.links import LinkChange, MissingLinkTarget, kept_related
 from axon.memory.namespaces import ROOT, Namespace
@@ -535,7 +536,7 @@ class PlainMemory:
                 self.vectors.fallback_warned.add(name)
                 data["warning"] = keyword_fallback_warning(name, mode) or data["note"]
         if filters:
-            data["filters"] = dict(filters)
+            data["filters"] = shown_filters(filters)
         return results, effective, data, pending
 
     async def get(self, key: str) -> MemoryEntry | None:

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from axon.errors import AxonMemoryError
+from axon.memory.entry import shown_filters
 from axon.memory.lifetimes import is_reserved
 from axon.runtime.tracer import TraceEventType
 
@@ -64,5 +65,5 @@ def emit_listing(
         "duration_ms": duration,
     }
     if filters:
-        data["filters"] = dict(filters)
+        data["filters"] = shown_filters(filters)
     tracer.emit(TraceEventType.MEMORY_READ, data=data, duration_ms=duration)
