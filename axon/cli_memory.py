@@ -68,7 +68,18 @@ from axon.memory.backend import (
     MemoryBackend,
     decode_cursor,
 )
-from axon.memory.entry import MemoryEntry, NewEntry, encode_json, json_kind, matches_filters
+from axon.memory.entry import (
+    Ago,
+    MemoryEntry,
+    NewEntry,
+    encode_json,
+    json_kind,
+    matches_filters,
+    resolved_window,
+    time_bound,
+    updated_window,
+    window_test,
+)
 from axon.memory.lifetimes import OWNED_MARKER, parse_owned
 from axon.memory.namespaces import ROOT, split_scope
 from axon.memory.retrieval.scores import min_score_problem
@@ -86,6 +97,18 @@ memory_app = typer.Typer(
 Tags = Annotated[
     list[str] | None,
     typer.Option("--tag", help="Only entries with this tag (repeatable: any of them)."),
+]
+Since = Annotated[
+    str | None,
+    typer.Option(
+        "--since",
+        help="Only entries last written at or after this: an ISO 8601 date or time "
+        "(UTC without an offset), Unix seconds, or a duration before now (7d, 12h).",
+    ),
+]
+Until = Annotated[
+    str | None,
+    typer.Option("--until", help="Only entries last written before this (as --since)."),
 ]
 Wheres = Annotated[
     list[str] | None,
@@ -238,17 +261,21 @@ def show_cmd(
     ] = None,
     tag: Tags = None,
     where: Wheres = None,
+    since: Since = None,
+    until: Until = None,
     as_json: AsJson = False,
     *,
     store: Store,
 ) -> None:
     """The newest entries of MEMORY, newest first, a page at a time (--after CURSOR);
-    with --tag/--where only those whose metadata matches."""
+    with --tag/--where only those whose metadata matches, with --since/--until only
+    those last written in that window."""
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
         check_count(limit, "--limit")
         filters = _filters(tag or [], where or [])
+        window = _window(since, until)
         if after is not None:
             try:  # a cursor is checked here, so a bad one is exit 1, not a failed read (3)
                 decode_cursor(after, oldest_first=False, scope=memory)
@@ -261,6 +288,8 @@ def show_cmd(
             scope = store.scope(memory)
             total = await backend.count(scope)
             now = backend.clock()
+            if window:
+                filters = {**(filters or {}), **(resolved_window(window, now) or {})}
             writer = _ShowWriter(memory, total, now, wants_json, filtered=filters is not None)
             cursor, left = after, limit
             while True:  # a page at a time, printed as it comes: memory stays flat
@@ -277,6 +306,9 @@ def show_cmd(
                 again += ["--tag", item]
             for item in where or []:
                 again += ["--where", item]
+            for option, bound in (("--since", since), ("--until", until)):
+                if bound is not None:
+                    again += [option, bound]
             writer.end(cursor, again)
 
     run(body)
@@ -300,10 +332,16 @@ async def _show_page(
         page = await backend.list_page(memory, limit=min(left, PAGE), after=after)
         return page.entries, page.cursor
     page = await backend.list_page(memory, limit=PAGE, after=after)
-    hits = [i for i, e in enumerate(page.entries) if matches_filters(e.metadata, filters)]
+    inside = window_test(filters)
+    hits = [
+        i for i, e in enumerate(page.entries)
+        if inside(e.timestamp) and matches_filters(e.metadata, filters)
+    ]
     if len(hits) > left:
         page = await backend.list_page(memory, limit=hits[left - 1] + 1, after=after)
-    matching = [e for e in page.entries if matches_filters(e.metadata, filters)]
+    matching = [
+        e for e in page.entries if inside(e.timestamp) and matches_filters(e.metadata, filters)
+    ]
     return matching[:left], page.cursor
 
 
@@ -496,6 +534,8 @@ def search_cmd(
     ] = None,
     tag: Tags = None,
     where: Wheres = None,
+    since: Since = None,
+    until: Until = None,
     embed_wait: Annotated[
         str | None, typer.Option("--embed-wait", metavar="SECONDS|all", help=EMBED_WAIT_HELP)
     ] = None,
@@ -504,7 +544,7 @@ def search_cmd(
     store: Store,
 ) -> None:
     """Recall from MEMORY: the best TOP_K entries for QUERY (with --tag/--where only among
-    those whose metadata matches)."""
+    those whose metadata matches, with --since/--until among those last written then)."""
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
@@ -515,6 +555,9 @@ def search_cmd(
                 out.EXIT_USAGE,
             )
         filters = _filters(tag or [], where or [])
+        window = _window(since, until)  # an Ago bound: the backend's now (`resolved_window`)
+        if window:
+            filters = {**(filters or {}), **window}
         budget = budget_of(embed_wait_text(embed_wait))
         if retrieval is not None and retrieval not in RETRIEVAL_MODES:
             close = Suggester(RETRIEVAL_MODES).closest(retrieval)
@@ -755,6 +798,28 @@ def _confirm(memory: str, filters: dict[str, Any] | None, count: int) -> bool:
 
 _CLI_OPERATORS = {">": "gt", "<": "lt", ">=": "gte", "<=": "lte", "!=": "ne"}
 """`--where` comparisons: `n>=3` is `{"n": {"gte": 3}}` (docs/cli.md)."""
+
+
+def _window(since: str | None, until: str | None) -> dict[str, Any]:
+    """`--since` / `--until` -> the window filter (`entry.updated_window`); a bad bound
+    is exit 2 saying what is accepted. Unix seconds may be given as a number."""
+    bounds: list[float | Ago | None] = []
+    for option, text in (("--since", since), ("--until", until)):
+        if text is None:
+            bounds.append(None)
+            continue
+        try:
+            value: Any = float(text)
+        except ValueError:
+            value = text
+        try:
+            bounds.append(time_bound(value, option))
+        except ValueError as exc:
+            raise Failed(f"error: {exc}", out.EXIT_USAGE) from None
+    low, high = bounds
+    if isinstance(low, float) and isinstance(high, float) and low >= high:
+        raise Failed("error: --since must be before --until", out.EXIT_USAGE)
+    return updated_window(low, high)
 
 
 def _where_item(item: str) -> tuple[str, str | None, str]:

@@ -358,3 +358,33 @@ def test_update_changes_only_what_it_is_given(store: Store) -> None:
     )
     bad = store("update", "Notes", "tally", "--importance", "7")
     assert bad.returncode == 2 and "importance" in bad.stderr
+
+
+def test_show_and_search_take_since_and_until(store: Store) -> None:
+    """`--since` / `--until` (an ISO date, Unix seconds or a duration before now) keep
+    the entries last written in that window; the next page's command keeps them."""
+    report = as_json(store("get", "Notes", "report", "--json"))
+    tally = as_json(store("get", "Notes", "tally", "--json"))
+    assert report["updated_at"] <= tally["updated_at"]
+    cut = str(tally["updated_at"])
+    shown = as_json(store("show", "Notes", "--since", cut, "--json"))
+    assert [e["key"] for e in shown["entries"]] == ["tally"]
+    shown = as_json(store("show", "Notes", "--until", cut, "--json"))
+    assert [e["key"] for e in shown["entries"]] == (
+        ["report"] if report["updated_at"] < tally["updated_at"] else []
+    )
+    recent = as_json(store("show", "Notes", "--since", "1h", "--json"))
+    assert [e["key"] for e in recent["entries"]] == ["tally", "report"]
+    assert as_json(store("show", "Notes", "--until", "2001-01-01", "--json"))["entries"] == []
+    found = as_json(store("search", "Notes", "report", "--retrieval", "keyword",
+                          "--since", "2001-01-01T00:00:00Z", "--json"))
+    assert [r["key"] for r in found["results"]] == ["report"]
+    none = as_json(store("search", "Notes", "report", "--retrieval", "keyword",
+                         "--until", "1h", "--json"))
+    assert none["results"] == []
+    bad = store("show", "Notes", "--since", "soon")
+    assert bad.returncode == 2 and "--since must be an ISO 8601 date" in bad.stderr
+    empty = store("search", "Notes", "x", "--since", "10", "--until", "5")
+    assert empty.returncode == 2 and "--since must be before --until" in empty.stderr
+    paged = store("show", "Notes", "--limit", "1", "--since", "1h")
+    assert "--since 1h" in paged.stdout, paged.stdout
