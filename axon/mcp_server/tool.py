@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from axon.compiler.names import did_you_mean
 from axon.errors import AxonError, AxonMemoryError
-from axon.memory.entry import IMPORTANCE_LEVELS, RECORD_TYPES, json_kind
+from axon.memory.entry import IMPORTANCE_LEVELS, RECORD_TYPES, json_kind, time_bound
 from axon.render import iso_utc
 
 if TYPE_CHECKING:
@@ -193,11 +193,23 @@ INPUT_SCHEMA: dict[str, Any] = {
                 "model's calibrated floor; 0: the limit nearest whatever they score)"
             ),
         },
+        "since": {
+            "type": "string",
+            "description": (
+                "List, search: only memories last written at or after this ISO 8601 date "
+                "or time (UTC without an offset), or this long before now (7d, 12h)"
+            ),
+        },
+        "until": {
+            "type": "string",
+            "description": "List, search: only memories last written before this (as since)",
+        },
     },
     "required": ["action"],
     "additionalProperties": False,
 }
-"""Seed 002's input schema, plus `related` for associate, `min_relevance` for search and
+"""Seed 002's input schema, plus `related` for associate, `min_relevance` for search,
+`since` / `until` for list and search and
 `where` for list and search (docs/agents.md, the input schema)."""
 
 _ALLOWED: dict[str, tuple[str, ...]] = {
@@ -205,8 +217,11 @@ _ALLOWED: dict[str, tuple[str, ...]] = {
               "related"),
     "read": ("name",),
     "update": ("name", "content", "memory_type", "importance", "tags", "expires_in_days"),
-    "list": ("memory_type", "importance", "tags", "limit", "where"),
-    "search": ("query", "memory_type", "importance", "tags", "limit", "min_relevance", "where"),
+    "list": ("memory_type", "importance", "tags", "limit", "where", "since", "until"),
+    "search": (
+        "query", "memory_type", "importance", "tags", "limit", "min_relevance", "where",
+        "since", "until",
+    ),
     "delete": ("name",),
     "associate": ("name", "related"),
 }
@@ -316,6 +331,23 @@ def _min_relevance(args: Mapping[str, Any]) -> float | None:
     if not 0 <= value <= 1:  # NaN too
         raise ToolError(f"min_relevance must be from 0 to 1, got {value!r}")
     return float(value)
+
+
+MAX_MOMENT_CHARS = 64
+"""The longest `since` / `until` text."""
+
+
+def _moment(args: Mapping[str, Any], field: str) -> str | None:
+    """`since` / `until`: a text, checked here (`entry.time_bound`) so a bad one is an
+    error result saying what is accepted; the handle reads it again."""
+    text = _string(args, field, MAX_MOMENT_CHARS)
+    if text is None:
+        return None
+    try:
+        time_bound(text, field)
+    except ValueError as exc:
+        raise ToolError(str(exc)) from None
+    return text
 
 
 def _expires_in(args: Mapping[str, Any]) -> float | None:
@@ -549,6 +581,8 @@ class MemoryTool:
             "min_importance": _choice(args, "importance", IMPORTANCE_LEVELS),
             "tags": _names(args, "tags", MAX_TAG_CHARS),
             "where": _where(args),
+            "since": _moment(args, "since"),
+            "until": _moment(args, "until"),
         }
 
     async def _list(self, args: dict[str, Any]) -> Payload:

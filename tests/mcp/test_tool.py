@@ -43,7 +43,9 @@ async def test_the_one_tool_has_seed_002s_schema(tool: MemoryTool) -> None:
         assert [t.name for t in listed.tools] == ["memory"]
         schema = listed.tools[0].input_schema
         assert schema == INPUT_SCHEMA
-        assert list(schema["properties"]) == [*SEED_FIELDS, "related", "where", "min_relevance"]
+        assert list(schema["properties"]) == [
+            *SEED_FIELDS, "related", "where", "min_relevance", "since", "until"
+        ]
         assert schema["required"] == ["action"]
         assert schema["properties"]["action"]["enum"] == [
             "write", "read", "update", "list", "search", "delete", "associate"
@@ -163,6 +165,29 @@ async def test_update_changes_only_the_fields_given(tool: MemoryTool) -> None:
             "update needs at least one of"
         )
         assert "query" in await error(client, action="update", name="n", query="x")
+
+
+async def test_list_and_search_take_since_and_until(tool: MemoryTool) -> None:
+    """`since` / `until`: ISO 8601 texts (or a duration before now) keeping the memories
+    last written in `[since, until)`."""
+    async with serve(tool) as client:
+        await ok(client, action="write", name="a", content="apple pie recipe")
+        await ok(client, action="write", name="b", content="apple tart recipe")
+        written = (await ok(client, action="read", name="b"))["memory"]["updated_at"]
+        listed = await ok(client, action="list", since=written)
+        assert [m["name"] for m in listed["memories"]] == ["b"]
+        listed = await ok(client, action="list", since="1h")
+        assert [m["name"] for m in listed["memories"]] == ["b", "a"]
+        assert (await ok(client, action="list", until="2001-01-01"))["count"] == 0
+        found = await ok(client, action="search", query="apple recipe", since=written)
+        assert [r["name"] for r in found["results"]] == ["b"]
+        found = await ok(client, action="search", query="apple", until="2001-01-01T00:00:00Z")
+        assert found["count"] == 0
+        assert (await error(client, action="list", since="soon")).startswith(
+            "since must be an ISO 8601 date"
+        )
+        assert "must be a string" in await error(client, action="search", query="x", until=5)
+        assert "since" in await error(client, action="read", name="a", since="1h")
 
 
 async def test_list_filters_by_type_importance_and_tags_newest_first(tool: MemoryTool) -> None:
