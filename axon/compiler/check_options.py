@@ -32,9 +32,12 @@ from axon.memory.entry import (
     IMPORTANCE_LEVELS,
     OPERATORS,
     RECORD_TYPES,
+    Ago,
     comparison_filter,
     is_number,
+    json_kind,
     number_text,
+    time_bound,
 )
 
 REMEMBER_OPTIONS = (
@@ -42,7 +45,8 @@ REMEMBER_OPTIONS = (
 )
 """What `with { ... }` accepts on remember (`tier`: tiered memories only, see the checker)."""
 RECALL_OPTIONS = (
-    "min_importance", "min_score", "retrieval", "tags", "tiers", "top_k", "type", "where",
+    "min_importance", "min_score", "retrieval", "since", "tags", "tiers", "top_k", "type",
+    "until", "where",
 )
 """What `with { ... }` accepts on recall (`tiers`: tiered memories only, see the checker)."""
 OPTION_MEANINGS: dict[str, str] = {
@@ -56,6 +60,9 @@ OPTION_MEANINGS: dict[str, str] = {
     "type": "The record type: long_term | short_term | reflex | dreams",
     "min_importance": "Only entries of at least this importance",
     "min_score": "The relevance floor of this recall, 0 to 1",
+    "since": "Only entries last written at or after this: \"2024-03-01\", or a duration "
+    "before now: \"7d\"",
+    "until": "Only entries last written before this: \"2024-04-01\", or \"1d\" (before now)",
     "retrieval": "How this recall ranks entries: exact | keyword | semantic | hybrid",
     "tiers": "The tiers of a tiered memory this recall reads",
     "top_k": "How many entries this recall returns",
@@ -543,9 +550,39 @@ def recall_options(options: ast.MapValue | None, report: Reporter) -> RecallOpti
         elif isinstance(value, list):
             tiers = tuple(dict.fromkeys(str(t) for t in value))
     floor = min_score(fields["min_score"], "in recall", report) if "min_score" in fields else None
+    _window(fields, report)
     return RecallOptions(
         top_k, retrieval, filters, fields.get("retrieval"), tiers, fields.get("tiers"), floor
     )
+
+
+def _window(fields: dict[str, ast.Field], report: Reporter) -> None:
+    """`since` / `until` of a recall: each a text (an ISO 8601 date or time, or a
+    duration before now) or Unix seconds, checked as the runtime reads them
+    (`entry.time_bound`); two dates with since not before until are an error at
+    `until`. The executor reads them from the statement's options."""
+    bounds: dict[str, float | Ago] = {}
+    for name in ("since", "until"):
+        if name not in fields:
+            continue
+        value = plain(fields[name].value)
+        problem = None
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            problem = (
+                f"{name} must be a date or time (\"2024-03-01\"), a duration before now "
+                f"(\"7d\") or Unix seconds, not {json_kind(value)}"
+            )
+        else:
+            try:
+                bounds[name] = time_bound(value, name)
+            except ValueError as exc:
+                problem = str(exc)
+        if problem is not None:
+            report.error(problem, value_span(fields[name]))
+    low, high = bounds.get("since"), bounds.get("until")
+    if isinstance(low, float) and isinstance(high, float) and low >= high:
+        report.error("since must be before until (nothing is in that window)",
+                     value_span(fields["until"]))
 
 
 # ---------------------------------------------------------------- forget

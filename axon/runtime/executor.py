@@ -26,6 +26,7 @@ from axon.runtime.records import (
     recall_record,
     recall_results,
     remember_record,
+    statement_window,
 )
 from axon.runtime.tracer import TraceEventType, Tracer
 from axon.runtime.values import Frame, Unbound, condition_holds, evaluate, evaluate_or_text
@@ -154,8 +155,10 @@ class Executor:
             query = " ".join(str(r.get("value")) for r in query.results)
         text = query if isinstance(query, str) else str(query)
         memory = self.memories[stmt.memory_source]
+        filters: dict[str, Any] = dict(stmt.filters)
+        filters.update(statement_window(stmt.options))
         entries, retrieval, pending, below_floor = await memory.recall(
-            text, stmt.top_k, stmt.retrieval, stmt.filters,
+            text, stmt.top_k, stmt.retrieval, filters,
             tiers=stmt.tiers, min_score=stmt.min_score,
         )
         results = tuple(recall_results(entries))

@@ -18,7 +18,14 @@ from typing import Any
 from axon.compiler.durations import parse_decay
 from axon.compiler.ir import IRMemory
 from axon.errors import AxonMemoryError
-from axon.memory.entry import DEFAULT_IMPORTANCE, EXPIRY_DURATION, RECORD_TYPES, MemoryEntry
+from axon.memory.entry import (
+    DEFAULT_IMPORTANCE,
+    EXPIRY_DURATION,
+    RECORD_TYPES,
+    MemoryEntry,
+    time_bound,
+    updated_window,
+)
 
 Record = dict[str, Any]
 """An output record (docs/language.md §11 Output records): what a remember, recall or delete
@@ -66,6 +73,16 @@ def expires_in_seconds(text: str | None) -> float | None:
         return None
     seconds = parse_decay(text)
     return NEVER if seconds is None else seconds
+
+
+def statement_window(options: Mapping[str, Any]) -> dict[str, Any]:
+    """`with { since, until }` of a recall statement (as written, checked by the
+    checker) -> the backend's window filter (`entry.updated_window`), `{}` without."""
+    since, until = (
+        None if options.get(name) is None else time_bound(options[name], name)
+        for name in ("since", "until")
+    )
+    return updated_window(since, until)
 
 
 def expiry_of(

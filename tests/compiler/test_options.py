@@ -268,3 +268,43 @@ def test_a_duration_like_word_is_not_a_value(value: str, column: int) -> None:
     message, line, col = only_error(f"remember({value}) -> Notes")
     assert message.startswith("'") and "' is not a value: a number is written 42" in message
     assert (line, col) == (2, column)
+
+
+@pytest.mark.parametrize(
+    ("text", "wanted", "column"),
+    [
+        ('recall("x") from Notes with { since: "soon" }', "since must be an ISO 8601 date", 38),
+        ('recall("x") from Notes with { until: [1] }', "until must be a date or time", 39),
+        ('recall("x") from Notes with { since: true }', "not a boolean", 38),
+        (
+            'recall("x") from Notes with { since: "2024-04-01", until: "2024-03-01" }',
+            "since must be before until",
+            59,
+        ),
+        ('recall("x") from Notes with { sinse: "7d" }', "did you mean 'since'?", 31),
+    ],
+)
+def test_since_and_until_are_checked_with_positions(text: str, wanted: str, column: int) -> None:
+    message, line, col = only_error(text)
+    assert wanted in message and (line, col) == (2, column), (message, line, col)
+
+
+def test_a_recall_statement_keeps_its_window(tmp_path: Path) -> None:
+    """`with { since, until }` (docs/language.md §6.4): dates, seconds, durations."""
+    from axon.testing import FakeClock
+
+    clock = FakeClock(1_709_251_200.0)  # 2024-03-01T00:00:00Z
+    with axon.Session(memory_dir=tmp_path, clock=clock) as session:
+        session.execute(DECL)
+        notes = session.memory("Notes")
+        notes.remember("apple in march", key="march")
+        clock.advance(31 * 86400.0)  # 2024-04-01
+        notes.remember("apple in april", key="april")
+        session.execute(
+            'recall("apple") from Notes with { since: "2024-03-01", until: "2024-04-01" }'
+        )
+        assert [r["key"] for r in session.records[-1]["results"]] == ["march"]
+        session.execute('recall("apple") from Notes with { since: "1d" }')
+        assert [r["key"] for r in session.records[-1]["results"]] == ["april"]
+        session.execute('recall("apple") from Notes with { until: 1711929600 }')
+        assert [r["key"] for r in session.records[-1]["results"]] == ["march"]

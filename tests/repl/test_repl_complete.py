@@ -75,8 +75,8 @@ def test_with_options(completer: AxonCompleter) -> None:
         "type: ",
     ]
     assert complete(completer, 'recall("x") from Notes with { tags: ["a"], ') == [
-        "min_importance: ", "min_score: ", "retrieval: ", "tiers: ", "top_k: ", "type: ",
-        "where: ",
+        "min_importance: ", "min_score: ", "retrieval: ", "since: ", "tiers: ", "top_k: ",
+        "type: ", "until: ", "where: ",
     ]
     assert complete(completer, 'recall("x") from Notes with { retrieval: k') == ["keyword"]
 
