@@ -243,10 +243,15 @@ class TieredMemory:
                     raise missing_related(MissingLinkTarget(change.key), name, key)
                 changes.setdefault(where[0], []).append(change)
             try:
+                # A live copy in another tier: its first write is the entry's (the target
+                # tier's store keeps its own copy's by itself).
+                first = old[1].created_at if old is not None and old[0] != chosen else None
                 done = await target.backend.write_links(
                     target.scope,
                     changes.pop(chosen, []),
-                    store=NewEntry(key, value, meta, expires_at, timestamp=now),
+                    store=NewEntry(
+                        key, value, meta, expires_at, timestamp=now, created_at=first
+                    ),
                 )
                 for other_tier, batch in changes.items():
                     one = self.tiers[other_tier]

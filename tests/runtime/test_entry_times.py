@@ -78,3 +78,20 @@ async def test_export_and_import_carry_both_times(tmp_path: Path) -> None:
             clock.now - 30, clock.now
         )
         assert old is not None and old.created_at == old.updated_at == clock.now - 30
+
+
+def test_a_tiered_memory_keeps_created_at_when_the_key_moves_tier(
+    session: Session, clock: FakeClock
+) -> None:
+    session.execute(
+        "memory A { tiers: [session, persistent] store: session retrieval: keyword "
+        "backend: sqlite }"
+    )
+    notes = session.memory("A")
+    first = clock.now
+    notes.remember("draft", key="k")
+    clock.advance(10)
+    notes.remember("final", key="k", tier="persistent")
+    entry = notes.get("k")
+    assert entry is not None and entry.tier == "persistent"
+    assert (entry.created_at, entry.updated_at) == (first, first + 10)

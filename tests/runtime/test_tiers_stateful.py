@@ -64,7 +64,8 @@ class Rec:
     expires_at: float | None
     related: list[str] = attrs.field(factory=list)
     created: float | None = None
-    """The first write (None: `written`); kept by a remember into the tier holding it."""
+    """The first write (None: `written`); kept by a remember of a live key, whichever
+    tier the new write goes to."""
 
 
 class Model:
@@ -159,7 +160,7 @@ class TieredMachine(RuleBasedStateMachine):
             rec = m.recs[other]
             if key not in rec.related:
                 rec.related.append(key)
-        created = old.created or old.written if old is not None and old.tier == tier else None
+        created = (old.created or old.written) if old is not None else None
         m.recs[key] = Rec(value, tier, self.now, expires_at, links, created)
         m.recalls.pop(key, None)
         m.used[key] = self.now
