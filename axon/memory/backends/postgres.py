@@ -87,6 +87,7 @@ from axon.memory.backends.sql_common import (
     purge_in_batches,
     quiet_sweep,
     row_entry,
+    window_condition,
     write_row,
 )
 from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
@@ -99,6 +100,7 @@ from axon.memory.entry import (
     matches_filters,
     scope_of,
     value_text,
+    window_of,
     window_test,
 )
 from axon.memory.links import (
@@ -118,7 +120,7 @@ from axon.memory.retrieval.text import CONTEXT_WEIGHT, search_terms
 
 if TYPE_CHECKING:
     from psycopg import Connection
-    from psycopg.sql import SQL, Identifier
+    from psycopg.sql import SQL, Composable, Identifier
 
     from axon.memory.embeddings.base import Embedder
     from axon.trace import TraceSink
@@ -254,6 +256,19 @@ class PostgresBackend(MemoryBackend):
         if scope is None:
             return sql.SQL(""), ()
         return sql.SQL(" AND {} = %s").format(sql.SQL(column)), (scope,)
+
+    def _scope_window_sql(
+        self, scope: str | None, filters: Mapping[str, Any] | None
+    ) -> tuple[Composable, tuple[Any, ...]]:
+        """`_scope_sql(scope)` and the filters' time window (`UPDATED_WINDOW`) on
+        `e.timestamp`: a retrieval's candidates are read inside the window."""
+        where, params = self._scope_sql(scope)
+        since, until = window_of(filters)
+        if since is None and until is None:
+            return where, params
+        window, values = window_condition(since, until, "e.timestamp", "%s")
+        sql = self._q.sql
+        return sql.SQL("{} AND {}").format(where, sql.SQL(window)), (*params, *values)
 
     def _identity_sql(self, scope: str | None) -> tuple[SQL, tuple[Any, ...]]:
         """The condition selecting one `(scope, key)`: None is the scope-less entries."""
@@ -809,7 +824,7 @@ class PostgresBackend(MemoryBackend):
         query_lower = query.lower()
         q = db_text(query_lower)
         pattern = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        where, params = self._scope_sql(scope)
+        where, params = self._scope_window_sql(scope, filters)
         # LIKE (not strpos) so the trigram indexes of schema 4 can find the rows.
         sql = self._q.query(
             "SELECT {columns} FROM {entries} AS e "
@@ -868,7 +883,7 @@ class PostgresBackend(MemoryBackend):
         if not terms:
             return []
         q = self._q
-        where, params = self._scope_sql(scope)
+        where, params = self._scope_window_sql(scope, filters)
         match = q.sql.SQL(
             "(e.terms && %s::text[] OR e.context_terms && %s::text[])"
             if linked
@@ -1064,7 +1079,7 @@ class PostgresBackend(MemoryBackend):
         misjudge the join and sort the whole table instead of walking the index.
         """
         model_id = self._require_embedder(scope).model_id
-        where, params = self._scope_sql(scope)
+        where, params = self._scope_window_sql(scope, filters)
         vector = VectorParam(query_vector)
 
         def fetch(conn: Connection[Any], want: int) -> list[Row]:

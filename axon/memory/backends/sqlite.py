@@ -75,6 +75,7 @@ from axon.memory.backends.sql_common import (
     purge_in_batches,
     quiet_sweep,
     row_entry,
+    window_condition,
     write_row,
 )
 from axon.memory.backends.sqlite_ann import AnnIndexes, prune_log, threshold_from_env
@@ -99,6 +100,7 @@ from axon.memory.entry import (
     filter_predicate,
     kept_created,
     value_text,
+    window_of,
     window_test,
 )
 from axon.memory.links import (
@@ -702,9 +704,15 @@ class SQLiteBackend(MemoryBackend):
         now: float,
     ) -> list[MemoryEntry]:
         """The seed's tiers, from the trigram index or recency scans
-        (`sqlite_text_search.retrieve_exact`)."""
+        (`sqlite_text_search.retrieve_exact`); a time window (`UPDATED_WINDOW`) is in
+        their queries."""
         self._maybe_purge(now)
-        scope_sql = self._scope_sql(scope)
+        where, params = self._scope_sql(scope)
+        since, until = window_of(filters)
+        if since is not None or until is not None:
+            window, values = window_condition(since, until, "timestamp", "?")
+            where, params = f"{where} AND {window}", (*params, *values)
+        scope_sql = (where, params)
         return self._read(
             lambda conn: retrieve_exact(conn, query, top_k, scope_sql, filters, now)
         )
