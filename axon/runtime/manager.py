@@ -36,7 +36,8 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -88,9 +89,8 @@ class MemoryManager:
         clock: Clock | None = None,
         memory_dir: str | os.PathLike[str] | None = None,
         embedder: EmbedderProvider = default_embedder,
-        pg_dsn: str | None = None,
+        settings: Mapping[str, Mapping[str, str]] | None = None,
         embed_wait: float | str | None = None,
-        pg_schema: str | None = None,
         namespace: Namespace = ROOT,
     ) -> None:
         self.registry = registry
@@ -98,10 +98,12 @@ class MemoryManager:
         """The session's namespace: where `manager[name]` reads and writes."""
         self.vectors = Vectors(embedder, embed_wait)
         """The session's embedding model and background vector worker."""
-        self.pg_dsn = pg_dsn
-        """The server of `pgvector` memories that give no `location:` (else `AXON_PG_DSN`)."""
-        self.pg_schema = pg_schema
-        """The schema of every `pgvector` memory (else `AXON_PG_SCHEMA`, else `axon`)."""
+        self.settings: dict[str, dict[str, str]] = {
+            name: dict(values) for name, values in (settings or {}).items()
+        }
+        """Each backend's server settings by its registered name (`Session(backend_settings=)`,
+        pgvector's `dsn` and `schema`); a backend reads what is not given from its own
+        environment variables."""
         self.tracer = tracer
         self.clock: Clock = clock or time.time
         self.memory_dir = resolve_memory_dir(memory_dir)
@@ -218,23 +220,18 @@ class MemoryManager:
         if info is None:
             raise AxonMemoryError(f"unknown backend '{decl.backend}'", memory=decl.name)
         semantic = decl.retrieval in SEMANTIC_MODES
-        location = decl.location
-        options: dict[str, Any] = {}
-        if info.name == "pgvector":  # its server settings (`Session(pg_dsn=, pg_schema=)`)
-            if location is None and self.pg_dsn:
-                location = self.pg_dsn
-            if self.pg_schema is not None:
-                options["schema"] = self.pg_schema
+        settings = self.settings.get(info.name, {})
+        location = decl.location if decl.location is not None else info.default_location(settings)
         key = (info.name, location, str(self.memory_dir))
         shared = self._backends.get(key)
         fresh = shared is None
         if shared is None:
-            instance = info.load()(
-                location=location,
+            instance = info.open(
+                location,
+                settings,
                 memory_dir=self.memory_dir,
                 clock=self.clock,
                 embedder=self.vectors.embedder() if semantic else None,
-                **options,
             )
             shared = SharedBackend(instance, info.name)
             self._backends[key] = shared

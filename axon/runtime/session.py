@@ -50,7 +50,7 @@ import sys
 import threading
 import types
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
 from typing import Any, Concatenate, Generic, NamedTuple, ParamSpec, TypeVar, overload
 
 import attrs
@@ -64,6 +64,7 @@ from axon.memory.embeddings.base import Embedder
 from axon.memory.entry import Clock, MemoryEntry
 from axon.memory.namespaces import Namespace
 from axon.memory.registry import BackendRegistry
+from axon.memory.registry import backend_settings as per_backend_settings
 from axon.memory.registry import registry as default_registry
 from axon.runtime.executor import Executor
 from axon.runtime.handle import AsyncMemoryHandle, MemoryHandle, OperationRunner, Work
@@ -195,6 +196,7 @@ class Session:
         pg_schema: str | None = None,
         history: int | None = DEFAULT_HISTORY,
         namespace: Namespace | str | Sequence[str] | None = None,
+        backend_settings: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         # Checked first: a bad namespace is refused before anything is opened or written.
         space = Namespace.from_env() if namespace is None else Namespace.of(namespace)
@@ -202,8 +204,15 @@ class Session:
             keep = checked_keep(history, "history", "Session")
         except ValueError as exc:  # a TypeError (not an int) is raised as it is
             raise AxonMemoryError(str(exc)) from None
-        if pg_dsn is not None and not isinstance(pg_dsn, str):
-            raise TypeError(f"Session: pg_dsn must be a str, not {type(pg_dsn).__name__}")
+        # Each backend's server settings (pgvector's `dsn` and `schema`), checked by the
+        # registry's own rules; `pg_dsn=` / `pg_schema=` are shortcuts for pgvector's.
+        settings = per_backend_settings(
+            backend_settings,
+            pg_dsn=pg_dsn or None,
+            pg_schema=pg_schema,
+            backends=registry or default_registry,
+            who="Session",
+        )
         if memory_dir is not None and not isinstance(memory_dir, str | os.PathLike):
             raise TypeError(
                 "Session: memory_dir must be a str or a path (os.PathLike), "
@@ -214,14 +223,6 @@ class Session:
                 f"Session: memory_dir {str(memory_dir)!r} contains a NUL character"
             )
         clock = None if clock is None else checked_clock(clock)
-        if pg_schema is not None:
-            if not isinstance(pg_schema, str):
-                raise TypeError(
-                    f"Session: pg_schema must be a str, not {type(pg_schema).__name__}"
-                )
-            from axon.memory.backends.postgres_schema import check_schema_name
-
-            check_schema_name(pg_schema)
         if model is not None and not isinstance(model, ModelClient):
             raise TypeError(
                 "Session: model must be a ModelClient (a `name` and a "
@@ -241,8 +242,7 @@ class Session:
             clock=clock,
             memory_dir=memory_dir,
             embedder=_embedder_provider(embedder),
-            pg_dsn=pg_dsn,
-            pg_schema=pg_schema,
+            settings=settings,
             embed_wait=embed_wait,
             namespace=space,
         )

@@ -132,6 +132,7 @@ class Summaries:
         self._running: set[str] = set()
         self._clock = clock
 
+
     def get(self, name: str, count: int, handle: Any) -> dict[str, int] | None:
         with self._lock:
             known = self._done.get(name)
@@ -213,17 +214,30 @@ class StudioData:
         self._open_backend = open_backend
         self._exists = exists
         self.clock = clock or time.time
-        pg = backend == "pgvector"
         self.session = Session(
-            memory_dir=self.memory_dir, pg_dsn=location if pg else None,
-            pg_schema=self.settings.get("schema") if pg else None, embedder=embedder,
-            clock=clock, tracer=Tracer(clock=clock, keep=HISTORY),
+            memory_dir=self.memory_dir,
+            backend_settings={backend: self._session_settings(backend, location)},
+            embedder=embedder,
+            clock=clock,
+            tracer=Tracer(clock=clock, keep=HISTORY),
         )
         self.summaries = Summaries(self.clock)
         self._names: list[str] = []
         self._names_at = -NAMES_TTL
         self._lock = threading.Lock()
 
+    def _session_settings(self, backend: str, location: str | None) -> dict[str, str]:
+        """The store's settings as the Session takes them: the chosen location is the
+        backend's location setting (pgvector's `dsn`) when it has one."""
+        from axon.memory.registry import registry
+
+        settings = {name: value for name, value in self.settings.items() if value is not None}
+        info = registry.lookup(backend)
+        if info is not None and location is not None:
+            for setting in info.settings:
+                if setting.keyword is None:  # the setting that names the location
+                    settings.setdefault(setting.name, location)
+        return settings
     def close(self) -> None:
         self.session.close()
 

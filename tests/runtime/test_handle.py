@@ -830,3 +830,43 @@ async def test_huge_ints_through_the_async_handle(tmp_path: Path) -> None:
                 await call()
             _check_huge_int_error(what, caught.value, key)
         assert await notes.count() == 0
+
+
+def test_session_backend_settings_are_the_pg_keywords_written_per_backend(
+    tmp_path: Path,
+) -> None:
+    """`Session(backend_settings={"pgvector": {"dsn": ..., "schema": ...}})` is what
+    `pg_dsn=` / `pg_schema=` are shortcuts for: the entries land in that schema of that
+    server; a shortcut that disagrees with the mapping, an unknown backend or setting is
+    refused before anything opens."""
+    import uuid
+
+    dsn = pg_dsn_or_skip()  # skips without psycopg too (fails under CI=true)
+    import psycopg
+
+    schema = f"fix5_{uuid.uuid4().hex[:12]}"
+    try:
+        settings = {"pgvector": {"dsn": dsn, "schema": schema}}
+        with axon.Session(memory_dir=tmp_path, backend_settings=settings) as session:
+            session.execute("memory Notes { store: persistent backend: pgvector }")
+            session.memory("Notes").remember("by the mapping", key="k")
+        with psycopg.connect(dsn) as conn:
+            [(found,)] = conn.execute(
+                psycopg.sql.SQL("SELECT count(*) FROM {} WHERE key = 'k'").format(
+                    psycopg.sql.Identifier(schema, "entries")
+                )
+            ).fetchall()
+        assert found == 1
+        with pytest.raises(AxonMemoryError):
+            axon.Session(memory_dir=tmp_path, backend_settings={"nosuch": {"dsn": dsn}})
+        with pytest.raises(AxonMemoryError):
+            axon.Session(memory_dir=tmp_path, backend_settings={"pgvector": {"nosuch": "x"}})
+        with pytest.raises(AxonMemoryError):
+            axon.Session(memory_dir=tmp_path, pg_schema="other", backend_settings=settings)
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(
+                psycopg.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+                    psycopg.sql.Identifier(schema)
+                )
+            )
