@@ -8,6 +8,7 @@ event). Nothing here prints: every function returns a string.
 from __future__ import annotations
 
 import datetime
+import fractions
 import io
 import json
 import math
@@ -456,12 +457,18 @@ def iso_utc(timestamp: float | None) -> str | None:
     large" for `decay: 999999999999d`) and past the year 9999 (ValueError), so the date
     is computed from the epoch and clamped: a time after 9999-12-31 reads as
     `9999-12-31T23:59:59.999999+00:00`, one before the year 1 as
-    `0001-01-01T00:00:00+00:00`, and None or NaN as None.
+    `0001-01-01T00:00:00+00:00`, and None or NaN as None. The time is truncated to
+    the microsecond, so that it is never later than the stored one.
     """
     if timestamp is None or math.isnan(timestamp):
         return None
+    if math.isinf(timestamp):
+        return (_LATEST if timestamp > 0 else _EARLIEST).isoformat()
+    # Truncated to the microsecond, exactly (never rounded up): a time shown is never
+    # later than the time stored, so `since=` given a shown `updated_at` keeps that entry.
+    micros = math.floor(fractions.Fraction(timestamp) * 1_000_000)
     try:
-        return (_EPOCH + datetime.timedelta(seconds=timestamp)).isoformat()
+        return (_EPOCH + datetime.timedelta(microseconds=micros)).isoformat()
     except OverflowError:
         return (_LATEST if timestamp > 0 else _EARLIEST).isoformat()
 

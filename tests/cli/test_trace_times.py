@@ -6,6 +6,9 @@ import json
 import re
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from axon.render import date_text, duration_text, format_event
 from tests.helpers.cli import axon
 
@@ -39,3 +42,17 @@ def test_dates_and_durations_read_as_such_whatever_the_file_holds() -> None:
     assert "expires_at=1970-01-01T00:15:40Z (1m ago)" in line and "wait_seconds=1m 30s" in line
     for odd in (10**400, float("inf"), "soon", None, True):  # a hand-edited file: no crash
         format_event({"event_type": "x", "timestamp": 1.0, "data": {"expires_at": odd}})
+
+
+@given(st.floats(min_value=0, max_value=253_402_300_799))
+def test_a_shown_time_is_never_later_than_the_stored_one(stored: float) -> None:
+    """`iso_utc` truncates to the microsecond: read back as a `since=` bound, the time a
+    user is shown keeps the entry it was shown for (a rounded-up time dropped it)."""
+    from axon.memory.entry import time_bound
+    from axon.render import iso_utc
+
+    shown = iso_utc(stored)
+    assert shown is not None
+    bound = time_bound(shown, "since")
+    assert isinstance(bound, float) and bound <= stored
+    assert stored - bound < 1e-6 + abs(stored) * 1e-15

@@ -22,7 +22,7 @@ import pytest
 
 import axon
 from axon.memory.embeddings import available_models
-from tests.memory.test_paraphrase_recall import FACTS, TARGETS
+from tests.helpers.paraphrase import FACTS, TARGETS
 
 pytestmark = [
     pytest.mark.slow,
@@ -125,7 +125,7 @@ def test_the_issues_targets_held_out(measured: dict[str, object]) -> None:
 
 def test_the_held_out_set_is_new() -> None:
     """No held-out question repeats one of the first set, and each names a stored fact."""
-    from tests.memory.test_paraphrase_recall import QUESTIONS, UNRELATED
+    from tests.helpers.paraphrase import QUESTIONS, UNRELATED
 
     first = {q for q, _ in QUESTIONS} | set(UNRELATED)
     assert not first & ({q for q, _ in HELD_OUT} | set(HELD_OUT_UNRELATED))
