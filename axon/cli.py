@@ -13,7 +13,6 @@ Everything printed to stderr goes through `redact_secrets`.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -41,6 +40,7 @@ from axon.errors import AxonCheckError, AxonError, AxonRuntimeError
 from axon.files import replacing
 from axon.redaction import redact_secrets
 from axon.render import format_event, format_record, terminal_json
+from axon.trace_files import MAX_TRACE_BYTES, BadTraceFile, trace_events
 
 app = typer.Typer(
     name="axon",
@@ -49,13 +49,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-MAX_TRACE_BYTES = 256 * 1024 * 1024
-"""`axon trace` refuses larger files (a trace of a normal run is a few MB at most)."""
-
-MAX_TRACE_DEPTH = 64
-"""JSON nesting deeper than this is not a trace file (events nest a few levels)."""
-
 
 def _read(path: Path) -> str:
     try:
@@ -322,10 +315,6 @@ def run(
         raise typer.Exit(code)
 
 
-class _BadTrace(Exception):
-    """The file is not a trace `axon run --trace` writes; the message says why."""
-
-
 def _load_trace(path: Path) -> list[dict[str, Any]]:
     """The events of the trace file at `path`, checked; exits 1 with a clear error if bad."""
     try:
@@ -350,88 +339,10 @@ def _load_trace(path: Path) -> list[dict[str, Any]]:
         err(f"{path}: error: not an AXON trace file ({reason})")
         raise typer.Exit(EXIT_CHECK) from None
     try:
-        return _trace_events(data)
-    except _BadTrace as exc:
+        return trace_events(data)
+    except BadTraceFile as exc:
         err(f"{path}: error: not an AXON trace file: {exc}")
         raise typer.Exit(EXIT_CHECK) from None
-
-
-def _trace_events(data: Any) -> list[dict[str, Any]]:
-    """`data["events"]`, each one checked for the fields `axon trace` prints."""
-    if not isinstance(data, dict) or "events" not in data:
-        raise _BadTrace(f'expected an object with an "events" list, got {_kind(data)}')
-    events = data["events"]
-    if not isinstance(events, list):
-        raise _BadTrace(f'"events" must be a list, not {_kind(events)}')
-    for index, event in enumerate(events):
-        where = f"event {index}"
-        if not isinstance(event, dict):
-            raise _BadTrace(f"{where} must be an object, not {_kind(event)}")
-        if _depth(event) > MAX_TRACE_DEPTH:
-            raise _BadTrace(f"{where} is nested more than {MAX_TRACE_DEPTH} levels deep")
-        for name in ("timestamp", "duration_ms"):
-            value = event.get(name)
-            if value is not None and not _finite(value):
-                raise _BadTrace(f'{where}: "{name}" must be a number, not {_kind(value)}')
-        for name in ("event_type", "step_name"):
-            value = event.get(name)
-            if value is not None and not isinstance(value, str):
-                raise _BadTrace(f'{where}: "{name}" must be a string, not {_kind(value)}')
-        payload = event.get("data", {})
-        if not isinstance(payload, dict):
-            raise _BadTrace(f'{where}: "data" must be an object, not {_kind(payload)}')
-        duration = payload.get("duration_ms")
-        if duration is not None and not _finite(duration):
-            raise _BadTrace(f'{where}: "duration_ms" must be a number, not {_kind(duration)}')
-        results = payload.get("results")
-        if results is not None and not isinstance(results, list):
-            raise _BadTrace(f'{where}: "results" must be a list, not {_kind(results)}')
-        for rank, result in enumerate(results or []):
-            if not isinstance(result, dict):
-                raise _BadTrace(f"{where}, result {rank}: must be an object, not {_kind(result)}")
-            if "score" in result and not _finite(result["score"]):
-                raise _BadTrace(
-                    f'{where}, result {rank}: "score" must be a number, '
-                    f"not {_kind(result['score'])}"
-                )
-    return events
-
-
-def _finite(value: Any) -> bool:
-    """A JSON number a float can hold (not a bool, NaN, 1e999 or a 400-digit integer)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    try:
-        return math.isfinite(float(value))
-    except OverflowError:
-        return False
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number out of range" if not _finite(value) else "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "a list" if isinstance(value, list) else "an object"
-
-
-def _depth(value: Any) -> int:
-    """How deeply `value` nests lists and objects (iterative: no recursion limit)."""
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, depth)
-            if deepest > MAX_TRACE_DEPTH:
-                return deepest
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-    return deepest
 
 
 @app.command(name="trace")

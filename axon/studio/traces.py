@@ -11,18 +11,13 @@ event, its duration) and filters it by memory and operation (`event_type`).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-MAX_TRACE_BYTES = 256 * 1024 * 1024
-"""Larger files are refused (`axon trace` has the same bound)."""
-
-MAX_TRACE_DEPTH = 64
-"""JSON nested deeper than this is not a trace file (`axon trace`'s bound)."""
+from axon.trace_files import MAX_TRACE_BYTES, finite, trace_events
 
 PAGE = 200
 """Events a trace page lists (`start` pages on through the rest)."""
@@ -35,56 +30,6 @@ class TraceFile:
     error: str | None = None
 
 
-def _finite(value: Any) -> bool:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    try:
-        return math.isfinite(float(value))
-    except OverflowError:
-        return False
-
-
-def _depth(value: Any) -> int:
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, depth)
-            if deepest > MAX_TRACE_DEPTH:
-                return deepest
-            stack.extend((child, depth + 1) for child in (
-                item.values() if isinstance(item, dict) else item
-            ))
-    return deepest
-
-
-def checked(data: Any) -> tuple[dict[str, Any], ...]:
-    """`data["events"]`, each an object with a string `event_type`, finite times and an
-    object `data`; raises ValueError naming the first event that is not."""
-    if not isinstance(data, dict) or not isinstance(data.get("events"), list):
-        raise ValueError('expected an object with an "events" list')
-    if _depth(data) > MAX_TRACE_DEPTH + 2:
-        raise ValueError(f"nested more than {MAX_TRACE_DEPTH} levels deep")
-    events = []
-    for index, event in enumerate(data["events"]):
-        where = f"event {index}"
-        if not isinstance(event, dict):
-            raise ValueError(f"{where} is not an object")
-        if not isinstance(event.get("event_type"), str):
-            raise ValueError(f'{where}: "event_type" must be a string')
-        for name in ("timestamp", "duration_ms"):
-            if event.get(name) is not None and not _finite(event[name]):
-                raise ValueError(f'{where}: "{name}" must be a number')
-        payload = event.get("data", {})
-        if not isinstance(payload, dict):
-            raise ValueError(f'{where}: "data" must be an object')
-        if payload.get("duration_ms") is not None and not _finite(payload["duration_ms"]):
-            raise ValueError(f'{where}: "duration_ms" must be a number')
-        events.append(event)
-    return tuple(events)
-
-
 def load(path: Path) -> TraceFile:
     """The trace at `path`, or its `error` (never raises for the file's content)."""
     try:
@@ -94,7 +39,7 @@ def load(path: Path) -> TraceFile:
     except (OSError, UnicodeDecodeError) as exc:
         return TraceFile(path, error=f"cannot read it: {exc.__class__.__name__}: {exc}")
     try:
-        return TraceFile(path, events=checked(json.loads(text)))
+        return TraceFile(path, events=tuple(trace_events(json.loads(text))))
     except json.JSONDecodeError as exc:
         return TraceFile(path, error=f"not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})")
     except (ValueError, RecursionError) as exc:
@@ -110,7 +55,7 @@ def memory_of(event: Mapping[str, Any]) -> str | None:
 def duration_of(event: Mapping[str, Any]) -> float:
     """The event's duration in milliseconds (its own field, else its data's), else 0."""
     for value in (event.get("duration_ms"), event.get("data", {}).get("duration_ms")):
-        if value is not None and _finite(value):
+        if value is not None and finite(value):
             return max(float(value), 0.0)
     return 0.0
 
