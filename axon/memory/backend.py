@@ -67,6 +67,7 @@ from axon.memory.retrieval.scores import (
 )
 from axon.memory.retrieval.text import tokenize
 from axon.memory.retrieval.when import query_window
+from axon.memory.versions import KEEP_ALL, Version, newest_first
 from axon.trace import TraceEventType
 
 if TYPE_CHECKING:
@@ -101,11 +102,14 @@ class Capabilities:
 
     `persistent`: entries survive the process. `shared`: several processes or
     machines may use the same store at once. `retrieval`: the modes it answers.
+    `history`: it keeps versions (`record_versions`), so a memory on it may declare
+    `history:`.
     """
 
     persistent: bool
     retrieval: frozenset[str]
     shared: bool = False
+    history: bool = False
 
     @property
     def best_natural_language_mode(self) -> str:
@@ -416,9 +420,13 @@ class MemoryBackend(MinimalMemoryBackend):
         return Retrieved(results, below)
 
     async def clear(self, scope: str | None = None) -> int:
-        """Delete every entry of `scope` (or of all scopes); returns how many were removed."""
+        """Delete every entry of `scope` (or of all scopes), and their versions on a backend
+        that keeps history; returns how many entries were removed."""
         self._check_open()
-        return await self._clear(scope)
+        removed = await self._clear(scope)
+        if self.capabilities.history:
+            await self._drop_versions(scope, prefix=False)
+        return removed
 
     async def get(self, key: str, scope: str | None = None) -> MemoryEntry | None:
         """The unexpired entry stored under `(scope, key)`, or None."""
@@ -559,8 +567,67 @@ class MemoryBackend(MinimalMemoryBackend):
             raise ValueError("erase needs a scope prefix (it never erases every scope)")
         self._check_open()
         erased = {scope: await self._clear(scope) for scope in await self._list_scopes(prefix)}
+        if self.capabilities.history:
+            await self._drop_versions(prefix, prefix=True)
         await self._scrub(sorted(erased))
         return erased
+
+    # ------------------------------------------------------------------ history
+
+    async def record_versions(
+        self, scope: str | None, versions: Sequence[Version], keep: int
+    ) -> None:
+        """Append `versions` (each of its own key, in write order) to their entries'
+        history in `scope`, then trim each key's to its newest and `keep` before it
+        (`versions.KEEP_ALL`: none trimmed). The runtime calls it right after the write
+        it records (docs/language.md §11.3): in a transaction of its own, so a failure
+        between the two (a crash, a lost connection) can lose that version, never the
+        entry. A backend without history (`capabilities.history` false) refuses it.
+        """
+        self._check_open()
+        if not versions:
+            return
+        if keep == 0 or (keep < 0 and keep != KEEP_ALL):
+            raise ValueError(f"keep must be positive or KEEP_ALL, got {keep}")
+        self._require_history(scope)
+        await self._record_versions(scope, list(versions), keep)
+
+    async def history(self, key: str, scope: str | None) -> list[Version]:
+        """The recorded versions of `(scope, key)`, newest first (the newest is the entry
+        as its last write left it, a `forget` if that write removed it); [] for none."""
+        self._check_open()
+        self._require_history(scope)
+        if not can_name_entry(key):
+            return []
+        return newest_first(await self._read_versions(scope, key))
+
+    async def purge_history(self, scope: str | None) -> int:
+        """Delete every version of `scope` (all scopes: None), keeping the entries; returns
+        how many versions went. On SQLite the freed pages are zeroed (secure delete)."""
+        self._check_open()
+        self._require_history(scope)
+        return await self._drop_versions(scope, prefix=False)
+
+    def _require_history(self, scope: str | None) -> None:
+        if not self.capabilities.history:
+            raise AxonMemoryError(
+                f"the {self.name} backend keeps no history (versions)", memory=scope
+            )
+
+    async def _record_versions(
+        self, scope: str | None, versions: list[Version], keep: int
+    ) -> None:
+        """See `record_versions`: append and trim, each `seq` larger than any before."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no versions")
+
+    async def _read_versions(self, scope: str | None, key: str) -> list[Version]:
+        """Every stored version of `(scope, key)`, in any order (`history` sorts)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no versions")
+
+    async def _drop_versions(self, scope: str | None, *, prefix: bool) -> int:
+        """Delete the versions of `scope` (every scope starting with it with `prefix`;
+        every scope when `scope` is None); how many went."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no versions")
 
     async def _scrub(self, scopes: Sequence[str]) -> None:
         """After `erase` deleted `scopes` (maybe none): make what they held unreadable in

@@ -8,8 +8,8 @@ tests/memory/test_conformance.py runs it over every built-in backend. Time is
 driven with the `clock` fixture (a `FakeClock`): a backend must read the time
 only from the clock it is given, and embed with the given embedder.
 
-The tests live in ten groups, `contract_entries`, `contract_expiry`, `contract_links`,
-`contract_namespaces`,
+The tests live in eleven groups, `contract_entries`, `contract_expiry`, `contract_history`,
+`contract_links`, `contract_namespaces`,
 `contract_retrieval`, `contract_filters`, `contract_time`, `contract_contexts`,
 `contract_paging` and `contract_vectors`, over
 `contract_helpers` (fixtures and helpers); this module gathers them, so one
@@ -25,6 +25,7 @@ from axon.testing import (
     contract_entries,
     contract_expiry,
     contract_filters,
+    contract_history,
     contract_links,
     contract_namespaces,
     contract_paging,
@@ -37,6 +38,7 @@ from axon.testing.contract_entries import *  # noqa: F403
 from axon.testing.contract_expiry import *  # noqa: F403
 from axon.testing.contract_filters import *  # noqa: F403
 from axon.testing.contract_helpers import backend_env, clock
+from axon.testing.contract_history import *  # noqa: F403
 from axon.testing.contract_links import *  # noqa: F403
 from axon.testing.contract_namespaces import *  # noqa: F403
 from axon.testing.contract_paging import *  # noqa: F403
@@ -51,6 +53,7 @@ __all__ = [  # what `from axon.testing.conformance import *` takes: the fixtures
         contract_entries.__all__
         + contract_expiry.__all__
         + contract_filters.__all__
+        + contract_history.__all__
         + contract_links.__all__
         + contract_namespaces.__all__
         + contract_contexts.__all__

@@ -72,6 +72,7 @@ from axon.memory.retrieval.bm25 import BM25Index
 from axon.memory.retrieval.exact import SubstringIndex
 from axon.memory.retrieval.scores import upper_bound
 from axon.memory.retrieval.text import CONTEXT_WEIGHT, index_terms, search_terms
+from axon.memory.versions import KEEP_ALL, Version
 
 if TYPE_CHECKING:
     import numpy as np
@@ -191,7 +192,9 @@ class InMemoryBackend(MemoryBackend):
     """
 
     name = "in_memory"
-    capabilities = Capabilities(persistent=False, retrieval=frozenset(RETRIEVAL_MODES))
+    capabilities = Capabilities(
+        persistent=False, retrieval=frozenset(RETRIEVAL_MODES), history=True
+    )
     default_mode = "exact"
 
     def __init__(
@@ -210,6 +213,9 @@ class InMemoryBackend(MemoryBackend):
         self._next_seq = itertools.count()
         self._expiry: list[tuple[float, int, str | None, str]] = []
         self._expiry_counter = itertools.count()
+        self._versions: dict[tuple[str | None, str], list[Version]] = {}
+        """Each entry's versions (`record_versions`), oldest first."""
+        self._version_seq = itertools.count(1)
 
     # ------------------------------------------------------------------ helpers
 
@@ -410,6 +416,28 @@ class InMemoryBackend(MemoryBackend):
             self._expiry.clear()
         self._trim_expiry()
         return removed
+
+    async def _record_versions(
+        self, scope: str | None, versions: list[Version], keep: int
+    ) -> None:
+        for version in versions:
+            kept = self._versions.setdefault((scope, version.key), [])
+            kept.append(dataclasses.replace(version, seq=next(self._version_seq)))
+            if keep != KEEP_ALL and len(kept) > keep + 1:
+                del kept[: len(kept) - keep - 1]
+
+    async def _read_versions(self, scope: str | None, key: str) -> list[Version]:
+        return list(self._versions.get((scope, key), ()))
+
+    async def _drop_versions(self, scope: str | None, *, prefix: bool) -> int:
+        def doomed(name: str | None) -> bool:
+            if scope is None:
+                return True
+            return name is not None and name.startswith(scope) if prefix else name == scope
+
+        gone = [ident for ident in self._versions if doomed(ident[0])]
+        count = sum(len(self._versions.pop(ident)) for ident in gone)
+        return count
 
     async def _delete(self, key: str, scope: str | None) -> bool:
         state = self._scopes.get(scope)

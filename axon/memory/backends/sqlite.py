@@ -64,6 +64,7 @@ from axon.memory.backend import (
     expand_location,
     resolve_memory_dir,
 )
+from axon.memory.backends import sqlite_versions
 from axon.memory.backends.sql_common import PURGE_BATCH as PURGE_BATCH
 from axon.memory.backends.sql_common import PURGE_INTERVAL as PURGE_INTERVAL
 from axon.memory.backends.sql_common import (
@@ -112,6 +113,7 @@ from axon.memory.links import (
     unlink_changes,
 )
 from axon.memory.registry import StorePlace
+from axon.memory.versions import Version
 
 if TYPE_CHECKING:
     import numpy as np
@@ -202,7 +204,7 @@ class SQLiteBackend(MemoryBackend):
 
     name: ClassVar[str] = "sqlite"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        persistent=True, retrieval=frozenset(RETRIEVAL_MODES)
+        persistent=True, retrieval=frozenset(RETRIEVAL_MODES), history=True
     )
     default_mode: ClassVar[str] = "exact"
 
@@ -631,6 +633,26 @@ class SQLiteBackend(MemoryBackend):
         self._conn.execute("PRAGMA secure_delete = ON")
         try:
             return await super().erase(prefix)
+        finally:
+            self._conn.execute(f"PRAGMA secure_delete = {int(before)}")
+
+    async def _record_versions(
+        self, scope: str | None, versions: list[Version], keep: int
+    ) -> None:
+        self._write(lambda conn: sqlite_versions.record(conn, scope, versions, keep))
+
+    async def _read_versions(self, scope: str | None, key: str) -> list[Version]:
+        return self._read(lambda conn: sqlite_versions.read(conn, scope, key))
+
+    async def _drop_versions(self, scope: str | None, *, prefix: bool) -> int:
+        """Delete versions with `secure_delete` on: their cells and freed pages are
+        overwritten with zeros (the write-ahead log is truncated by an erase's `_scrub`)."""
+        if self.read_only:
+            self._refuse_write()
+        before = self._conn.execute("PRAGMA secure_delete").fetchone()[0]
+        self._conn.execute("PRAGMA secure_delete = ON")
+        try:
+            return self._write(lambda conn: sqlite_versions.drop(conn, scope, prefix=prefix))
         finally:
             self._conn.execute(f"PRAGMA secure_delete = {int(before)}")
 

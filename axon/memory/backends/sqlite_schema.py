@@ -350,6 +350,23 @@ MIGRATIONS: tuple[Sequence[Step], ...] = (
     # again (`timestamp` is its last write, `updated_at`). NULL means "as `timestamp`":
     # what every row stored before has (both were one time), at no cost per row.
     (_add_created_at,),
+    # 10 -> 11: `versions`, the history of the entries of memories declared with
+    # `history:` (`sqlite_versions`): one row per recorded write, `seq` its order.
+    (
+        """
+        CREATE TABLE versions (
+            seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+            scope         TEXT,
+            key           TEXT NOT NULL,
+            op            TEXT NOT NULL,
+            value_json    TEXT,
+            metadata_json TEXT,
+            updated_at    REAL NOT NULL,
+            expires_at    REAL
+        )
+        """,
+        "CREATE INDEX versions_entry ON versions (ifnull(scope, X'00'), key, seq)",
+    ),
 )
 
 FTS_TABLES = ("entries_fts", "entries_fts_linked")
