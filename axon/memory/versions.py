@@ -34,7 +34,10 @@ class Version:
 
     `op` is `remember`, `update` or `forget` (then `value` is None and `metadata`
     empty: the entry was gone from `updated_at` on). `seq` orders the versions of a
-    store: a later write has a larger one (ties of `updated_at` included).
+    store: a later write has a larger one (ties of `updated_at` included). `keep` is
+    the history setting of the write that recorded it (set by the store): so a writer
+    that knows no declaration (`axon memory update` on a store) records its own write
+    as the memory would (`recorded_keep`).
     """
 
     key: str
@@ -44,6 +47,7 @@ class Version:
     updated_at: float
     expires_at: float | None = None
     seq: int = 0
+    keep: int = 0
 
     @classmethod
     def of(cls, entry: MemoryEntry, op: str) -> Version:
@@ -98,7 +102,14 @@ def version_from_row(
     updated_at: float,
     expires_at: float | None,
     seq: int,
+    keep: int,
 ) -> Version:
     """A `Version` read back from a store's row (metadata None: a `forget`'s)."""
     return Version(key, op, value, dict(metadata or {}), float(updated_at),
-                   None if expires_at is None else float(expires_at), int(seq))
+                   None if expires_at is None else float(expires_at), int(seq), int(keep))
+
+
+def recorded_keep(versions: list[Version]) -> int:
+    """The history setting the newest of an entry's `versions` was recorded with (0:
+    none recorded): what a write that knows no declaration keeps."""
+    return max(versions, key=lambda v: v.seq).keep if versions else 0

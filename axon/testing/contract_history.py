@@ -61,6 +61,7 @@ async def test_history_keeps_the_newest_and_keep_before_it(
     assert [v.updated_at for v in got] == [clock.now, clock.now - 1, clock.now - 2]
     assert got[0].metadata == {"tags": ["t"]} and got[0].key == "k"
     assert got[0].seq > got[1].seq > got[2].seq
+    assert [v.keep for v in got] == [2, 2, 2]  # the setting each was recorded with
     # Several keys in one call, each trimmed on its own; values of every JSON kind.
     odd: Any = {"text": "naïve ☕ \u2028", "list": [1, 2.5, None, True], "nested": {"a": []}}
     await backend.record_versions(
@@ -84,7 +85,9 @@ async def test_history_keeps_every_version_with_keep_all(backend: MemoryBackend)
     _needs_history(backend)
     for n in range(30):
         await backend.record_versions("S", [_v("k", "update", n, float(n))], KEEP_ALL)
-    assert [v.value for v in await backend.history("k", "S")] == list(range(29, -1, -1))
+    got = await backend.history("k", "S")
+    assert [v.value for v in got] == list(range(29, -1, -1))
+    assert {v.keep for v in got} == {KEEP_ALL}
     with pytest.raises(ValueError):
         await backend.record_versions("S", [_v("k", "update", 1, 1.0)], 0)
 

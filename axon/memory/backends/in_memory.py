@@ -422,7 +422,7 @@ class InMemoryBackend(MemoryBackend):
     ) -> None:
         for version in versions:
             kept = self._versions.setdefault((scope, version.key), [])
-            kept.append(dataclasses.replace(version, seq=next(self._version_seq)))
+            kept.append(dataclasses.replace(version, seq=next(self._version_seq), keep=keep))
             if keep != KEEP_ALL and len(kept) > keep + 1:
                 del kept[: len(kept) - keep - 1]
 

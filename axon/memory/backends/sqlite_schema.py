@@ -351,7 +351,8 @@ MIGRATIONS: tuple[Sequence[Step], ...] = (
     # what every row stored before has (both were one time), at no cost per row.
     (_add_created_at,),
     # 10 -> 11: `versions`, the history of the entries of memories declared with
-    # `history:` (`sqlite_versions`): one row per recorded write, `seq` its order.
+    # `history:` (`sqlite_versions`): one row per recorded write, `seq` its order, `keep`
+    # the history setting it was recorded with.
     (
         """
         CREATE TABLE versions (
@@ -362,7 +363,8 @@ MIGRATIONS: tuple[Sequence[Step], ...] = (
             value_json    TEXT,
             metadata_json TEXT,
             updated_at    REAL NOT NULL,
-            expires_at    REAL
+            expires_at    REAL,
+            keep          INTEGER NOT NULL
         )
         """,
         "CREATE INDEX versions_entry ON versions (ifnull(scope, X'00'), key, seq)",

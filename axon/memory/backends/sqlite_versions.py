@@ -28,7 +28,7 @@ def record(conn: sqlite3.Connection, scope: str | None, versions: Sequence[Versi
     `keep + 1` (all with `KEEP_ALL`)."""
     conn.executemany(
         "INSERT INTO versions (scope, key, op, value_json, metadata_json, updated_at, "
-        "expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "expires_at, keep) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 scope,
@@ -38,6 +38,7 @@ def record(conn: sqlite3.Connection, scope: str | None, versions: Sequence[Versi
                 None if v.op == "forget" else encode_json(v.metadata),
                 v.updated_at,
                 v.expires_at,
+                keep,
             )
             for v in versions
         ],
@@ -55,16 +56,16 @@ def record(conn: sqlite3.Connection, scope: str | None, versions: Sequence[Versi
 def read(conn: sqlite3.Connection, scope: str | None, key: str) -> list[Version]:
     """The versions of `(scope, key)`, newest first."""
     rows = conn.execute(
-        "SELECT key, op, value_json, metadata_json, updated_at, expires_at, seq "
+        "SELECT key, op, value_json, metadata_json, updated_at, expires_at, seq, keep "
         f"FROM versions WHERE {_ENTRY} ORDER BY seq DESC",
         (_ident(scope), key),
     ).fetchall()
     return [
         version_from_row(
             key, op, None if value is None else json.loads(value),
-            None if meta is None else json.loads(meta), updated, expires, seq,
+            None if meta is None else json.loads(meta), updated, expires, seq, kept,
         )
-        for key, op, value, meta, updated, expires, seq in rows
+        for key, op, value, meta, updated, expires, seq, kept in rows
     ]
 
 
