@@ -11,7 +11,7 @@ The public API (docs/language.md §13 Python API):
   (docs/language.md §13.3 `axon.AsyncSession`)
 - `Namespace`: a checked namespace ("acme/u42"; docs/language.md §14 Namespaces)
 - `Entry`, `Result` and `Results`: what a handle's get/list and recall return
-  (`Results` is a list with `below_floor`)
+  (`Results` is a list with `below_floor`); `Version`: what `history` returns
 - the interfaces to plug in: `ModelClient` (with `ModelRequest`, `OfflineModelClient`)
   and `Embedder`
 - `axon.agent`: seed 001's agent-loop protocol (`AxonMemory` over a session or
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from axon.compiler.ir import IRProgram
     from axon.memory.embeddings.base import Embedder
     from axon.memory.namespaces import Namespace
+    from axon.memory.versions import Version
     from axon.runtime.handle import AsyncMemoryHandle, Entry, MemoryHandle, Result, Results
     from axon.runtime.model import ModelClient, ModelRequest, OfflineModelClient
     from axon.runtime.session import AsyncSession, RunResult, Session
@@ -64,6 +65,7 @@ __all__ = [
     "Result",
     "Results",
     "Session",
+    "Version",
     "compile",
     "parse",
     "run",
@@ -112,6 +114,7 @@ _LAZY = {
     "Result": "axon.runtime.handle",
     "Results": "axon.runtime.handle",
     "Session": "axon.runtime.session",
+    "Version": "axon.memory.versions",
 }
 """Names imported on first use, so `import axon` (and `axon.parse`) stays cheap."""
 

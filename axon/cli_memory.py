@@ -28,6 +28,7 @@ from typing import Annotated, Any
 import typer
 
 from axon import cli_output as out
+from axon.cli_history import history_cmd
 from axon.cli_namespaces import erase_cmd, held, namespaces_cmd
 from axon.cli_store import (
     PAGE,
@@ -83,6 +84,7 @@ from axon.memory.entry import (
 from axon.memory.lifetimes import OWNED_MARKER, parse_owned
 from axon.memory.namespaces import ROOT, split_scope
 from axon.memory.retrieval.scores import min_score_problem
+from axon.memory.versions import Version
 from axon.render import counted
 
 memory_app = typer.Typer(
@@ -497,6 +499,8 @@ def update_cmd(
         async with opened(store) as backend:
             await require_memory(backend, store, memory)
             entry = await backend.update(checked, store.scope(memory), build)
+            if entry is not None:  # kept as the memory's history says (its last version's)
+                await backend.record_as_before(store.scope(memory), [Version.of(entry, "update")])
         if entry is None:
             raise Failed(f"error: no key '{key}' in memory '{memory}'", out.EXIT_CHECK)
         if wants_json:
@@ -745,6 +749,7 @@ def forget_cmd(
                 if not await delete_entry(backend, key, scope):
                     raise Failed(f"error: no key '{key}' in memory '{memory}'", out.EXIT_CHECK)
                 deleted = 1
+                gone = [key]
             else:
                 doomed = await _matching_keys(backend, scope, filters)
                 if dry_run:
@@ -753,7 +758,10 @@ def forget_cmd(
                 if asking and doomed and not _confirm(memory, filters, len(doomed)):
                     say("nothing forgotten")
                     return
-                deleted = sum([await delete_entry(backend, k, scope) for k in doomed])
+                gone = [k for k in doomed if await delete_entry(backend, k, scope)]
+                deleted = len(gone)
+            now = backend.clock()  # a forget version, as the memory's history says
+            await backend.record_as_before(scope, [Version.forget(k, now) for k in gone])
             from axon.runtime.tiers import count_persisted  # a tiered memory's counters
 
             await count_persisted(backend, memory, "forgets", deleted, store.namespace)
@@ -890,6 +898,7 @@ async def _matching_keys(
 
 memory_app.command("export")(store_command(export_cmd))
 memory_app.command("import")(store_command(import_cmd))
+memory_app.command("history")(store_command(history_cmd))
 
 
 # ---------------------------------------------------------------------- namespaces / erase
@@ -905,11 +914,20 @@ memory_app.command("erase")(store_command(erase_cmd))
 @store_command
 def purge_cmd(
     ctx: typer.Context,
+    history: Annotated[
+        bool,
+        typer.Option(
+            "--history",
+            help="Also delete every version the store's memories keep (their history) "
+            "in this namespace and those below it.",
+        ),
+    ] = False,
     as_json: AsJson = False,
     *,
     store: Store,
 ) -> None:
-    """Delete every expired entry of the store now; print how many (per memory)."""
+    """Delete every expired entry of the store now; print how many (per memory).
+    With --history, delete the history (versions) too; the entries stay."""
     wants_json = json_flag(ctx, as_json)
 
     async def body() -> None:
@@ -925,15 +943,24 @@ def purge_cmd(
                 name = shown_name(space, name)
                 by_memory[name] = by_memory.get(name, 0) + removed
 
+        versions: int | None = None
         if store.exists():
             async with opened(store) as backend:
                 backend.set_purge_listener(listen)  # also told of the purge on open
                 await backend.purge_expired()
+                if history and backend.capabilities.history:
+                    space = store.namespace
+                    versions = await backend.purge_history(
+                        None if space.is_root else space.scope_prefix, prefix=not space.is_root
+                    )
         total = sum(by_memory.values())
         if wants_json:
-            say_json({"op": "purge", "purged": total, "memories": by_memory})
+            extra = {} if versions is None else {"versions": versions}
+            say_json({"op": "purge", "purged": total, "memories": by_memory, **extra})
             return
         say(f"purged {total:,} expired entr{'y' if total == 1 else 'ies'}")
+        if versions is not None:
+            say(f"purged {versions:,} version{'' if versions == 1 else 's'} of history")
         if by_memory:
             rows = [(name, f"{count:,}") for name, count in sorted(by_memory.items())]
             say(table(("memory", "purged"), rows, right={1}, flex=0))

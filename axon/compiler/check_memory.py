@@ -2,8 +2,9 @@
 
 The rules (docs/language.md §4 Memory declarations): known fields only, store types,
 retrieval strategies the backend can do, decay durations, a positive `top_k`, a
-`min_score` from 0 to 1, `refresh_on_read` true or false, and no `store: persistent`
-on a backend that keeps nothing.
+`min_score` from 0 to 1, `refresh_on_read` true or false, `history` a positive count or
+`all` on a backend that keeps versions and a memory of one lifetime, and no
+`store: persistent` on a backend that keeps nothing.
 Backend names and capabilities come from the registry, never from a list here.
 """
 
@@ -77,6 +78,7 @@ class _Memory:
     top_k: int = DEFAULT_TOP_K
     min_score: float | None = None
     refresh_on_read: bool = False
+    history: int | str | None = None
     location: str | None = None
     tiers: tuple[str, ...] = ()
     promote_after: int | None = None
@@ -241,6 +243,58 @@ def _refresh_on_read(m: _Memory, f: ast.Field | None) -> None:
     )
 
 
+MAX_HISTORY = 1_000_000
+"""The largest count `history:` takes (more is `all`)."""
+
+
+def _history(m: _Memory, f: ast.Field | None) -> None:
+    """`history: N` (a positive count of earlier versions) or `history: all`; on a backend
+    that keeps versions and a memory of one lifetime (docs/language.md §5.3 History)."""
+    if f is None:
+        return
+    value = f.value
+    if isinstance(value, ast.Literal) and type(value.value) is int and value.value >= 1:
+        if value.value > MAX_HISTORY:
+            m.report.error(
+                f"history of memory '{m.name}' must be at most {MAX_HISTORY:,} versions "
+                "(or all)",
+                value_span(f),
+            )
+            return
+        m.history = value.value
+    elif (word := _plain_word(value)) == "all":
+        m.history = "all"
+    else:
+        hint = did_you_mean(word, ("all",)) if word is not None else ""
+        m.report.error(
+            f"history of memory '{m.name}' must be a positive number of versions or all, "
+            f"not {json.dumps(plain(value))}{hint}",
+            value_span(f),
+        )
+        return
+    if m.tiers:
+        m.report.error(
+            f"history of memory '{m.name}': a tiered memory keeps no history (an entry "
+            "moves between stores); declare history on a memory of one lifetime",
+            value_span(f),
+        )
+        m.history = None
+    elif m.capabilities is not None and not m.capabilities.history:
+        m.report.error(
+            f"history of memory '{m.name}': the {m.backend} backend keeps no history",
+            value_span(f),
+        )
+        m.history = None
+
+
+def _plain_word(value: ast.Value) -> str | None:
+    if isinstance(value, ast.Name) and len(value.parts) == 1:
+        return value.parts[0]
+    if isinstance(value, ast.Literal) and isinstance(value.value, str):
+        return value.value
+    return None
+
+
 def _location(m: _Memory, f: ast.Field | None) -> None:
     if f is None:
         return
@@ -271,6 +325,7 @@ _VALIDATORS: dict[str, Callable[[_Memory, ast.Field | None], None]] = {
     "top_k": _top_k,
     "min_score": _min_score,
     "refresh_on_read": _refresh_on_read,
+    "history": _history,  # after tiers and backend: both decide whether it may be kept
     "location": _location,
     "promote_after": check_promote_after,
     "demote_after": check_demote_after,
@@ -289,6 +344,7 @@ FIELD_MEANINGS: dict[str, str] = {
     "top_k": "How many entries a recall returns by default (1 to 1,000,000)",
     "min_score": "The relevance floor of its recalls, 0 to 1",
     "refresh_on_read": "true: a get or a recall that returns an entry restarts its expiry",
+    "history": "How many earlier versions of each entry to keep: a count or all (default none)",
     "location": "A backend-specific place: a file, a DSN or \"env:VAR\"",
     "link": "none | sequence: each entry is also found by the words of the one before it",
     "tiers": "The lifetimes a tiered memory spans, fastest first: [session, persistent]",
@@ -331,6 +387,7 @@ def check_memory(decl: ast.Declaration, backends: BackendRegistry, report: Repor
         top_k=memory.top_k,
         min_score=memory.min_score,
         refresh_on_read=memory.refresh_on_read,
+        history=memory.history,
         location=memory.location,
         link=memory.link,
         tiers=memory.tiers,

@@ -18,7 +18,7 @@ import attrs
 from axon.errors import Diagnostic
 from axon.source import Span
 
-IR_VERSION = 5
+IR_VERSION = 6
 """The shape of `IRProgram.to_dict()`. 1: no `ir_version` key, `runs` beside
 `statements`, `on_failure` as written. 2: `on_failure` an `IROnFailure` node, flows
 carry `result_name`, no `runs` (a run is in `statements`). Still 2 with `IRForget`:
@@ -29,7 +29,8 @@ memories: `IRMemory` carries `tiers`, `promote_after`, `demote_after`,
 carries `tier`, `IRRecall` carries `tiers` (docs/language.md §9 Tiered memories). 4:
 `IRMemory` and `IRRecall` carry `min_score` (a number, or null for the default floor;
 docs/language.md §6.1 Relevance floor). 5: `IRMemory` carries `refresh_on_read` (a
-boolean; docs/language.md §4.1 Refresh on read)."""
+boolean; docs/language.md §4.1 Refresh on read). 6: `IRMemory` carries `history` (null,
+a positive count of earlier versions, or "all"; docs/language.md §5.3 History)."""
 
 JSON: TypeAlias = "str | int | float | bool | list[JSON] | dict[str, JSON] | None"
 """Plain data as the checker keeps a field's value: names as their text."""
@@ -146,6 +147,8 @@ class IRMemory(_Located):
     """The relevance floor of its recalls, 0 to 1; None: the default (relevance above 0)."""
     refresh_on_read: bool = False
     """A get or a recall that returns an entry restarts its expiry (`MemoryBackend.refresh`)."""
+    history: int | str | None = None
+    """The earlier versions each entry keeps: a count, "all", or None (no history)."""
 
 
 @attrs.frozen

@@ -358,6 +358,7 @@ def field_values(backends: BackendRegistry | None = None) -> dict[str, tuple[str
         "retrieval": tuple(RETRIEVAL_MODES),
         "link": LINK_KINDS,
         "refresh_on_read": ("true", "false"),
+        "history": ("5", "all"),
         "type": tuple(RECORD_TYPES),
         "tier": TIER_NAMES,
     }

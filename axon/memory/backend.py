@@ -67,7 +67,7 @@ from axon.memory.retrieval.scores import (
 )
 from axon.memory.retrieval.text import tokenize
 from axon.memory.retrieval.when import query_window
-from axon.memory.versions import KEEP_ALL, Version, newest_first
+from axon.memory.versions import KEEP_ALL, Version, newest_first, recorded_keep
 from axon.trace import TraceEventType
 
 if TYPE_CHECKING:
@@ -580,7 +580,7 @@ class MemoryBackend(MinimalMemoryBackend):
         """Append `versions` (each of its own key, in write order) to their entries'
         history in `scope`, then trim each key's to its newest and `keep` before it
         (`versions.KEEP_ALL`: none trimmed). The runtime calls it right after the write
-        it records (docs/language.md §11.3): in a transaction of its own, so a failure
+        it records (docs/language.md §5.3): in a transaction of its own, so a failure
         between the two (a crash, a lost connection) can lose that version, never the
         entry. A backend without history (`capabilities.history` false) refuses it.
         """
@@ -592,6 +592,22 @@ class MemoryBackend(MinimalMemoryBackend):
         self._require_history(scope)
         await self._record_versions(scope, list(versions), keep)
 
+    async def record_as_before(self, scope: str | None, versions: Sequence[Version]) -> int:
+        """Record each of `versions` with the history setting its key's newest version
+        was recorded with (`Version.keep`), and nothing for a key with no history: what
+        a writer that knows no declaration (`axon memory update` and `forget` on a store)
+        records, as the memory's runtime would have. How many were recorded; 0 on a
+        backend without history."""
+        if not self.capabilities.history:
+            return 0
+        recorded = 0
+        for version in versions:
+            keep = recorded_keep(await self.history(version.key, scope))
+            if keep:
+                await self.record_versions(scope, [version], keep)
+                recorded += 1
+        return recorded
+
     async def history(self, key: str, scope: str | None) -> list[Version]:
         """The recorded versions of `(scope, key)`, newest first (the newest is the entry
         as its last write left it, a `forget` if that write removed it); [] for none."""
@@ -601,12 +617,15 @@ class MemoryBackend(MinimalMemoryBackend):
             return []
         return newest_first(await self._read_versions(scope, key))
 
-    async def purge_history(self, scope: str | None) -> int:
-        """Delete every version of `scope` (all scopes: None), keeping the entries; returns
-        how many versions went. On SQLite the freed pages are zeroed (secure delete)."""
+    async def purge_history(self, scope: str | None, *, prefix: bool = False) -> int:
+        """Delete every version of `scope` (of every scope starting with it with `prefix`;
+        of all scopes: None), keeping the entries; returns how many versions went. On
+        SQLite the freed pages are zeroed (secure delete)."""
         self._check_open()
         self._require_history(scope)
-        return await self._drop_versions(scope, prefix=False)
+        if prefix and not scope:
+            raise ValueError("purge_history with prefix needs a non-empty scope prefix")
+        return await self._drop_versions(scope, prefix=prefix)
 
     def _require_history(self, scope: str | None) -> None:
         if not self.capabilities.history:

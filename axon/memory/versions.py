@@ -1,5 +1,5 @@
 """Versions: the history a memory with `history: N` keeps of each entry (docs/language.md
-§11.3 History).
+§5.3 History).
 
 Every write of such a memory (a remember, an update, a forget) records one `Version`
 of the entry as that write left it: the value, metadata (tags, importance, type and

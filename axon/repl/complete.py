@@ -39,6 +39,7 @@ FIELD_VALUES: dict[str, tuple[str, ...]] = {
     "top_k": ("3", "5", "10"),
     "link": LINK_KINDS,
     "refresh_on_read": ("true", "false"),
+    "history": ("5", "all"),
 }
 OPTION_FIELDS = {
     "remember": REMEMBER_OPTIONS,

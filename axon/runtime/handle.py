@@ -38,6 +38,7 @@ default, error and docstring. The session reaches this module through two Protoc
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime
 import functools
 import math
@@ -77,6 +78,7 @@ from axon.memory.entry import (
 )
 from axon.memory.namespaces import ROOT, Namespace
 from axon.memory.retrieval.scores import min_score_problem
+from axon.memory.versions import Version
 from axon.runtime.manager import Memories, embed_wait_seconds
 from axon.runtime.memory import UNCHANGED, Change, Write
 from axon.runtime.records import (
@@ -681,6 +683,14 @@ async def _do_get(memories: Memories, memory: str, key: str) -> Entry | None:
     return Entry.of(found, await memories[memory].associated(found))
 
 
+async def _do_history(memories: Memories, memory: str, key: str) -> list[Version]:
+    versions = await memories[memory].history(key)
+    return [
+        dataclasses.replace(v, value=copy.deepcopy(v.value), metadata=copy.deepcopy(v.metadata))
+        for v in versions
+    ]
+
+
 async def _do_associate(memories: Memories, memory: str, a: str, b: str) -> None:
     await memories[memory].associate(a, b)
 
@@ -908,6 +918,20 @@ class AsyncMemoryHandle:
         checked = _key(key, f"{self.name}.get", self.name)
         return await self._run(lambda m, r: _do_get(m, self.name, checked))
 
+    async def history(self, key: str) -> list[Version]:
+        """The versions of the entry under `key`, newest first: the current one first, a
+        `forget` (value None) first when it was forgotten, then the earlier ones the
+        memory's `history: N` keeps (docs/language.md §5.3). Each `Version` has `op`
+        (`remember`, `update`, `forget`), `value`, `metadata`, `updated_at` and
+        `expires_at`. [] when nothing was recorded; a memory declared without
+        `history:` is an `AxonMemoryError`."""
+        checked = _key(key, f"{self.name}.history", self.name)
+        return await self._run(lambda m, r: _do_history(m, self.name, checked))
+
+    async def purge_history(self) -> int:
+        """Delete every version the memory keeps (its entries stay); how many went."""
+        return await self._run(lambda m, r: m[self.name].purge_history())
+
     async def associate(self, a: str, b: str) -> None:
         """Associate the entries under `a` and `b`, both ways (each one's `related`
         names the other; `get` returns each with the other). Both must be stored."""
@@ -1033,6 +1057,8 @@ class MemoryHandle:
     recall = _Blocking(AsyncMemoryHandle.recall)
     embed = _Blocking(AsyncMemoryHandle.embed)
     get = _Blocking(AsyncMemoryHandle.get)
+    history = _Blocking(AsyncMemoryHandle.history)
+    purge_history = _Blocking(AsyncMemoryHandle.purge_history)
     associate = _Blocking(AsyncMemoryHandle.associate)
     delete = _Blocking(AsyncMemoryHandle.delete)
     list = _Blocking(AsyncMemoryHandle.list)

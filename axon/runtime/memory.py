@@ -19,6 +19,7 @@ from axon.compiler.ir import IRMemory
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.entry import DEFAULT_IMPORTANCE, MemoryEntry
+from axon.memory.versions import Version
 
 
 @attrs.frozen
@@ -200,7 +201,17 @@ class Memory(Protocol):
         ...
 
     async def clear(self) -> int:
-        """Delete every entry; returns how many."""
+        """Delete every entry (and its history); returns how many."""
+        ...
+
+    async def history(self, key: str) -> list[Version]:
+        """The versions of the entry under `key` a `history:` memory keeps, newest first
+        (the current one first, a `forget` when it was forgotten); a `memory_read` event
+        (`op: history`). A memory without `history:` is an `AxonMemoryError`."""
+        ...
+
+    async def purge_history(self) -> int:
+        """Delete every version the memory keeps (its entries stay); how many went."""
         ...
 
     async def associate(self, a: str, b: str) -> None:

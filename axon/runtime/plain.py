@@ -32,6 +32,7 @@ from axon.memory.entry import (
 )
 from axon.memory.links import LinkChange, MissingLinkTarget, kept_related
 from axon.memory.namespaces import ROOT, Namespace
+from axon.memory.versions import Version, keep_of
 from axon.runtime.associations import (
     back_links,
     delete_entry,
@@ -157,6 +158,7 @@ class PlainMemory:
                 raise missing_related(exc, name, key) from None
             stored = done.stored
             assert stored is not None
+            await self.record([Version.of(stored, "remember")])
         self.written(key, value, self.decl.store, expires_at, stored.metadata, started)
         return named(stored, name)
 
@@ -183,6 +185,7 @@ class PlainMemory:
                 stored = await self.backend.store_many(batch)
             except AxonMemoryError as exc:  # the backend's own checks (size caps, text)
                 raise batch_error(exc, [write.key for write in writes]) from None
+            await self.record([Version.of(entry, "remember") for entry in stored])
         self.batch_written(stored, self.decl.store, started)
         return [named(entry, name) for entry in stored]
 
@@ -303,6 +306,56 @@ class PlainMemory:
             duration_ms=elapsed_ms(started),
         )
 
+    # ------------------------------------------------------------ history
+    @property
+    def keep(self) -> int:
+        """How many earlier versions of each entry the memory keeps (`versions.keep_of`
+        of its `history:`; 0: none, and no version is recorded)."""
+        return keep_of(self.decl.history)
+
+    async def record(self, versions: list[Version]) -> None:
+        """Record what a write just did in the entries' history (`history:` memories):
+        `MemoryBackend.record_versions`, right after the write it records."""
+        if self.keep and versions:
+            await self.backend.record_versions(self.scope, versions, self.keep)
+
+    async def history(self, key: str) -> list[Version]:
+        """See `Memory.history`."""
+        if self.decl.history is None:
+            raise AxonMemoryError(
+                "the memory keeps no history: declare history: N (or history: all)",
+                memory=self.name, key=key,
+            )
+        started = time.perf_counter()
+        with errors_named(self.name):
+            versions = await self.backend.history(key, self.scope)
+        self.tracer.emit(
+            TraceEventType.MEMORY_READ,
+            data={
+                "op": "history",
+                "key": key,
+                "results_count": len(versions),
+                "memory": self.name,
+                "backend": self.backend_name,
+                "duration_ms": elapsed_ms(started),
+            },
+            duration_ms=elapsed_ms(started),
+        )
+        return versions
+
+    async def purge_history(self) -> int:
+        """See `Memory.purge_history`."""
+        started = time.perf_counter()
+        with errors_named(self.name):
+            count = await self.backend.purge_history(self.scope)
+        self.tracer.emit(
+            TraceEventType.MEMORY_CLEAR,
+            data={"op": "purge_history", "memory": self.name, "backend": self.backend_name,
+                  "count": count, "duration_ms": elapsed_ms(started)},
+            duration_ms=elapsed_ms(started),
+        )
+        return count
+
     async def clear(self) -> int:
         started = time.perf_counter()
         with errors_named(self.name):
@@ -355,6 +408,8 @@ class PlainMemory:
 
         with errors_named(name):
             done = await self.backend.update(key, self.scope, build)
+            if done is not None:
+                await self.record([Version.of(done, "update")])
         if done is None:
             raise AxonMemoryError(
                 "no entry to update (update changes a stored entry; remember writes one)",
@@ -375,6 +430,8 @@ class PlainMemory:
         started = time.perf_counter()
         with errors_named(self.name):
             removed = await delete_entry(self.backend, key, self.scope)
+            if removed:
+                await self.record([Version.forget(key, self.clock())])
         self._count("forgets", int(removed))
         self.tracer.emit(
             TraceEventType.MEMORY_DELETE,
@@ -417,8 +474,13 @@ class PlainMemory:
             if stored is not None:
                 found = await self.backend.list_matching(self.scope, stored)
                 keys = [entry.key for entry in found]
+            gone: list[str] = []
             for key in keys:  # one by one through delete_entry: associations go too
-                deleted += int(await delete_entry(self.backend, key, self.scope))
+                if await delete_entry(self.backend, key, self.scope):
+                    gone.append(key)
+            deleted = len(gone)
+            now = self.clock()
+            await self.record([Version.forget(key, now) for key in gone])
         self._count("forgets", deleted)
         self.tracer.emit(
             TraceEventType.MEMORY_DELETE,

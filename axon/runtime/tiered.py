@@ -25,6 +25,7 @@ from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.entry import Clock, MemoryEntry, NewEntry, matches_filters
 from axon.memory.links import LinkChange, MissingLinkTarget, kept_related
+from axon.memory.versions import Version
 from axon.runtime import tiers as tiering
 from axon.runtime.associations import (
     back_links,
@@ -472,6 +473,18 @@ class TieredMemory:
         with errors_named(self.name):
             await tiering.flush_stats(state)
         return total
+
+    async def history(self, key: str) -> list[Version]:
+        """A tiered memory keeps no history (the checker refuses `history:` on one: an
+        entry moves between stores); an `AxonMemoryError` saying so."""
+        raise AxonMemoryError(
+            "a tiered memory keeps no history (declare history on a memory of one lifetime)",
+            memory=self.name, key=key,
+        )
+
+    async def purge_history(self) -> int:
+        """Nothing to purge: a tiered memory keeps no history."""
+        return 0
 
     # ------------------------------------------------------------ reads
     async def _read_once(

@@ -44,7 +44,8 @@ def test_memory_names_after_arrow_from_and_in(completer: AxonCompleter) -> None:
 
 def test_memory_fields_and_their_values(completer: AxonCompleter) -> None:
     assert complete(completer, "memory M {\n  ") == [
-        "backend: ", "decay: ", "demote_after: ", "link: ", "location: ", "min_score: ",
+        "backend: ", "decay: ", "demote_after: ", "history: ", "link: ", "location: ",
+        "min_score: ",
         "persist_if: ", "promote_after: ", "refresh_on_read: ", "retrieval: ", "store: ",
         "tiers: ", "top_k: ",
     ]
