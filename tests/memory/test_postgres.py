@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from axon.errors import AxonMemoryError
 from axon.memory.backends import postgres as pgmod
+from axon.memory.backends import postgres_schema, postgres_versions
 from axon.memory.backends import sqlite as sqlite_backend
 from axon.memory.backends.in_memory import InMemoryBackend
 from axon.memory.backends.postgres import PostgresBackend
@@ -47,6 +48,7 @@ from axon.memory.entry import NewEntry
 from axon.memory.retrieval.exact import seed_score
 from axon.memory.retrieval.scores import text_length
 from axon.memory.retrieval.text import index_terms
+from axon.memory.versions import KEEP_ALL, Version
 from tests.conftest import require_extra
 from tests.memory.conftest import FakeClock, pg_test_schema
 
@@ -160,12 +162,14 @@ async def test_schema_is_created_and_versioned(pg: PostgresBackend, pg_dsn: str)
         r[0]
         for r in raw(pg_dsn, "SELECT tablename FROM pg_tables WHERE schemaname = %s", (pg.schema,))
     }
-    assert {"meta", "entries", "models", "scope_stats"} <= tables
+    assert {"meta", "entries", "models", "scope_stats", "versions"} <= tables
     indexes = {
         r[0]
         for r in raw(pg_dsn, "SELECT indexname FROM pg_indexes WHERE schemaname = %s", (pg.schema,))
     }
-    assert {"entries_terms", "entries_context_terms", "entries_expires"} <= indexes
+    assert {
+        "entries_terms", "entries_context_terms", "entries_expires", "versions_entry"
+    } <= indexes
     assert "entries_tsv" not in indexes  # schema 3 dropped ts_rank's tsvector
 
 
@@ -358,6 +362,10 @@ async def test_old_schemas_get_terms_and_scope_stats_when_migrated(
         _stats_agree(pg_dsn, schema)  # the triggers keep it from then on
         # Held only by the context of the entry stored after it: a linked recall's count.
         assert _term_stats(pg_dsn, schema)[("globex", "Notes")] == (0, 1)
+        # The old schema gained the (empty) versions table of schema 8: history works.
+        assert raw(pg_dsn, f'SELECT count(*) FROM "{schema}".versions') == [(0,)]
+        await backend.record_versions("Notes", [Version("new", "remember", "v", {}, 1.0)], 2)
+        assert [v.value for v in await backend.history("new", "Notes")] == ["v"]
     finally:
         await backend.close()
 
@@ -390,6 +398,147 @@ async def test_schema_6_indexes_the_long_words_schema_5_left_out(
         _stats_agree(pg_dsn, schema)
     finally:
         await backend.close()
+
+
+# ---------------------------------------------------------------------- history (versions)
+
+
+async def test_a_schema_7_store_opens_and_gains_the_versions_table(
+    pg_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A schema written by the code before history (migrations 1 to 7) opens: the
+    migration to 8 adds an empty `versions` table, its index and sequence, and changes
+    no entry; history then works on it."""
+    schema = pg_test_schema(tmp_path)
+    with monkeypatch.context() as before:
+        before.setattr(postgres_schema, "MIGRATIONS", postgres_schema.MIGRATIONS[:7])
+        before.setattr(postgres_schema, "SCHEMA_VERSION", 7)
+        old = PostgresBackend(location=pg_dsn, schema=schema, pool_size=1)
+        try:
+            await old.store("a", "first fact", {"scope": "S", "tags": ["x"]})
+            await old.store_many([NewEntry(f"k{i}", f"fact {i}", {"scope": "T"}) for i in range(5)])
+        finally:
+            await old.close()
+    tables = "SELECT tablename FROM pg_tables WHERE schemaname = %s"
+    assert "versions" not in {r[0] for r in raw(pg_dsn, tables, (schema,))}
+    version = f'SELECT value FROM "{schema}".meta WHERE name = %s'
+    assert raw(pg_dsn, version, ("schema_version",)) == [("7",)]
+    rows_before = raw(pg_dsn, f'SELECT id, scope, key, vgen, terms FROM "{schema}".entries')
+
+    backend = PostgresBackend(location=pg_dsn, schema=schema, pool_size=1)
+    try:
+        assert await backend.count("T") == 5  # opens (and migrates)
+        assert raw(pg_dsn, version, ("schema_version",)) == [(str(SCHEMA_VERSION),)]
+        assert SCHEMA_VERSION == 8
+        assert "versions" in {r[0] for r in raw(pg_dsn, tables, (schema,))}
+        assert raw(pg_dsn, f'SELECT count(*) FROM "{schema}".versions') == [(0,)]
+        [(index,)] = raw(
+            pg_dsn, "SELECT indexdef FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
+            (schema, "versions_entry"),
+        )
+        assert index.endswith("(scope, key, seq)")
+        assert raw(pg_dsn, f'SELECT id, scope, key, vgen, terms FROM "{schema}".entries') == (
+            rows_before
+        )
+        entry = await backend.get("a", "S")
+        assert entry is not None and entry.metadata == {"scope": "S", "tags": ["x"]}
+        await backend.record_versions("S", [Version.of(entry, "remember")], 3)
+        [kept] = await backend.history("a", "S")
+        assert (kept.value, kept.metadata, kept.keep) == ("first fact", entry.metadata, 3)
+    finally:
+        await backend.close()
+
+
+def _versions_rows(pg_dsn: str, schema: str) -> list[tuple[Any, ...]]:
+    return raw(
+        pg_dsn,
+        f'SELECT scope, key, op, value::text, metadata::text, keep FROM "{schema}".versions '
+        "ORDER BY seq",
+    )
+
+
+async def test_versions_are_stored_as_entries_are_and_kept_per_schema(
+    pg: PostgresBackend, pg_dsn: str, tmp_path: Path, clock: FakeClock
+) -> None:
+    """Values and metadata are `json` text as written (key order, `\\u0000`); a forget has
+    SQL NULLs; another `schema` on the same server keeps versions of its own."""
+    value = {"b": 1, "a": "\x00 nul", "z": [None, 2.5]}
+    await pg.record_versions(
+        "S", [Version("k", "remember", value, {"tags": ["t"], "importance": 0.5}, 1.0, 9.5)], 2
+    )
+    await pg.record_versions("S", [Version.forget("k", 2.0)], 2)
+    assert _versions_rows(pg_dsn, pg.schema) == [
+        ("S", "k", "remember", '{"b":1,"a":"\\u0000 nul","z":[null,2.5]}',
+         '{"tags":["t"],"importance":0.5}', 2),
+        ("S", "k", "forget", None, None, 2),
+    ]
+    got = await pg.history("k", "S")
+    assert [v.op for v in got] == ["forget", "remember"]
+    assert list(got[1].value) == ["b", "a", "z"] and got[1].value["a"] == "\x00 nul"
+    assert (got[1].expires_at, got[0].value, got[0].metadata) == (9.5, None, {})
+
+    other = PostgresBackend(
+        location=pg_dsn, schema=pg_test_schema(tmp_path / "other"), clock=clock, pool_size=1
+    )
+    try:
+        assert await other.history("k", "S") == []
+        await other.record_versions("S", [Version("k", "remember", "elsewhere", {}, 3.0)], 2)
+        assert await other.purge_history(None) == 1
+        assert len(await pg.history("k", "S")) == 2  # untouched by the other schema's purge
+    finally:
+        await other.close()
+
+
+async def test_recording_again_after_a_commit_adds_nothing(
+    pg: PostgresBackend, pg_dsn: str
+) -> None:
+    """`Connector.run` runs a body again when the connection broke under it, even if its
+    COMMIT went through: the second run of a committed record adds no version (its `seq`
+    values were drawn once), and the trim keeps each key at `keep + 1` in one statement
+    for a batch of many keys."""
+    body = postgres_versions.record_body(
+        pg._q, "S", [Version("k", "remember", 1, {}, 1.0), Version("k", "update", 2, {}, 2.0)], 5
+    )
+    pg._run(body)
+    pg._run(body)  # as a retry after a lost COMMIT answer
+    assert [v.value for v in await pg.history("k", "S")] == [2, 1]
+    for round_ in range(3):
+        await pg.record_versions(
+            None, [Version(f"key{i}", "update", round_, {}, float(round_)) for i in range(200)], 1
+        )
+    [(rows, keys)] = raw(
+        pg_dsn, f'SELECT count(*), count(DISTINCT key) FROM "{pg.schema}".versions '
+        "WHERE scope IS NULL"
+    )
+    assert (rows, keys) == (400, 200)
+    assert [v.value for v in await pg.history("key7", None)] == [2, 1]
+    await pg.record_versions(None, [Version("key7", "update", 9, {}, 9.0)], KEEP_ALL)
+    assert [v.value for v in await pg.history("key7", None)] == [9, 2, 1]
+
+
+async def test_erase_takes_a_prefix_literally_and_nul_names_are_refused(
+    pg: PostgresBackend,
+) -> None:
+    """The prefix of an erase is compared as text, not a LIKE pattern: `%`, `_` and `\\`
+    match only themselves. A NUL in a scope or key is refused as for entries."""
+    scopes = ["a%x", "abx", "a_y", "a\\z", "a\\", "A%x"]
+    for scope in scopes:
+        await pg.record_versions(scope, [Version("k", "remember", scope, {}, 1.0)], 2)
+
+    async def left() -> list[str]:
+        return [s for s in scopes if await pg.history("k", s)]
+
+    await pg.erase("a%")
+    assert await left() == ["abx", "a_y", "a\\z", "a\\", "A%x"]
+    await pg.erase("a_")
+    assert await left() == ["abx", "a\\z", "a\\", "A%x"]
+    await pg.erase("a\\")
+    assert await left() == ["abx", "A%x"]
+    with pytest.raises(AxonMemoryError, match="NUL"):
+        await pg.record_versions("S\x00", [Version("k", "remember", 1, {}, 1.0)], 2)
+    with pytest.raises(AxonMemoryError, match=r"NUL.*key 'k\x00'"):
+        await pg.record_versions("S", [Version("k\x00", "remember", 1, {}, 1.0)], 2)
+    assert await pg.history("k", "S\x00") == [] and await pg.purge_history("S\x00") == 0
 
 
 async def test_scope_stats_follow_every_write_delete_clear_and_purge(

@@ -11,7 +11,8 @@
 - Durability: `store` returns only after COMMIT has returned, so an acknowledged
   write is on the server. A dropped connection (server restart, failover) makes
   the failed operation check the pool and run once more on a fresh connection:
-  every operation is idempotent (an upsert, a delete, a read), so the retry is
+  every operation is idempotent (an upsert, a delete, a read, a version insert
+  keyed by its pre-drawn `seq`: `postgres_versions`), so the retry is
   safe; if the server stays unreachable past `connect_timeout` the operation
   raises `AxonMemoryError`. Deadlocks between concurrent batch upserts are
   retried too.
@@ -29,6 +30,9 @@
   rows; expired rows are also deleted in batches (`purge_expired`, and every
   `PURGE_INTERVAL` seconds of the backend's clock during writes: the policy of
   `sql_common`).
+- History: the versions of memories declared with `history:` live in the schema's
+  `versions` table (`postgres_versions`); `record_versions` inserts and trims in one
+  transaction, `clear`, `erase` and `purge_history` delete them.
 
 Calls are synchronous inside the async methods (as the SQLite backend's are): a
 query holds the event loop for its round trip.
@@ -53,7 +57,7 @@ from axon.memory.backend import (
     MemoryBackend,
     best_first,
 )
-from axon.memory.backends import postgres_copy
+from axon.memory.backends import postgres_copy, postgres_versions
 from axon.memory.backends.postgres_bm25 import best_ranked, rank_sql, scope_stats, stored_counts
 from axon.memory.backends.postgres_pool import (
     HNSW_EF_SEARCH,
@@ -117,6 +121,7 @@ from axon.memory.retrieval.scores import (
     keyword_score,
 )
 from axon.memory.retrieval.text import CONTEXT_WEIGHT, search_terms
+from axon.memory.versions import Version
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -191,7 +196,7 @@ class PostgresBackend(MemoryBackend):
 
     name: ClassVar[str] = "pgvector"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        persistent=True, retrieval=frozenset(RETRIEVAL_MODES), shared=True
+        persistent=True, retrieval=frozenset(RETRIEVAL_MODES), shared=True, history=True
     )
     default_mode: ClassVar[str] = "exact"
 
@@ -650,6 +655,24 @@ class PostgresBackend(MemoryBackend):
         self._last_purge = now
         self._purged(total, by_scope)
         return total
+
+    # ------------------------------------------------------------------ history
+    # The `versions` table of the backend's schema (`postgres_versions`).
+
+    async def _record_versions(
+        self, scope: str | None, versions: list[Version], keep: int
+    ) -> None:
+        """Insert and trim in one transaction, safe to run again after a lost connection
+        (`postgres_versions.record_body`)."""
+        self._run(postgres_versions.record_body(self._q, scope, versions, keep))
+
+    async def _read_versions(self, scope: str | None, key: str) -> list[Version]:
+        return self._run(postgres_versions.read_body(self._q, scope, key), atomic=False)
+
+    async def _drop_versions(self, scope: str | None, *, prefix: bool) -> int:
+        """One DELETE, committed: as for erased entries, the rows stay in the table and
+        index files until (auto)vacuum reclaims them (docs/postgres.md)."""
+        return self._run(postgres_versions.drop_body(self._q, scope, prefix=prefix), atomic=False)
 
     async def _list_scopes(self, prefix: str) -> list[str]:
         """Scopes starting with `prefix`: a skip scan, one index probe per distinct scope.

@@ -40,6 +40,12 @@ Everything AXON keeps lives in one PostgreSQL schema (default `axon`, or
   `entries_text_trgm` on the key and text lower-cased as Python does
   (`KEY_LC_SQL`, `TEXT_LC_SQL`), so `exact`'s substring test (`LIKE`, its `%`,
   `_` and `\\` escaped) reads only the rows holding the needle's trigrams.
+- `versions (seq, scope, key, op, value, metadata, updated_at, expires_at, keep)`
+  (schema 8): the history of the entries of memories declared with `history:`
+  (`postgres_versions`), one row per recorded write (`op` is `remember`, `update` or
+  `forget`; a `forget` has no value nor metadata; `keep` the history setting it was
+  recorded with), `seq` from the sequence `versions_seq`, indexed on
+  `(scope, key, seq)`. Versions are not entries: no recall, list or count reads them.
 - `models (model, dim, tbl)`: one vector table per embedding model,
   `vec_<hash of the model id>` with `embedding vector(dim)` and an HNSW index
   (`vector_cosine_ops`). HNSW needs a fixed dimension; a table per model gives each
@@ -587,7 +593,34 @@ def _v7(s: str) -> list[Any]:
     return [f"ALTER TABLE {s}.entries ADD COLUMN IF NOT EXISTS created_at double precision"]
 
 
-MIGRATIONS: tuple[Callable[[str], list[Any]], ...] = (_v1, _v2, _v3, _v4, _v5, _v6, _v7)
+def _v8(s: str) -> list[Any]:
+    """`versions`, the history of the entries of memories declared with `history:`
+    (`postgres_versions`): one row per recorded write, `seq` its order (its own sequence,
+    never reused, even after a purge), `keep` the history setting it was recorded with
+    (`versions.KEEP_ALL` for `all`). No entry row changes; a schema without it simply
+    gains the empty table. Each statement may find its object made already (a schema
+    whose version was set back, as tests do), as migration 7's column may."""
+    return [
+        f"CREATE SEQUENCE IF NOT EXISTS {s}.versions_seq",
+        f"CREATE TABLE IF NOT EXISTS {s}.versions ("
+        f"  seq bigint PRIMARY KEY DEFAULT nextval('{s}.versions_seq'),"
+        "  scope text,"
+        "  key text NOT NULL,"
+        "  op text NOT NULL,"
+        "  value json,"
+        "  metadata json,"
+        "  updated_at double precision NOT NULL,"
+        "  expires_at double precision,"
+        "  keep integer NOT NULL"
+        ")",
+        f"ALTER SEQUENCE {s}.versions_seq OWNED BY {s}.versions.seq",
+        f"CREATE INDEX IF NOT EXISTS versions_entry ON {s}.versions (scope, key, seq)",
+    ]
+
+
+MIGRATIONS: tuple[Callable[[str], list[Any]], ...] = (
+    _v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8
+)
 """`MIGRATIONS[i](quoted_schema)` lists the steps taking version i to i + 1: SQL
 statements, or functions of the connection (run in the same transaction)."""
 

@@ -21,7 +21,8 @@ class Fragments:
 
     Built when a backend is made (psycopg is imported only then, after
     `import_driver` has checked it is installed); `entries` is the schema's table,
-    quoted by `sql.Identifier`. Parameters are `%s` placeholders throughout.
+    quoted by `sql.Identifier` (as are `versions` and the others). Parameters are
+    `%s` placeholders throughout.
     """
 
     def __init__(self, schema: str) -> None:
@@ -32,6 +33,8 @@ class Fragments:
         self.entries = sql.Identifier(schema, "entries")
         self.scope_stats = sql.Identifier(schema, "scope_stats")
         self.term_stats = sql.Identifier(schema, "term_stats")
+        self.versions = sql.Identifier(schema, "versions")
+        self.versions_seq = sql.Literal(f'"{schema}".versions_seq')
         self.vgen_seq = sql.Literal(f'"{schema}".vgen_seq')
         self.columns = sql.SQL(
             "e.id, e.scope, e.key, e.value, e.metadata, e.timestamp, e.expires_at, "
