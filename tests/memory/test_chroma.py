@@ -576,3 +576,49 @@ async def test_expired_entries_are_deleted_by_writes(tmp_path: Path) -> None:
     assert not raw.get(ids=[entry_id("M", "old")], include=[])["ids"]
     assert reports == [(1, {"M": 1})]
     await backend.close()
+
+
+# ---------------------------------------------------------------------- missing collections
+
+
+@pytest.mark.parametrize("digits", ["502", "503"])
+async def test_a_missing_collection_is_not_a_down_server_whatever_its_name(
+    tmp_path: Path, digits: str
+) -> None:
+    """Looking up a collection that is not there yet (the model's vectors before the first
+    embedding, or a store `axon memory` is asked about) answers "not there" at once, also
+    when the name holds an HTTP status's digits. The failures in CI: a server error's
+    text was searched for "502"/"503", so a test collection whose random name held them
+    was taken for a restarting server, retried for `connect_timeout` seconds and then
+    reported as unreachable ("... Collection [...] does not exist); is it running?")."""
+    from axon.memory.backends.chroma import store_place
+    from tests.memory.conftest import CHROMA_TEST_COLLECTIONS
+
+    name = chroma_test_url(tmp_path).rsplit("/", 1)[1] + f"-{digits}"
+    CHROMA_TEST_COLLECTIONS.add(name)  # deleted with the session's others
+    url = chroma_test_url(tmp_path).rsplit("/", 1)[0] + f"/{name}"
+    assert not store_place(url, {}, tmp_path).exists()
+    backend = ChromaBackend(location=url, embedder=HashingEmbedder(), connect_timeout=2)
+    await backend.store("k", "rivers and stones", {"scope": "S"})
+    assert store_place(url, {}, tmp_path).exists()
+    assert await backend.read_vectors("S", ["k"], backend.embedder.model_id) == {}
+    assert await backend.ensure_vectors("S") == 1
+    assert set(await backend.read_vectors("S", ["k"], backend.embedder.model_id)) == {"k"}
+    await backend.close()
+
+
+@needs_chromadb
+def test_only_errors_of_an_absent_server_are_retried() -> None:
+    """What `ChromaConnection.run` waits on (a restart) and what it reports at once."""
+    import httpx
+    from chromadb.errors import InvalidArgumentError, NotFoundError
+
+    from axon.memory.backends.chroma_client import _retryable
+
+    assert _retryable(httpx.ConnectError("[Errno 111] Connection refused"))
+    assert _retryable(ValueError("Could not connect to a Chroma server. Is it running?"))
+    assert _retryable(Exception("<html><title>502 Bad Gateway</title></html>"))
+    assert _retryable(Exception("503 Service Unavailable"))
+    assert not _retryable(NotFoundError("Collection [notes-2503-v0123456789ab] does not exist."))
+    assert not _retryable(InvalidArgumentError("connection refused by the 503 rule"))
+    assert not _retryable(ValueError("Expected IDs to be unique, found e503 and e502"))

@@ -133,17 +133,37 @@ def parse_location(location: str | None, memory_dir: str | Path | None) -> Chrom
     return ChromaTarget(written, _collection_name(written, name or DEFAULT_COLLECTION), path=path)
 
 
+_UNREACHABLE = (
+    "could not connect",  # chromadb's client, when its first request fails
+    "connection refused",
+    "bad gateway",  # a proxy in front of a restarting server (chromadb raises its body)
+    "service unavailable",
+    "gateway timeout",
+    "gateway time-out",
+)
+"""What the text of an error that is not Chroma's own says when the server is not
+there. Each has a space, so no collection name or record id (which never hold one)
+can match: a bare "503" matched `notes-2503` and every test collection whose random
+name held those digits, so looking up a missing collection (a first semantic recall)
+waited 15 s and then reported the server as unreachable."""
+
+
 def _retryable(exc: BaseException) -> bool:
-    """Whether `exc` says the server could not be reached (restarting, gone, overloaded)."""
+    """Whether `exc` says the server could not be reached (restarting, gone, overloaded).
+
+    An error of Chroma's own type (`ChromaError`: not found, bad argument, ...) is an
+    answer from a running server and never retried, whatever its message names.
+    """
     import httpx
 
     if isinstance(exc, httpx.TransportError):
         return True
-    text = f"{type(exc).__name__} {exc}".lower()
-    return any(
-        marker in text
-        for marker in ("could not connect", "connection refused", "connecterror", "503", "502")
-    )
+    from chromadb.errors import ChromaError
+
+    if isinstance(exc, ChromaError):
+        return False
+    text = str(exc).lower()
+    return any(marker in text for marker in _UNREACHABLE)
 
 
 def _gone(exc: BaseException) -> bool:
