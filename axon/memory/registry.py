@@ -213,7 +213,7 @@ BUILTIN_BACKENDS: tuple[BackendInfo, ...] = (
     BackendInfo(
         "pgvector",
         "axon.memory.backends.postgres:PostgresBackend",
-        Capabilities(persistent=True, retrieval=_ALL, shared=True),
+        Capabilities(persistent=True, retrieval=_ALL, shared=True, history=True),
         aliases=("postgres", "postgresql"),
         description="PostgreSQL with pgvector (HNSW) and full-text search",
         settings=_PG_SETTINGS,
