@@ -233,7 +233,7 @@ BUILTIN_BACKENDS: tuple[BackendInfo, ...] = (
     BackendInfo(
         "chroma",
         "axon.memory.backends.chroma:ChromaBackend",
-        Capabilities(persistent=True, retrieval=_ALL, shared=True),
+        Capabilities(persistent=True, retrieval=_ALL, shared=True, history=True),
         description="a Chroma collection, on a Chroma server (URL) or in a directory",
         options=(
             StoreOption(

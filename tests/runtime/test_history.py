@@ -181,3 +181,15 @@ def test_session_fixture_clock_drives_version_times(session: Session, clock: Fak
     notes.remember("a", key="k", expires_in="1h")
     [version] = notes.history("k")
     assert version.updated_at == clock.now and version.expires_at == clock.now + 3600
+
+
+def test_every_built_in_backend_keeps_history() -> None:
+    import importlib
+
+    from axon.memory.registry import BUILTIN_BACKENDS
+
+    for info in BUILTIN_BACKENDS:
+        module, _, name = info.target.partition(":")
+        backend_class = getattr(importlib.import_module(module), name)
+        assert info.resolved_capabilities().history, info.name
+        assert backend_class.capabilities.history, info.name

@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from axon.errors import AxonMemoryError
 from axon.memory.backend import RETRIEVAL_MODES, Capabilities, MemoryBackend, keyset_page
+from axon.memory.backends import chroma_versions
 from axon.memory.backends.chroma_client import (
     ChromaConnection,
     import_chromadb,
@@ -95,6 +96,7 @@ from axon.memory.retrieval.scores import (
     text_length,
 )
 from axon.memory.retrieval.text import CONTEXT_WEIGHT, index_terms, search_terms
+from axon.memory.versions import Version
 
 if TYPE_CHECKING:
     import numpy as np
@@ -297,7 +299,7 @@ class ChromaBackend(MemoryBackend):
 
     name: ClassVar[str] = "chroma"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        persistent=True, retrieval=frozenset(RETRIEVAL_MODES), shared=True
+        persistent=True, retrieval=frozenset(RETRIEVAL_MODES), shared=True, history=True
     )
     default_mode: ClassVar[str] = "exact"
 
@@ -644,6 +646,49 @@ class ChromaBackend(MemoryBackend):
         where = _and({"kind": "e"}, self._where_scope(scope, scope is None), self._live(now))
         ids, _ = self._fetch(where, include_meta=False)
         return len(ids)
+
+    # ------------------------------------------------------------------ history
+
+    def _versions(self, db: ChromaConnection, *, create: bool) -> Any:
+        """The collection of this memory collection's versions (`chroma_versions`)."""
+        return db.collection(f"{self.collection_name}-h", create=create)
+
+    async def _record_versions(
+        self, scope: str | None, versions: list[Version], keep: int
+    ) -> None:
+        code = _scope_code(scope)
+        self._db.run(
+            lambda db: chroma_versions.record(
+                self._versions(db, create=True), code, versions, keep, _SEQ.next
+            )
+        )
+
+    async def _read_versions(self, scope: str | None, key: str) -> list[Version]:
+        def body(db: ChromaConnection) -> list[Version]:
+            found = self._versions(db, create=False)
+            return [] if found is None else chroma_versions.read(found, _scope_code(scope), key)
+
+        return self._db.run(body)
+
+    async def _drop_versions(self, scope: str | None, *, prefix: bool) -> int:
+        wanted: Callable[[str], bool] | str | None
+        if scope is None:
+            wanted = None
+        elif prefix:
+            start = _scope_code(scope)
+
+            def under(code: str) -> bool:
+                return code.startswith(start)
+
+            wanted = under
+        else:
+            wanted = _scope_code(scope)
+
+        def body(db: ChromaConnection) -> int:
+            found = self._versions(db, create=False)
+            return 0 if found is None else chroma_versions.drop(found, wanted)
+
+        return self._db.run(body)
 
     async def _list_scopes(self, prefix: str) -> list[str]:
         def body(db: ChromaConnection) -> list[str]:
