@@ -193,3 +193,32 @@ def test_every_built_in_backend_keeps_history() -> None:
         backend_class = getattr(importlib.import_module(module), name)
         assert info.resolved_capabilities().history, info.name
         assert backend_class.capabilities.history, info.name
+
+
+def test_erasing_a_namespace_on_sqlite_leaves_no_byte_of_its_history(tmp_path: Path) -> None:
+    """Versions are erased as entries are: none of their text in any file afterwards,
+    an entry forgotten before (whose text only its versions hold) included."""
+    mem = tmp_path / "mem"
+    secret, kept = "Quorblax vintner Ystradgynlais", "Harbourmaster Pelletine"
+    with axon.Session(memory_dir=mem) as session:
+        session.execute("memory Profile { store: persistent history: all retrieval: keyword }")
+        gone = session.memory("Profile", namespace="acme/u7")
+        for n in range(30):
+            gone.remember(f"{secret} draft {n}", key=f"k{n % 3}")
+        gone.update("k0", value=f"{secret} final")
+        gone.delete("k1")
+        session.memory("Profile", namespace="acme/u8").remember(kept, key="k")
+        words = {secret.encode(), *(w.encode() for w in secret.split())}
+
+        def holding(needles: set[bytes]) -> list[str]:
+            return [p.name for p in mem.rglob("*")
+                    if p.is_file() and any(n in p.read_bytes() for n in needles)]
+
+        assert holding(words), "the test must see the text before erasing"
+        session.erase("acme/u7")
+        assert holding(words) == []
+        assert gone.history("k1") == [] and gone.history("k0") == []
+        assert holding({kept.encode()})
+        assert _ops(session.memory("Profile", namespace="acme/u8").history("k")) == [
+            ("remember", kept)
+        ]
