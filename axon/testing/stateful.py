@@ -49,6 +49,7 @@ from axon.memory.entry import MemoryEntry, NewEntry, matches_filters, value_text
 from axon.memory.namespaces import Namespace
 from axon.memory.retrieval.exact import seed_score
 from axon.memory.retrieval.text import index_terms, search_terms
+from axon.memory.versions import Version
 from axon.testing import BackendEnv, BackendFactory, FakeClock
 
 NAMESPACES = ["n", "n/m", "nX"]
@@ -87,6 +88,8 @@ queries = st.one_of(
 )
 
 START = 1_700_000_000.0
+HISTORY_KEEP = 2
+"""The `keep` of the versions the machine records."""
 
 
 class Model:
@@ -146,6 +149,8 @@ class BackendMachine(RuleBasedStateMachine):
         super().__init__()
         self.model = Model()
         self.steps = 0
+        self.versions: dict[tuple[str | None, str], list[Any]] = {}
+        """Each key's recorded versions' values, newest first, as `HISTORY_KEEP` trims them."""
 
     def run(self, awaitable: Any) -> Any:
         return self.loop.run_until_complete(awaitable)
@@ -260,6 +265,8 @@ class BackendMachine(RuleBasedStateMachine):
         assert visible <= removed <= total
         for ident in [i for i in self.model.entries if i[0] == scope]:
             del self.model.entries[ident]
+        for ident in [i for i in self.versions if i[0] == scope]:
+            del self.versions[ident]
 
     @rule()
     def clear_all(self) -> None:
@@ -267,6 +274,26 @@ class BackendMachine(RuleBasedStateMachine):
         removed = self.run(self.backend.clear())
         assert visible <= removed <= len(self.model.entries)
         self.model.entries.clear()
+        self.versions.clear()
+
+    @rule(key=st.sampled_from(KEYS), value=values, scope=scopes)
+    def record_version(self, key: str, value: Any, scope: str) -> None:
+        """History (`record_versions`) keeps to its scope and key, trimmed to the newest
+        `HISTORY_KEEP + 1`; `history_agrees` reads it back."""
+        if not self.backend.capabilities.history:
+            return
+        version = Version(key, "update", value, {"scope": scope}, self.clock.now)
+        self.run(self.backend.record_versions(scope, [version], HISTORY_KEEP))
+        kept = self.versions.setdefault((scope, key), [])
+        kept.insert(0, value)
+        del kept[HISTORY_KEEP + 1 :]
+
+    @rule(key=st.sampled_from(KEYS), scope=scopes)
+    def history_agrees(self, key: str, scope: str) -> None:
+        if not self.backend.capabilities.history:
+            return
+        got = self.run(self.backend.history(key, scope))
+        assert [v.value for v in got] == self.versions.get((scope, key), []), (scope, key)
 
     @rule(space=st.sampled_from(NAMESPACES))
     def erase_namespace(self, space: str) -> None:
@@ -274,6 +301,7 @@ class BackendMachine(RuleBasedStateMachine):
         holds an entry first, so a prefix that reaches too far is seen at once)."""
         for scope in SCOPES:
             self.store("probe", "probe", scope, None, ["red"])
+            self.record_version("a", "probe", scope)  # versions too: erased with their scope
         prefix = Namespace.of(space).scope_prefix
         erased = self.run(self.backend.erase(prefix))
         assert all(scope.startswith(prefix) for scope in erased)
@@ -283,6 +311,10 @@ class BackendMachine(RuleBasedStateMachine):
                 assert erased.get(scope) == len(self.model.live(self.clock.now, scope))
         for ident in [i for i in self.model.entries if i[0] in under]:
             del self.model.entries[ident]
+        for ident in [i for i in self.versions if i[0] is not None and i[0].startswith(prefix)]:
+            del self.versions[ident]
+        for scope in SCOPES:
+            self.history_agrees("a", scope)
 
     @rule(first=scopes, second=scopes)
     def cursor_keeps_to_its_scope(self, first: str, second: str) -> None:
