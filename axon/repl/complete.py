@@ -4,8 +4,8 @@ Completes dot commands, keywords, memory fields (`store`, `backend`, ...)
 inside `memory NAME { ... }`, their values (`persistent`, registered backend
 names, `hybrid`, durations like `7d`), `with { ... }` options, and names the
 session knows: declared memories after `->`, `from` (recall, forget), `in`, `.show`,
-`.update` and `.clear`, flows after `run`, and `let` bindings elsewhere. It reads the text
-with a few regular expressions, not the parser, because the text being typed
+`.update`, `.history` and `.clear`, flows after `run`, and `let` bindings elsewhere. It
+reads the text with a few regular expressions, not the parser, because the text being typed
 is usually incomplete.
 """
 
@@ -101,7 +101,7 @@ class AxonCompleter(Completer):
             return
         word = _WORD.search(line)
         typed = word.group(0) if word else ""
-        if re.fullmatch(r"\.(show|clear|update|(export|stats)(\s+\w+)*)\s+\w*", line):
+        if re.fullmatch(r"\.(show|clear|update|history|(export|stats)(\s+\w+)*)\s+\w*", line):
             yield from _matching([(n, "memory") for n in self.memory_names()], typed)
         elif re.fullmatch(r"\.trace\s+\w*", line):
             yield from _matching([("on", ""), ("off", "")], typed)

@@ -49,6 +49,8 @@ COMMANDS: dict[str, str] = {
     ".clear": ".clear NAME: delete every entry of memory NAME",
     ".update": ".update NAME KEY VALUE: change the value of an entry of NAME (VALUE read as "
     "JSON when it parses, else as text); the rest of the entry stays",
+    ".history": ".history NAME KEY: the versions memory NAME keeps of KEY, newest first "
+    "(a memory declared with history: N)",
     ".trace": ".trace on|off: print trace events as they happen",
     ".load": ".load FILE: run a whole program (declarations and statements)",
     ".export": ".export [--with-vectors] [NAME...] FILE: write memories (default: all) to an "
@@ -435,6 +437,10 @@ class Console:
                 return self.update(name, key, line.split(None, 3)[3])
             case ".update", _:
                 return self._fail("error: usage: .update NAME KEY VALUE")
+            case ".history", [name, key]:
+                return self.history(name, key)
+            case ".history", _:
+                return self._fail("error: usage: .history NAME KEY")
             case ".clear", [name]:
                 return self.clear(name)
             case ".clear", _:
@@ -668,6 +674,23 @@ class Console:
         except TypeError as exc:  # a value no memory stores (JSON gives none such)
             return self._fail(f"error: {exc}")
         self._say(f"updated {key} in {name}")
+        return True
+
+    def history(self, name: str, key: str) -> bool:
+        """`.history NAME KEY`: `handle.history(key)` (docs/language.md §5.3), one line per
+        version, newest first: the op, when, and the value (`(forgotten)` for a forget)."""
+        import json
+
+        if not self._known_memory(name):
+            return False
+        versions = self.session.memory(name).history(key)
+        if not versions:
+            self._say(f"no history of {key} in {name}")
+            return True
+        for version in versions:
+            value = version.value if isinstance(version.value, str) else json.dumps(version.value)
+            shown = "(forgotten)" if version.op == "forget" else value
+            self._say(f"{version.op:<8}  {render.clock_text(version.updated_at)}  {shown}")
         return True
 
     def clear(self, name: str) -> bool:

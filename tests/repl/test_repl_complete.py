@@ -97,9 +97,10 @@ def test_braces_in_strings_and_comments_do_not_confuse_it(completer: AxonComplet
 
 def test_dot_commands_and_their_arguments(completer: AxonCompleter, tmp_path: Path) -> None:
     assert complete(completer, ".") == [
-        ".help", ".memories", ".declare", ".show", ".stats", ".clear", ".update", ".trace",
-        ".load", ".export", ".import", ".quit", ".exit",
+        ".help", ".memories", ".declare", ".show", ".stats", ".clear", ".update", ".history",
+        ".trace", ".load", ".export", ".import", ".quit", ".exit",
     ]
+    assert complete(completer, ".history N") == ["Notes"]
     assert complete(completer, ".export Notes F") == ["Facts"]
     assert complete(completer, ".s") == [".show", ".stats"]
     assert complete(completer, ".stats Notes F") == ["Facts"]

@@ -460,3 +460,23 @@ def test_update_changes_an_entry_s_value_and_keeps_the_rest(repl: Repl) -> None:
     assert "usage: .update NAME KEY VALUE" in repl.take()[1]
     assert not repl.run(".update Ntoes r x")
     assert "did you mean 'Notes'?" in repl.take()[1]
+
+
+def test_history_lists_an_entry_s_versions_newest_first(repl: Repl) -> None:
+    repl.run("memory Profile { store: session history: 3 }")
+    repl.run('remember("likes tea") -> Profile with { key: "drink" }')
+    repl.run(".update Profile drink likes coffee")
+    repl.run('forget("drink") from Profile')
+    repl.take()
+    assert repl.run(".history Profile drink")
+    lines = repl.take()[0].splitlines()
+    assert [line.split()[0] for line in lines] == ["forget", "update", "remember"]
+    assert lines[0].endswith("(forgotten)") and lines[1].endswith("likes coffee")
+    assert repl.run(".history Profile nothing")
+    assert repl.take()[0] == "no history of nothing in Profile\n"
+    repl.run(NOTES)
+    repl.take()
+    assert not repl.run(".history Notes r")
+    assert "keeps no history" in repl.take()[1]
+    assert not repl.run(".history Profile")
+    assert "usage: .history NAME KEY" in repl.take()[1]
