@@ -300,6 +300,18 @@ def tier_membership_problem(memory: str, tiers: Any, asked: Any) -> str | None:
     return None
 
 
+def where_value(value: Any) -> Any:
+    """A `where` value as Python gives it -> as `filter_problem` checks it and every
+    backend takes it: a tuple is a list (`("a", "b")`, and an operator map's `in`
+    operand, `{"in": (1, 2)}`), an operator map a new dict; anything else as it is
+    (a set or a string operand is then refused by `filter_problem`)."""
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, dict):
+        return {op: list(v) if isinstance(v, tuple) else v for op, v in value.items()}
+    return value
+
+
 def filter_problem(name: str, value: Any, filters: dict[str, Any]) -> str | None:
     """A `where` field: not given twice (nor as `tags` too), a scalar, a list of scalars
     or an operator map (`operator_problem`, `operators_problem`)."""

@@ -10,7 +10,7 @@ import datetime
 import json
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -740,6 +740,20 @@ def window_test(filters: Mapping[str, Any] | None) -> Callable[[float], bool]:
     low = -math.inf if since is None else since
     high = math.inf if until is None else until
     return lambda timestamp: low <= timestamp < high
+
+
+def matching_entries(
+    entries: Sequence[MemoryEntry], filters: Mapping[str, Any] | None, now: float
+) -> list[MemoryEntry]:
+    """The `entries` `filters` keep, in their order: the metadata filters
+    (`filter_predicate`) and the time window (`window_test`, its `Ago` bounds counted
+    back from `now`, `resolved_window`). What a keyset page (`list_page`) read before
+    filtering is left with, so `page` keeps the entries `list_matching` keeps."""
+    if not filters:
+        return list(entries)
+    accepts = filter_predicate(filters)
+    inside = window_test(resolved_window(filters, now))
+    return [entry for entry in entries if inside(entry.timestamp) and accepts(entry.metadata)]
 
 
 def filter_predicate(filters: Mapping[str, Any] | None) -> Callable[[Mapping[str, Any]], bool]:

@@ -63,6 +63,7 @@ from axon.compiler.check_options import (
     tiers_problem,
     top_k_problem,
     type_problem,
+    where_value,
 )
 from axon.compiler.names import did_you_mean, key_for_literal
 from axon.errors import AxonMemoryError
@@ -280,7 +281,7 @@ def _filters(
     for name, value in where.items():
         if not isinstance(name, str):
             raise TypeError(f"{op}: where keys must be str, not {type(name).__name__}")
-        field = list(value) if isinstance(value, tuple) else value
+        field = where_value(value)  # tuples as lists, an `in` operand's too
         _check(filter_problem(name, field, filters), op, memory)
         filters[name] = field
     return filters
@@ -972,17 +973,23 @@ class AsyncMemoryHandle:
         where: Mapping[str, Any] | None = None,
         type: str | None = None,
         min_importance: Importance | None = None,
+        since: Any = None,
+        until: Any = None,
     ) -> Page:
         """A page of at most `limit` entries, newest first, after the cursor `after`.
 
         Walk a memory of any size with `page = notes.page()` then
         `notes.page(after=page.next)` until `page.next` is None: each page is one
-        index range read (a keyset cursor, no OFFSET scan). Filters are recall's; with
-        one, a page holds the matching entries of the next `limit` (maybe none).
+        index range read (a keyset cursor, no OFFSET scan). Filters are recall's, and
+        `since` / `until` `list`'s (last written in `[since, until)`, checked alike);
+        with one, a page holds the matching entries of the next `limit` (maybe none),
+        and the cursor walks on past the others. Give each page the same filters: a
+        duration (`since="7d"`) counts back from each page's call.
         """
         op = f"{self.name}.page"
         checked, cursor = _page_args(limit, after, op, self.name)
         filters = _filters(tags, where, op, self.name, type, min_importance)
+        filters.update(_window(since, until, op, self.name))
         return await self._run(lambda m, r: _do_page(m, self.name, checked, cursor, filters))
 
     async def count(self) -> int:

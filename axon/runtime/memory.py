@@ -18,8 +18,9 @@ import attrs
 from axon.compiler.ir import IRMemory
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
-from axon.memory.entry import DEFAULT_IMPORTANCE, MemoryEntry
+from axon.memory.entry import DEFAULT_IMPORTANCE, EXPIRY_DURATION, MemoryEntry, NewEntry
 from axon.memory.versions import Version
+from axon.runtime.records import duration_given, expiry_of, keep_duration
 
 
 @attrs.frozen
@@ -41,18 +42,19 @@ class _Unchanged:
 UNCHANGED: Any = _Unchanged()
 """A `Change` field left as it is (None is a value, and `expires_in=None` is "never")."""
 
-KEPT_METADATA = ("scope", "source", "tags", "importance", "type", "related", "tier", "expires_in")
+KEPT_METADATA = ("scope", "source", "tags", "importance", "type", "related", "tier")
 """Metadata that is not free: the runtime's and the options' own fields (`related`
-stays, `expires_in` is a `refresh_on_read` memory's duration). `Change.metadata`
-replaces the others."""
+stays). `Change.metadata` replaces the others; on a `refresh_on_read` memory the
+expiry duration (`EXPIRY_DURATION`) is the runtime's too (`changed_metadata`)."""
 
 
 @attrs.frozen
 class Change:
     """What `Memory.update` changes of a stored entry; a field left `UNCHANGED` (or None
     for `metadata`, `tags`, `importance`, `type`) stays as it is. `metadata` replaces
-    the free fields (not `KEPT_METADATA`); `tags=[]` leaves none; `expires_in`
-    is seconds from the update (`math.inf`: never), as `remember`'s."""
+    the free fields (not `KEPT_METADATA`, nor a `refresh_on_read` memory's expiry
+    duration: `changed_entry`); `tags=[]` leaves none; `expires_in` is seconds from
+    the update (`math.inf`: never), as `remember`'s."""
 
     value: Any = UNCHANGED
     metadata: Mapping[str, Any] | None = None
@@ -74,13 +76,21 @@ class Change:
         return [name for name, there in given.items() if there]
 
 
-def changed_metadata(metadata: Mapping[str, Any], change: Change) -> dict[str, Any]:
+def changed_metadata(
+    metadata: Mapping[str, Any], change: Change, *, refresh_on_read: bool = True
+) -> dict[str, Any]:
     """An entry's `metadata` as `change` leaves it (its expiry apart): free fields
     replaced when given, then tags, importance and type; a `type` on an entry without
-    importance gives it normal's, as a record."""
+    importance gives it normal's, as a record.
+
+    With `refresh_on_read` (the memory's field) the expiry duration the entry keeps
+    (`EXPIRY_DURATION`) is not free: it stays when `metadata` is replaced (`changed_entry`
+    resets it when `expires_in` is given). Without, `expires_in` is a free field like
+    any other, replaced with them (docs/language.md §4.1 Refresh on read)."""
     meta = dict(metadata)
     if change.metadata is not None:
-        meta = {k: v for k, v in meta.items() if k in KEPT_METADATA}
+        kept = (*KEPT_METADATA, EXPIRY_DURATION) if refresh_on_read else KEPT_METADATA
+        meta = {k: v for k, v in meta.items() if k in kept}
         meta.update(change.metadata)
     if change.tags is not None:
         meta["tags"] = list(change.tags)
@@ -90,6 +100,33 @@ def changed_metadata(metadata: Mapping[str, Any], change: Change) -> dict[str, A
         meta["type"] = change.type
         meta.setdefault("importance", DEFAULT_IMPORTANCE)
     return meta
+
+
+def changed_entry(
+    decl: IRMemory, memory: str, key: str, old: MemoryEntry, change: Change, now: float
+) -> NewEntry:
+    """The entry `MemoryBackend.update` writes over `old` (the live entry under `key`)
+    for `change` made at `now`: value and metadata as `change` says (`changed_metadata`),
+    the expiry kept unless `expires_in` is given (then `expiry_of` from `now`).
+
+    On a `refresh_on_read` memory the entry's expiry duration (`EXPIRY_DURATION`) follows
+    its expiry: kept by every change that gives no `expires_in` (metadata, tags,
+    importance, type, value), the new duration when one is given, none for "never";
+    metadata giving `expires_in` is an `AxonMemoryError` naming the memory and the key,
+    as in a remember (`keep_duration`). On another memory `expires_in` in metadata is a
+    free field: replaced with the others, kept when the expiry changes."""
+    refresh = decl.refresh_on_read
+    if refresh and change.metadata is not None and EXPIRY_DURATION in change.metadata:
+        raise duration_given(memory, key)
+    meta = changed_metadata(old.metadata, change, refresh_on_read=refresh)
+    expires_at = old.expires_at
+    if change.expires_in is not UNCHANGED:
+        expires_at = expiry_of(decl, meta, now, change.expires_in)
+        if refresh:
+            meta.pop(EXPIRY_DURATION, None)
+            keep_duration(decl, memory, key, meta, expires_at, now)
+    value = old.value if change.value is UNCHANGED else change.value
+    return NewEntry(key, value, meta, expires_at)
 
 
 def item_error(index: int, exc: AxonMemoryError) -> AxonMemoryError:

@@ -117,14 +117,20 @@ def keep_duration(
     if not decl.refresh_on_read:
         return
     if EXPIRY_DURATION in meta:
-        raise AxonMemoryError(
-            f"'{EXPIRY_DURATION}' is kept by the runtime in the metadata of a memory with "
-            f"refresh_on_read: give expires_in as an option, not inside metadata",
-            memory=memory,
-            key=key,
-        )
+        raise duration_given(memory, key)
     if expires_at is not None:
         meta[EXPIRY_DURATION] = expires_at - now
+
+
+def duration_given(memory: str, key: str) -> AxonMemoryError:
+    """The error of a write (remember or update) whose metadata gives `EXPIRY_DURATION`
+    on a memory with `refresh_on_read`, where that field is the runtime's."""
+    return AxonMemoryError(
+        f"'{EXPIRY_DURATION}' is kept by the runtime in the metadata of a memory with "
+        f"refresh_on_read: give expires_in as an option, not inside metadata",
+        memory=memory,
+        key=key,
+    )
 
 
 def remember_record(

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from axon.compiler.ir import IRMemory
 from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
-from axon.memory.entry import Clock, MemoryEntry, NewEntry, matches_filters
+from axon.memory.entry import Clock, MemoryEntry, NewEntry, matching_entries
 from axon.memory.links import LinkChange, MissingLinkTarget, kept_related
 from axon.memory.versions import Version
 from axon.runtime import tiers as tiering
@@ -309,8 +309,13 @@ class TieredMemory:
                     raise item_error(index, exc) from None
                 chosen.append(tier)
                 olds.append(old)
+                # A live copy in another tier: its first write is the entry's, as in
+                # `remember` (the target tier's store keeps its own copy's by itself).
+                first = old[1].created_at if old is not None and old[0] != tier else None
                 batches.setdefault(tier, []).append(
-                    NewEntry(write.key, write.value, meta, expires_at, timestamp=now)
+                    NewEntry(
+                        write.key, write.value, meta, expires_at, timestamp=now, created_at=first
+                    )
                 )
             stored: dict[tuple[str, str], MemoryEntry] = {}
             for tier, batch in batches.items():
@@ -761,9 +766,9 @@ class TieredMemory:
                     )
                 if again.cursor is not None:
                     following[tier] = again.cursor
-        entries = [tiering.located(e, name, tier) for _, _, _, tier, e in chosen]
-        if filters:
-            entries = [e for e in entries if matches_filters(e.metadata, filters)]
+        entries = matching_entries(
+            [tiering.located(e, name, tier) for _, _, _, tier, e in chosen], filters, self.clock()
+        )
         cursor = _page_cursor(following)
         backends = {tier: one.backend_name for tier, one in self.tiers.items()}
         emit_listing(

@@ -117,3 +117,82 @@ def test_a_tiered_memory_restarts_each_entry_in_its_tier(tmp_path: Path) -> None
         clock.advance(5 * MINUTE)
         assert {e.key: e.tier for e in notes.list()} == {"garden": "session", "gate": "persistent"}
         assert notes.get("garden").expires_at == start + 23 * MINUTE
+
+
+PLAIN_USES_CHANGED_ENTRY = pytest.mark.xfail(
+    strict=True,
+    reason="PlainMemory.changed (axon/runtime/plain.py, the lead's) must build the entry "
+    "with axon.runtime.memory.changed_entry; remove this mark once it does",
+)
+
+
+@pytest.mark.parametrize("tiered", [False, True], ids=["plain", "tiered"])
+def test_every_update_keeps_or_resets_the_duration_a_read_restarts(
+    tmp_path: Path, tiered: bool
+) -> None:
+    clock = FakeClock()
+    start = clock.now
+    changes: dict[str, dict[str, object]] = {
+        "value": {"value": "changed"},
+        "metadata": {"metadata": {"phase": 2}},
+        "tags": {"tags": ["work"]},
+        "importance": {"importance": "high"},
+        "type": {"type": "short_term"},
+        "all": {"value": "v", "metadata": {"a": 1}, "tags": [], "importance": 0.1},
+        "longer": {"expires_in": "1h", "metadata": {"phase": 3}},
+        "never": {"expires_in": "never"},
+        "none": {"expires_in": None},
+    }
+    with axon.Session(memory_dir=tmp_path, clock=clock) as session:
+        where = "tiers: [session, persistent] store: persistent" if tiered else (
+            "store: persistent backend: sqlite"
+        )
+        session.execute(
+            f"memory N {{ {where} retrieval: keyword decay: 10m refresh_on_read: true }}"
+        )
+        notes = session.memory("N")
+        for key in changes:
+            notes.remember("the garden needs water", key=key, metadata={"phase": 1})
+        clock.advance(MINUTE)
+        for key, change in changes.items():
+            notes.update(key, **change)  # type: ignore[arg-type]
+        clock.advance(8 * MINUTE)
+        kept = {key: notes.get(key) for key in changes}
+    durations = {key: e.metadata.get("expires_in") for key, e in kept.items() if e is not None}
+    expiries = {key: e.expires_at for key, e in kept.items() if e is not None}
+    restarted = {key: 10 * MINUTE for key in ("value", "metadata", "tags", "importance",
+                                               "type", "all")}
+    assert durations == {**restarted, "longer": 3600.0, "never": None, "none": None}
+    assert expiries == {
+        **{key: start + 19 * MINUTE for key in restarted},  # read at 9m: 10m from then
+        "longer": start + 9 * MINUTE + 3600, "never": None, "none": None,
+    }
+    assert kept["metadata"] is not None and kept["metadata"].metadata["phase"] == 2
+
+
+@PLAIN_USES_CHANGED_ENTRY
+def test_an_update_cannot_give_the_duration_in_metadata(tmp_path: Path) -> None:
+    # A remember refuses it; an update took it and a read then restarted 5 seconds.
+    with _session(tmp_path, FakeClock(), refresh=True) as session:
+        notes = session.memory("N")
+        notes.remember("x", key="k")
+        for extra in ({}, {"expires_in": "1h"}):
+            with pytest.raises(AxonMemoryError) as caught:
+                notes.update("k", metadata={"expires_in": 5}, **extra)  # type: ignore[arg-type]
+            assert "'expires_in' is kept by the runtime" in str(caught.value)
+            assert (caught.value.memory, caught.value.key) == ("N", "k")
+        assert notes.get("k").metadata["expires_in"] == 10 * MINUTE
+
+
+@PLAIN_USES_CHANGED_ENTRY
+def test_without_the_field_expires_in_is_free_metadata_to_an_update(tmp_path: Path) -> None:
+    # It was kept when metadata was replaced and dropped when the expiry changed.
+    with _session(tmp_path, FakeClock(), refresh=False) as session:
+        notes = session.memory("N")
+        notes.remember("x", key="k", metadata={"expires_in": 5, "b": 1})
+        entry = notes.update("k", expires_in="1h")
+        assert (entry.metadata["expires_in"], entry.metadata["b"]) == (5, 1)
+        entry = notes.update("k", metadata={"c": 2})
+        assert "expires_in" not in entry.metadata and entry.metadata["c"] == 2
+        entry = notes.update("k", metadata={"expires_in": "free"})
+        assert entry.metadata["expires_in"] == "free"

@@ -445,3 +445,32 @@ def test_the_tiered_example_program(tmp_path: Path) -> None:
     assert [(r["key"], r["tier"]) for r in recalls["again"]] == [("todo_quotes", "persistent")]
     promoted = [e["data"]["key"] for e in events if e["event_type"] == "memory_promote"]
     assert promoted == ["todo_quotes"]
+
+
+def test_remember_many_moving_a_key_keeps_its_first_write(
+    session: Session, clock: FakeClock
+) -> None:
+    # A batch item whose key lives in another tier moves it (written to the item's tier,
+    # deleted from the other): it kept the batch's time as created_at, remember did not.
+    session.execute(
+        "memory A { tiers: [session, persistent] store: session retrieval: keyword "
+        "backend: sqlite }"
+    )
+    notes = session.memory("A")
+    first = clock.now
+    notes.remember("draft", key="moved")
+    notes.remember("draft", key="stays")
+    clock.advance(10)
+    notes.remember_many([
+        {"value": "final", "key": "moved", "tier": "persistent"},
+        {"value": "final", "key": "stays"},
+        {"value": "new", "key": "new", "tier": "persistent"},
+    ])
+    assert stored_in(session, "session") == ["stays"]
+    assert stored_in(session, "persistent") == ["moved", "new"]
+    times = {e.key: (e.value, e.tier, e.created_at, e.updated_at) for e in notes.list()}
+    assert times == {
+        "moved": ("final", "persistent", first, first + 10),
+        "stays": ("final", "session", first, first + 10),
+        "new": ("new", "persistent", first + 10, first + 10),
+    }

@@ -51,6 +51,27 @@ def test_python_lists_pages_and_recalls_take_operator_maps(session: Session) -> 
     assert notes.list(where={"n": {"exists": False}}) == []
 
 
+def test_an_in_operand_may_be_a_tuple_and_every_backend_gets_a_list(session: Session) -> None:
+    # A tuple was refused ("in takes a list"): it is Python's natural sequence. Passed on
+    # as a tuple, SQLite and PostgreSQL would match nothing (their queries take a list).
+    notes = session.memory("Notes")
+    where = {"n": {"in": (1, "9")}}
+    assert sorted(e.key for e in notes.list(where=where)) == ["march", "text"]
+    assert sorted(e.key for e in notes.page(where=where).entries) == ["march", "text"]
+    assert sorted(r.key for r in notes.recall("note", where=where)) == ["march", "text"]
+    assert sorted(e.key for e in notes.list(where={"n": (3, 5)})) == ["july", "june"]
+    assert where == {"n": {"in": (1, "9")}}  # the caller's map is left as it was
+    read = [e for e in session.events if e["event_type"] == "memory_read"][-1]
+    assert read["data"]["filters"] == {"n": [3, 5]}
+    for bad, shown in (({1, 9}, "a value of type set"), ("19", '"19"')):
+        with pytest.raises(AxonMemoryError) as caught:
+            notes.list(where={"n": {"in": bad}})
+        assert f"where: 'n': in takes a list of strings, numbers or booleans, got {shown}" in (
+            str(caught.value)
+        )
+        assert caught.value.memory == "Notes"
+
+
 def test_a_program_recalls_and_forgets_by_operator_maps(session: Session) -> None:
     [record] = session.execute(
         'recall("note") from Notes with { where: { day: { gte: "2024-06" } } } as hits'
