@@ -23,11 +23,11 @@ from axon.errors import AxonMemoryError
 from axon.memory.backend import MemoryBackend
 from axon.memory.embeddings.availability import keyword_fallback_warning
 from axon.memory.entry import (
-    EXPIRY_DURATION,
     Clock,
     MemoryEntry,
     NewEntry,
     matches_filters,
+    matching_entries,
     shown_filters,
 )
 from axon.memory.links import LinkChange, MissingLinkTarget, kept_related
@@ -46,7 +46,7 @@ from axon.runtime.memory import (
     Change,
     Write,
     batch_error,
-    changed_metadata,
+    changed_entry,
     item_error,
 )
 from axon.runtime.records import expiry_of, keep_duration
@@ -397,14 +397,7 @@ class PlainMemory:
         now = self.clock()
 
         def build(old: MemoryEntry) -> NewEntry:
-            meta = changed_metadata(old.metadata, change)
-            expires_at = old.expires_at
-            if change.expires_in is not UNCHANGED:
-                expires_at = expiry_of(self.decl, meta, now, change.expires_in)
-                meta.pop(EXPIRY_DURATION, None)
-                keep_duration(self.decl, name, key, meta, expires_at, now)
-            value = old.value if change.value is UNCHANGED else change.value
-            return NewEntry(key, value, meta, expires_at)
+            return changed_entry(self.decl, name, key, old, change, now)
 
         with errors_named(name):
             done = await self.backend.update(key, self.scope, build)
@@ -692,9 +685,9 @@ class PlainMemory:
         started = time.perf_counter()
         with errors_named(name):
             page = await self.backend.list_page(self.scope, limit=limit, after=after)
-        entries = [named(entry, name) for entry in page.entries]
-        if filters:
-            entries = [entry for entry in entries if matches_filters(entry.metadata, filters)]
+        entries = matching_entries(
+            [named(entry, name) for entry in page.entries], filters, self.clock()
+        )
         emit_listing(
             self.tracer, "page", name, count=len(entries), limit=limit,
             backend=self.backend_name, filters=filters, started=started,

@@ -21,7 +21,7 @@ from axon.runtime.session import AsyncSession, Session
 
 OPERATIONS = [
     "remember", "remember_many", "update", "recall", "embed", "get", "associate", "delete",
-    "list", "page", "count", "stats",
+    "list", "page", "count", "stats", "history", "purge_history",
 ]
 
 

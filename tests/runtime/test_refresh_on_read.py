@@ -119,13 +119,6 @@ def test_a_tiered_memory_restarts_each_entry_in_its_tier(tmp_path: Path) -> None
         assert notes.get("garden").expires_at == start + 23 * MINUTE
 
 
-PLAIN_USES_CHANGED_ENTRY = pytest.mark.xfail(
-    strict=True,
-    reason="PlainMemory.changed (axon/runtime/plain.py, the lead's) must build the entry "
-    "with axon.runtime.memory.changed_entry; remove this mark once it does",
-)
-
-
 @pytest.mark.parametrize("tiered", [False, True], ids=["plain", "tiered"])
 def test_every_update_keeps_or_resets_the_duration_a_read_restarts(
     tmp_path: Path, tiered: bool
@@ -170,7 +163,6 @@ def test_every_update_keeps_or_resets_the_duration_a_read_restarts(
     assert kept["metadata"] is not None and kept["metadata"].metadata["phase"] == 2
 
 
-@PLAIN_USES_CHANGED_ENTRY
 def test_an_update_cannot_give_the_duration_in_metadata(tmp_path: Path) -> None:
     # A remember refuses it; an update took it and a read then restarted 5 seconds.
     with _session(tmp_path, FakeClock(), refresh=True) as session:
@@ -184,7 +176,6 @@ def test_an_update_cannot_give_the_duration_in_metadata(tmp_path: Path) -> None:
         assert notes.get("k").metadata["expires_in"] == 10 * MINUTE
 
 
-@PLAIN_USES_CHANGED_ENTRY
 def test_without_the_field_expires_in_is_free_metadata_to_an_update(tmp_path: Path) -> None:
     # It was kept when metadata was replaced and dropped when the expiry changed.
     with _session(tmp_path, FakeClock(), refresh=False) as session:

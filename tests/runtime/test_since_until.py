@@ -89,11 +89,6 @@ def _assert_pages_keep_the_window(session: Session, start: float, memory: str) -
     assert read["data"]["filters"]["updated_at"] == {"until": start + DAY}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PlainMemory.page_matching (axon/runtime/plain.py, the lead's) must keep its page "
-    "with axon.memory.entry.matching_entries (the window too); remove this mark once it does",
-)
 def test_page_keeps_the_window_and_its_cursor_walks_on(
     session: Session, clock: FakeClock
 ) -> None:
