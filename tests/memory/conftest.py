@@ -212,7 +212,7 @@ def _drop_chroma_test_collections() -> Iterator[None]:
         )
         for collection in client.list_collections():
             name = collection if isinstance(collection, str) else collection.name
-            if any(name == c or name.startswith(f"{c}-v") for c in CHROMA_TEST_COLLECTIONS):
+            if any(name == c or name.startswith(f"{c}-") for c in CHROMA_TEST_COLLECTIONS):
                 client.delete_collection(name)
 
 
