@@ -622,3 +622,31 @@ def test_only_errors_of_an_absent_server_are_retried() -> None:
     assert not _retryable(NotFoundError("Collection [notes-2503-v0123456789ab] does not exist."))
     assert not _retryable(InvalidArgumentError("connection refused by the 503 rule"))
     assert not _retryable(ValueError("Expected IDs to be unique, found e503 and e502"))
+
+
+@needs_chromadb
+async def test_a_failing_server_is_an_error_not_a_missing_collection(tmp_path: Path) -> None:
+    """Only "does not exist" means a collection is not there: a server that fails the
+    lookup (its answer when it had run out of file descriptors is below) is an error
+    naming the location, not a semantic recall or `read_vectors` that quietly finds no
+    vectors. The client is a stand-in for the one chromadb builds, failing every lookup."""
+    from chromadb.errors import InternalError, NotFoundError
+
+    failure = "Database error: (code: 14) unable to open database file"
+
+    class _Client:
+        def __init__(self, error: Exception) -> None:
+            self.error = error
+
+        def get_collection(self, name: str, **_: object) -> object:
+            raise self.error
+
+    backend = ChromaBackend(location="http://127.0.0.1:9/notes", connect_timeout=1)
+    backend._db._client = _Client(NotFoundError("Collection [notes-v0123456789ab] does not exist"))
+    assert backend._db.run(lambda db: db.collection("notes-v0123456789ab", create=False)) is None
+    backend._db._client = _Client(InternalError(failure))
+    with pytest.raises(AxonMemoryError) as caught:
+        await backend.read_vectors("S", ["k"], "hashing:64")
+    assert "Chroma at http://127.0.0.1:9/notes refused the operation" in str(caught.value)
+    assert "unable to open database file" in str(caught.value)
+    await backend.close()

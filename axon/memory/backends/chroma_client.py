@@ -281,7 +281,8 @@ class ChromaConnection:
         return self._client
 
     def collection(self, name: str, *, create: bool = True) -> Any:
-        """The collection `name` (cosine space, no embedding function), made if `create`."""
+        """The collection `name` (cosine space, no embedding function), made if `create`;
+        else None when the server says it does not exist (any other error is raised)."""
         found = self._collections.get(name)
         if found is None:
             client = self._open()
@@ -295,9 +296,9 @@ class ChromaConnection:
                 try:
                     found = client.get_collection(name, embedding_function=None)
                 except Exception as exc:
-                    if _retryable(exc):
-                        raise
-                    return None
+                    if _gone(exc) and not _retryable(exc):
+                        return None
+                    raise  # unreachable (`run` retries) or failing: not "no collection"
             self._collections[name] = found
         return found
 
