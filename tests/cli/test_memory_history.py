@@ -42,7 +42,7 @@ def test_history_lists_versions_newest_first_and_cli_writes_record_theirs(
                 *where).returncode == 0
     assert axon("memory", "update", "Profile", "drink", "--tag", "morning",
                 *where).returncode == 0
-    shown = axon("memory", "history", "Profile", "drink", *where)
+    shown = axon("memory", "history", "Profile", "drink", *where, COLUMNS="160")
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     assert lines[0].split()[:3] == ["op", "updated", "value"]
