@@ -90,6 +90,7 @@ from axon.memory.backends.sqlite_schema import (
     schema_version,
     upsert_rows,
 )
+from axon.memory.backends.sqlite_scope_terms import ScopeTermsCache
 from axon.memory.backends.sqlite_text_search import (
     fts_match_expression as fts_match_expression,
 )
@@ -231,6 +232,7 @@ class SQLiteBackend(MemoryBackend):
             raise AxonMemoryError(f"synchronous must be NORMAL or FULL, got {sync!r}")
         self._lock = threading.RLock()
         self._nothing_pending: dict[tuple[str | None, str], tuple[int, int]] = {}
+        self._scope_terms = ScopeTermsCache()  # keyword recall of small scopes
         self._writes_since_purge = 0
         self.read_only = is_read_only(self.path)
         threshold = threshold_from_env(ann_threshold)
@@ -749,11 +751,14 @@ class SQLiteBackend(MemoryBackend):
         linked: bool = False,
     ) -> list[MemoryEntry]:
         """Per-scope BM25 over FTS5's candidates, in [0, 1]
-        (`sqlite_text_search.retrieve_keyword`)."""
+        (`sqlite_text_search.retrieve_keyword`); a small scope of a big file from its
+        term counts kept in `_scope_terms` (`sqlite_scope_terms`)."""
         self._maybe_purge(now)
         scope_sql = self._scope_sql(scope, "e.scope")
         return self._read(
-            lambda conn: retrieve_keyword(conn, query, top_k, scope_sql, filters, now, linked)
+            lambda conn: retrieve_keyword(
+                conn, query, top_k, scope_sql, filters, now, linked, self._scope_terms
+            )
         )
 
     # ------------------------------------------------------------------ semantic

@@ -33,9 +33,12 @@ Layout (version 10):
 - `scope_stats`: per scope, its entries, the total length of their key and text
   and of their contexts (tokens, `scores.text_length`): the BM25 statistics of
   a memory (`retrieval.scores`), kept by `upsert_rows` and `delete_rows` in the
-  same transaction as the rows. `entries_fts_terms` / `entries_fts_linked_terms`
-  (fts5vocab) give a term's document count in the whole file, which is that of the
-  scope when the scope is the whole file; otherwise it is counted per query.
+  same transaction as the rows; and `mark` (schema 12), a random number drawn
+  again by triggers at every change to one of the scope's rows, which says whether
+  the scope's term counts kept in a process are still its own (`sqlite_scope_terms`).
+  `entries_fts_terms` / `entries_fts_linked_terms` (fts5vocab) give a term's document
+  count in the whole file, which is that of the scope when the scope is the whole
+  file; otherwise it is counted per query.
 - `entries_substr` (`SUBSTRING_TABLE`): a contentless FTS5 `trigram` index
   (case-sensitive, no positions) over Python's `str.lower()` of each entry's key and
   text, the seed's case folding: a needle of three or more characters matches the
@@ -184,6 +187,47 @@ def _fill_scope_stats(conn: sqlite3.Connection) -> None:
         "INSERT INTO scope_stats (scope, docs, length, context_length) VALUES (?, ?, ?, ?)",
         [(scope, *row) for scope, row in totals.items()],
     )
+
+
+SCOPE_MARK_TRIGGERS = (
+    """
+    CREATE TRIGGER IF NOT EXISTS scope_mark_new AFTER INSERT ON scope_stats BEGIN
+        UPDATE scope_stats SET mark = random() WHERE rowid = new.rowid;
+    END
+    """,
+    """
+    CREATE TRIGGER IF NOT EXISTS scope_mark_insert AFTER INSERT ON entries BEGIN
+        UPDATE scope_stats SET mark = random()
+        WHERE ifnull(scope, X'00') = ifnull(new.scope, X'00');
+    END
+    """,
+    """
+    CREATE TRIGGER IF NOT EXISTS scope_mark_update AFTER UPDATE ON entries BEGIN
+        UPDATE scope_stats SET mark = random()
+        WHERE ifnull(scope, X'00') IN (ifnull(old.scope, X'00'), ifnull(new.scope, X'00'));
+    END
+    """,
+    """
+    CREATE TRIGGER IF NOT EXISTS scope_mark_delete AFTER DELETE ON entries BEGIN
+        UPDATE scope_stats SET mark = random()
+        WHERE ifnull(scope, X'00') = ifnull(old.scope, X'00');
+    END
+    """,
+)
+"""What draws `scope_stats.mark` again (schema 12): a new scope row, and every insert,
+update or delete of an entry of the scope (the old and the new scope of an update)."""
+
+
+def _add_scope_marks(conn: sqlite3.Connection) -> None:
+    """Add `scope_stats.mark` and its triggers (migration 11 -> 12), a mark drawn for
+    every scope already stored. A file already holding them (a later one set back to
+    11) keeps them."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(scope_stats)")}
+    if "mark" not in columns:
+        conn.execute("ALTER TABLE scope_stats ADD COLUMN mark INTEGER")
+    conn.execute("UPDATE scope_stats SET mark = random()")
+    for trigger in SCOPE_MARK_TRIGGERS:
+        conn.execute(trigger)
 
 
 MIGRATIONS: tuple[Sequence[Step], ...] = (
@@ -369,6 +413,13 @@ MIGRATIONS: tuple[Sequence[Step], ...] = (
         """,
         "CREATE INDEX versions_entry ON versions (ifnull(scope, X'00'), key, seq)",
     ),
+    # 11 -> 12: `scope_stats.mark`, drawn at random whenever one of the scope's rows is
+    # inserted, updated or deleted (by anyone: triggers, so every writer of `entries`
+    # and every process) and when the scope's row is created: keyword recall keeps a
+    # small scope's term counts in the process while its mark is unchanged
+    # (`sqlite_scope_terms`). Random, not a counter: a scope erased and written again
+    # starts a new `scope_stats` row, whose counter would repeat an old value.
+    (_add_scope_marks,),
 )
 
 FTS_TABLES = ("entries_fts", "entries_fts_linked")

@@ -5,9 +5,10 @@ paths of `SQLiteBackend`, scored as every backend scores them.
 scans newest first, and scores each candidate with the seed's tiers in Python;
 `keyword` takes candidates from FTS5 (the query's words in both the spellings the
 indexes hold, `sqlite_fts`) and scores them with the scope's own BM25 statistics
-(`retrieval.scores`). Kept apart from `sqlite` (connection, writes, decay, vectors)
-because they are the two full-text read paths and the largest part of the backend;
-each function reads an open connection, given the scope's SQL condition
+(`retrieval.scores`); a small scope of a big file is searched by its own terms, kept
+between recalls (`sqlite_scope_terms`). Kept apart from `sqlite` (connection, writes,
+decay, vectors) because they are the two full-text read paths and the largest part of
+the backend; each function reads an open connection, given the scope's SQL condition
 (`ScopeSQL`): the backend purges expired rows and opens the read itself.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from axon.memory.backend import best_first
@@ -30,6 +31,11 @@ from axon.memory.backends.sqlite_schema import (
     SUBSTRING_TABLE,
     contains,
     like_pattern,
+)
+from axon.memory.backends.sqlite_scope_terms import (
+    ScopeTermsCache,
+    metadata_passes,
+    ranked_in_scope,
 )
 from axon.memory.entry import MemoryEntry, filter_predicate, window_test
 from axon.memory.retrieval.exact import SCORE_EQUAL, SCORE_KEY, SCORE_VALUE, seed_score
@@ -185,6 +191,7 @@ def retrieve_keyword(
     filters: Mapping[str, Any] | None,
     now: float,
     linked: bool = False,
+    cache: ScopeTermsCache | None = None,
 ) -> list[MemoryEntry]:
     """Per-scope BM25 over key and text (and the context when `linked`), in [0, 1].
 
@@ -195,6 +202,11 @@ def retrieve_keyword(
     (`scope_stats`, and each query term's document count in that scope), so the
     score and the final order are those of every other backend. Unless `linked`,
     the index searched (`entries_fts`) holds only key and text.
+
+    A small scope of a big file (`_small_scope`) is searched by its own rows instead,
+    scored from their term counts kept in `cache` (`sqlite_scope_terms`; the
+    backend's, so they outlive the recall while the scope is unchanged; None: read
+    for this recall only), with the same scores and order.
     """
     accepts = filter_predicate(filters)
     inside = window_test(filters)
@@ -207,10 +219,11 @@ def retrieve_keyword(
     context_column = "e.context" if linked else "NULL"
     where, params = scope_sql
     if _small_scope(conn, scope_sql):
-        def passes(row: Any) -> bool:
-            return inside(float(row[5])) and accepts(json.loads(row[4]))
-
-        return _keyword_in_scope(conn, terms, top_k, scope_sql, passes, now, linked)
+        passes = metadata_passes(accepts, inside) if filters else None
+        found = ranked_in_scope(
+            conn, cache or ScopeTermsCache(), params[0], terms, top_k, passes, now, linked
+        )
+        return [_entry(row, score) for row, score in found]
     want = candidate_count(top_k)
     while True:
         rows = conn.execute(
@@ -248,7 +261,7 @@ def retrieve_keyword(
 
 SCOPE_SCAN = 20_000
 """A scope of at most this many entries, in a file holding at least `SCOPE_SHARE` times as
-many, is searched by reading its own rows (`_keyword_in_scope`): FTS5's index covers the
+many, is searched by its own rows (`sqlite_scope_terms.ranked_in_scope`): FTS5's index covers the
 whole file, so its matches of a common word grow with every other scope (a store of
 1,000 namespaces), while the scope's rows do not (docs/performance.md, namespaces)."""
 SCOPE_SHARE = 4
@@ -264,53 +277,6 @@ def _small_scope(conn: sqlite3.Connection, scope_sql: ScopeSQL) -> bool:
         (scope_sql[1][0],),
     ).fetchone()
     return row is not None and 0 < row[0] <= SCOPE_SCAN and row[0] * SCOPE_SHARE <= row[1]
-
-
-def _keyword_in_scope(
-    conn: sqlite3.Connection,
-    terms: Sequence[str],
-    top_k: int,
-    scope_sql: ScopeSQL,
-    passes: Callable[[Any], bool],
-    now: float,
-    linked: bool,
-) -> list[MemoryEntry]:
-    """`retrieve_keyword` of a small scope: every row of the scope read once (its index),
-    its shared terms counted (`scores.entry_counts`, what FTS5's proposals are scored
-    with anyway); a term's document count is its rows holding it, expired ones included
-    until purged, as `_scope_stats` counts them; the live rows that pass the filters
-    and share a term are scored and ranked the same way."""
-    where, params = scope_sql
-    context_column = "e.context" if linked else "NULL"
-    rows = conn.execute(
-        f"SELECT {_COLUMNS}, e.text, {context_column}, {LIVE_E} FROM entries AS e "
-        f"WHERE 1{where}",
-        (now, *params),
-    ).fetchall()
-    stats = conn.execute(
-        "SELECT docs, length, context_length FROM scope_stats WHERE ifnull(scope, X'00') = ?",
-        (params[0],),
-    ).fetchone()
-    length = float(stats[1]) + (CONTEXT_WEIGHT * float(stats[2]) if linked else 0.0)
-    wanted = set(terms)
-    df = dict.fromkeys(wanted, 0)
-    found = []
-    for row in rows:
-        context = row[9] if linked else None
-        counts = entry_counts(row[2], row[8], context)
-        shared = wanted.intersection(counts)
-        for term in shared:
-            df[term] += 1
-        if shared and row[10] and passes(row):
-            found.append((row, counts, entry_length(row[2], row[8], context)))
-    scope = ScopeStats(int(stats[0]), length, df)
-    scored = []
-    for row, counts, size in found:
-        score = keyword_score(terms, counts, size, scope)
-        if score > 0.0:
-            scored.append((*best_first(score, row[5], row[0]), row[:10], score))
-    scored.sort(key=lambda item: item[:3])
-    return [_entry(item[3], item[4]) for item in scored[:top_k]]
 
 
 def _scope_stats(
