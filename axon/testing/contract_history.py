@@ -17,8 +17,8 @@ from axon.memory.versions import KEEP_ALL, Version
 from axon.testing import FakeClock
 
 __all__ = [
-    "test_a_backend_without_history_refuses_it",
     "test_clear_erase_and_purge_history_remove_versions_of_their_scopes_only",
+    "test_history_is_kept_or_refused_as_the_capabilities_say",
     "test_history_keeps_every_version_with_keep_all",
     "test_history_keeps_the_newest_and_keep_before_it",
     "test_versions_are_per_scope_and_key_and_survive_a_forget",
@@ -38,9 +38,13 @@ def _shown(versions: list[Version]) -> list[tuple[str, Any]]:
     return [(v.op, v.value) for v in versions]
 
 
-async def test_a_backend_without_history_refuses_it(backend: MemoryBackend) -> None:
+async def test_history_is_kept_or_refused_as_the_capabilities_say(
+    backend: MemoryBackend,
+) -> None:
     if backend.capabilities.history:
-        pytest.skip(f"the {backend.name} backend keeps history")
+        await backend.record_versions("S", [_v("k", "remember", 1, 0.0)], 3)
+        assert _shown(await backend.history("k", "S")) == [("remember", 1)]
+        return
     with pytest.raises(AxonMemoryError, match="keeps no history"):
         await backend.record_versions("S", [_v("k", "remember", 1, 0.0)], 3)
     with pytest.raises(AxonMemoryError, match="keeps no history"):

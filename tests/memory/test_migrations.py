@@ -280,8 +280,8 @@ async def test_sqlite_version_9_file_gets_created_at(tmp_path: Path) -> None:
 
 @pytest.mark.postgres
 async def test_postgres_version_6_schema_gets_created_at(pg_dsn: str, tmp_path: Path) -> None:
-    """A schema as version 6 wrote it (no `created_at` column) migrates to 7, each row's
-    `created_at` its stored timestamp."""
+    """A schema as version 6 wrote it (no `created_at` column) migrates to 7 and on to
+    today's version, each row's `created_at` its stored timestamp."""
     import psycopg
 
     from axon.memory.backends.postgres import PostgresBackend
@@ -307,4 +307,6 @@ async def test_postgres_version_6_schema_gets_created_at(pg_dsn: str, tmp_path: 
         row = conn.execute(
             f"SELECT value FROM \"{schema}\".meta WHERE name = 'schema_version'"
         ).fetchone()
-    assert row == ("7",)
+    from axon.memory.backends.postgres_schema import SCHEMA_VERSION
+
+    assert row == (str(SCHEMA_VERSION),)  # and on through every later migration

@@ -396,10 +396,11 @@ MIGRATIONS: tuple[Sequence[Step], ...] = (
     (_add_created_at,),
     # 10 -> 11: `versions`, the history of the entries of memories declared with
     # `history:` (`sqlite_versions`): one row per recorded write, `seq` its order, `keep`
-    # the history setting it was recorded with.
+    # the history setting it was recorded with. `IF NOT EXISTS`: a file whose version
+    # number was set back (as tests do to replay an earlier migration) opens too.
     (
         """
-        CREATE TABLE versions (
+        CREATE TABLE IF NOT EXISTS versions (
             seq           INTEGER PRIMARY KEY AUTOINCREMENT,
             scope         TEXT,
             key           TEXT NOT NULL,
@@ -411,7 +412,7 @@ MIGRATIONS: tuple[Sequence[Step], ...] = (
             keep          INTEGER NOT NULL
         )
         """,
-        "CREATE INDEX versions_entry ON versions (ifnull(scope, X'00'), key, seq)",
+        "CREATE INDEX IF NOT EXISTS versions_entry ON versions (ifnull(scope, X'00'), key, seq)",
     ),
     # 11 -> 12: `scope_stats.mark`, drawn at random whenever one of the scope's rows is
     # inserted, updated or deleted (by anyone: triggers, so every writer of `entries`
