@@ -87,13 +87,6 @@ def newest_first(versions: list[Version]) -> list[Version]:
     return sorted(versions, key=lambda v: v.seq, reverse=True)
 
 
-def trimmed(versions: list[Version], keep: int) -> list[Version]:
-    """The versions of one key a store keeps after a write: the newest and `keep` before
-    it (all with `KEEP_ALL`), newest first."""
-    ordered = newest_first(versions)
-    return ordered if keep == KEEP_ALL else ordered[: keep + 1]
-
-
 def version_from_row(
     key: str,
     op: str,

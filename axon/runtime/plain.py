@@ -461,7 +461,6 @@ class PlainMemory:
         await self.maybe_sweep()
         started = time.perf_counter()
         keys: list[str] = []
-        deleted = 0
         with errors_named(name):
             stored = stored_filters(filters, name)
             if stored is not None:

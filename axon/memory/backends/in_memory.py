@@ -436,8 +436,7 @@ class InMemoryBackend(MemoryBackend):
             return name is not None and name.startswith(scope) if prefix else name == scope
 
         gone = [ident for ident in self._versions if doomed(ident[0])]
-        count = sum(len(self._versions.pop(ident)) for ident in gone)
-        return count
+        return sum(len(self._versions.pop(ident)) for ident in gone)
 
     async def _delete(self, key: str, scope: str | None) -> bool:
         state = self._scopes.get(scope)
