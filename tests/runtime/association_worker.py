@@ -5,8 +5,11 @@ Usage: `python association_worker.py ROLE MEMORY_DIR BACKEND PG_SCHEMA SECONDS`.
 before each write, reads `T` back: its value must be the writer's last (it is the
 only one writing values), else a revert is counted. `linker` associates new entries
 with `T` (by `related` on remember, or by `associate`) and deletes every other one
-(which unlinks it). Each runs for SECONDS, then prints one JSON line: the writer its
-last value and the reverts it saw, the linker the keys it left linked.
+(which unlinks it). The linker runs for SECONDS and at least MIN_LINKS rounds (a
+loaded machine must not shrink the race to nothing), then leaves a `linker-done` file;
+the writer runs until it sees that file, so the two overlap for the linker's whole
+run. Each then prints one JSON line: the writer its last value, its write count and
+the reverts it saw, the linker the keys it left linked.
 """
 
 from __future__ import annotations
@@ -15,8 +18,12 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 import axon
+
+MIN_LINKS = 30
+CAP_SECONDS = 45.0
 
 
 def main() -> None:
@@ -25,21 +32,28 @@ def main() -> None:
     with axon.Session(memory_dir=memory_dir, **pg) as session:
         session.execute(f"memory Notes {{ store: persistent backend: {backend} }}")
         notes = session.memory("Notes")
-        deadline = time.monotonic() + float(seconds)
+        started = time.monotonic()
+        deadline = started + float(seconds)
+        done = Path(memory_dir) / "linker-done"
         if role == "writer":
-            last, reverts, n = 0, [], 0
-            while time.monotonic() < deadline:
+            last, reverts = 0, []
+            while not done.exists() and time.monotonic() < started + CAP_SECONDS:
                 got = notes.get("T")
                 seen = None if got is None else got.value
                 if seen != f"value {last}":
                     reverts.append([last, seen])
                 last += 1
                 notes.remember(f"value {last}", key="T")
-            print(json.dumps({"last": f"value {last}", "reverts": reverts}), flush=True)
+            print(
+                json.dumps({"last": f"value {last}", "writes": last, "reverts": reverts}),
+                flush=True,
+            )
             return
         alive: list[str] = []
         n = 0
-        while time.monotonic() < deadline:
+        while (time.monotonic() < deadline or n < MIN_LINKS) and (
+            time.monotonic() < started + CAP_SECONDS
+        ):
             n += 1
             key = f"{os.getpid()}-{n}"
             if n % 2:
@@ -51,6 +65,7 @@ def main() -> None:
                 notes.delete(key)
             else:
                 alive.append(key)
+        done.touch()
         print(json.dumps({"alive": alive, "count": n}), flush=True)
 
 
