@@ -25,6 +25,7 @@ PACKAGE_DATA = (
     "axon/grammar/axon.lark",
     "axon/py.typed",
     "axon/memory/retrieval/ranker_weights.json",
+    "axon/memory/embeddings/data/minilm-tokenizer.json.gz",
     "axon/studio/static/studio.css",
     "axon/studio/static/studio.js",
 )
