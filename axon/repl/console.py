@@ -580,7 +580,9 @@ class Console:
                 for name in chosen
                 for backend, scope in await self.session.memories[name].sources()
             ]
-            return await export_entries(handle, sources, with_vectors=with_vectors)
+            return await export_entries(
+                handle, sources, with_vectors=with_vectors, base=self.session.namespace
+            )
 
         try:
             with replacing(path) as handle:
@@ -600,14 +602,21 @@ class Console:
         key lives in one tier, so an entry whose key a tier already holds replaces it
         there; a new key goes to the tier a remember would write (its `persist_if`
         policy, else the memory's `store:`).
+
+        Namespaces as `axon memory import --namespace` places them: in a session of
+        namespace P, the exported namespace lands at P and a line below it below P
+        (acme/u42/work exported from acme/u42 lands at P/work); in the root, each line
+        in the namespace it names. So two users' entries never merge into one.
         """
         from axon.compiler.check_options import key_problem
         from axon.memory.backend import MemoryBackend
-        from axon.memory.entry import NewEntry
-        from axon.memory.transfer import import_entries, read_lines
+        from axon.memory.entry import NewEntry, scope_of
+        from axon.memory.namespaces import Namespace, split_scope
+        from axon.memory.transfer import import_entries, read_lines, split_shown
 
         names = self.session.memory_names()
-        placed: dict[tuple[str, str], tuple[MemoryBackend, str]] = {}  # this file's keys
+        # this file's keys, by namespace and memory
+        placed: dict[tuple[Namespace, str, str], tuple[MemoryBackend, str]] = {}
 
         async def route(name: str, item: NewEntry) -> tuple[MemoryBackend, str]:
             problem = key_problem(item.key, "")  # what a program or handle could name
@@ -618,17 +627,22 @@ class Console:
                 raise AxonMemoryError(
                     f"memory '{name}' is not declared in this session{hint}; declare it first"
                 )
-            place = placed.get((name, item.key))
+            space = split_scope(scope_of(item.metadata) or name)[0]  # the line's, placed
+            place = placed.get((space, name, item.key))
             if place is None:  # where the key lives, else where a remember would write it
-                memory = self.session.memories[name]
+                memory = await self.session.memories.in_namespace(name, space)
                 place = await memory.place(item.key, item.metadata or {})
-                placed[(name, item.key)] = place
+                placed[(space, name, item.key)] = place
             return place
 
+        here = self.session.namespace
         try:
             with open(path, encoding="utf-8", newline="") as handle:
                 report = self._in_session(
-                    import_entries(read_lines(handle, str(path)), route, source=str(path))
+                    import_entries(
+                        read_lines(handle, str(path)), route, source=str(path),
+                        namespace=None if here.is_root else here,
+                    )
                 )
         except FileNotFoundError:
             return self._fail(f"{path}: error: no such file")
@@ -644,14 +658,16 @@ class Console:
             f"imported {_entries(report.entries)} into "
             f"{render.counted(len(report.memories), 'memory', 'memories')}{skipped}"
         )
-        for name in report.memories:  # their vectors: in the background, as after remembers
+        for shown in report.memories:  # their vectors: in the background, as after remembers
+            space, name = split_shown(shown)
             try:
-                pending = self._in_session(self.session.memories[name].resume_vectors())
+                memory = self._in_session(self.session.memories.in_namespace(name, space))
+                pending = self._in_session(memory.resume_vectors())
             except AxonError as exc:
                 return self._fail(f"error: {exc}")
             if pending:
                 self.print_line(
-                    f"computing {render.counted(pending, 'vector', 'vectors')} of {name} in "
+                    f"computing {render.counted(pending, 'vector', 'vectors')} of {shown} in "
                     "the background (a semantic or hybrid recall waits for them, showing "
                     "progress)",
                     "dim",

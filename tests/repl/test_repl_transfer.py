@@ -118,3 +118,59 @@ def test_import_into_a_tiered_memory_keeps_each_key_in_one_tier(tmp_path: Path) 
     result = run_axon_repl(["--memory-dir", str(tmp_path / "m")], third, cwd=tmp_path)
     assert "T: 1 of 1 entry, newest first" in result.stdout
     assert "new p" in result.stdout
+
+
+def test_import_keeps_each_lines_namespace(tmp_path: Path) -> None:
+    """Two users' entries under one key: the root REPL puts each in its own namespace (it
+    used to put both in the session's namespace, one user's entry replacing the other's)."""
+    path = tmp_path / "users.jsonl"
+    path.write_text(
+        '{"format": "axon-memory", "version": 2}\n'
+        '{"memory": "Notes", "namespace": "acme/u1", "key": "diet", "value": "vegan", '
+        '"created_at": 1}\n'
+        '{"memory": "Notes", "namespace": "acme/u2", "key": "diet", "value": "keto", '
+        '"created_at": 1}\n',
+        encoding="utf-8",
+    )
+    memory_dir = tmp_path / "m"
+    declare = "memory Notes { store: persistent backend: sqlite }\n"
+    result = run_axon_repl(
+        ["--memory-dir", str(memory_dir)], f"{declare}.import {path}\n", cwd=tmp_path
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    assert "imported 2 entries into 2 memories" in result.stdout
+    for user, diet in [("acme/u1", "vegan"), ("acme/u2", "keto")]:
+        shown = run_axon_repl(
+            ["--memory-dir", str(memory_dir), "--namespace", user],
+            f'{declare}.show Notes\n', cwd=tmp_path,
+        )
+        assert diet in shown.stdout and "1 of 1 entry," in shown.stdout, shown.stdout
+    root = run_axon_repl(["--memory-dir", str(memory_dir)], f"{declare}.show Notes\n", cwd=tmp_path)
+    assert "vegan" not in root.stdout and "keto" not in root.stdout
+
+
+def test_export_of_a_namespace_imports_at_another(tmp_path: Path) -> None:
+    """A REPL in acme/u42 exports its namespace; a REPL in acme/u43 imports it there (as
+    `axon memory import --namespace` would), never in the root or in acme/u42."""
+    out = tmp_path / "u42.jsonl"
+    memory_dir = tmp_path / "m"
+    declare = "memory Notes { store: persistent backend: sqlite }\n"
+    first = run_axon_repl(
+        ["--memory-dir", str(memory_dir), "--namespace", "acme/u42"],
+        f'{declare}remember("likes tea") -> Notes with {{ key: "drink" }}\n.export Notes {out}\n',
+        cwd=tmp_path,
+    )
+    assert (first.returncode, first.stderr) == (0, "")
+    header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    assert header == {"format": "axon-memory", "version": 2, "namespace": "acme/u42"}
+    second = run_axon_repl(
+        ["--memory-dir", str(tmp_path / "m2"), "--namespace", "acme/u43"],
+        f"{declare}.import {out}\n.show Notes\n",
+        cwd=tmp_path,
+    )
+    assert (second.returncode, second.stderr) == (0, "")
+    assert "likes tea" in second.stdout and "1 of 1 entry," in second.stdout
+    root = run_axon_repl(
+        ["--memory-dir", str(tmp_path / "m2")], f"{declare}.show Notes\n", cwd=tmp_path
+    )
+    assert "likes tea" not in root.stdout
