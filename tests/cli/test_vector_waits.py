@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers.signals import sigint_at_default
+
 ROOT = Path(__file__).resolve().parents[2]
 
 SLOW_AXON = """\
@@ -114,14 +116,15 @@ class Terminal:
 
     def __init__(self, args: list[str], env: dict[str, str]) -> None:
         self.master, slave = pty.openpty()
-        self.proc = subprocess.Popen(
-            args,
-            stdout=subprocess.PIPE,
-            stderr=slave,
-            stdin=subprocess.DEVNULL,
-            cwd=ROOT,
-            env=env,
-        )
+        with sigint_at_default():  # the Ctrl-C these tests send must reach it
+            self.proc = subprocess.Popen(
+                args,
+                stdout=subprocess.PIPE,
+                stderr=slave,
+                stdin=subprocess.DEVNULL,
+                cwd=ROOT,
+                env=env,
+            )
         os.close(slave)
         self.chunks: list[bytes] = []
         self.reader = threading.Thread(target=self._read_all, daemon=True)

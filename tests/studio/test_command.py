@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import require_extra
+from tests.helpers.signals import sigint_at_default
 
 require_extra("starlette", "uvicorn", module_level=True)
 
@@ -28,11 +29,12 @@ AXON = [sys.executable, "-m", "axon.cli"]
 @contextmanager
 def studio(*args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """Run `axon studio ARGS --port 0 --no-open`; yields the printed address."""
-    process = subprocess.Popen(
-        [*AXON, "studio", *args, "--port", "0", "--no-open"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    with sigint_at_default():  # stopped by the Ctrl-C of its `finally`
+        process = subprocess.Popen(
+            [*AXON, "studio", *args, "--port", "0", "--no-open"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
