@@ -293,6 +293,12 @@ def shown_name(namespace: Namespace, memory: str) -> str:
     return memory if namespace.is_root else f"{namespace.text}/{memory}"
 
 
+def placed_namespace(memory: str, item: NewEntry) -> Namespace:
+    """The namespace `import_entries` placed the entry of `memory` in (its scope's), as
+    a `Route` sees it."""
+    return split_scope(scope_of(item.metadata) or memory)[0]
+
+
 def split_shown(name: str) -> tuple[Namespace, str]:
     """`shown_name`'s text -> its namespace and memory."""
     space, _, memory = name.rpartition("/")
@@ -855,7 +861,7 @@ async def import_memories(
         problem = None if addressable is None else addressable(target, item.key)
         if problem is not None:
             raise AxonMemoryError(problem, memory=target, key=item.key)
-        return backend, split_scope(scope_of(item.metadata) or name)[0].scope(target)
+        return backend, placed_namespace(name, item).scope(target)
 
     report = await import_entries(
         lines, route, source=source, progress=progress, namespace=namespace

@@ -610,9 +610,14 @@ class Console:
         """
         from axon.compiler.check_options import key_problem
         from axon.memory.backend import MemoryBackend
-        from axon.memory.entry import NewEntry, scope_of
-        from axon.memory.namespaces import Namespace, split_scope
-        from axon.memory.transfer import import_entries, read_lines, split_shown
+        from axon.memory.entry import NewEntry
+        from axon.memory.namespaces import Namespace
+        from axon.memory.transfer import (
+            import_entries,
+            placed_namespace,
+            read_lines,
+            split_shown,
+        )
 
         names = self.session.memory_names()
         # this file's keys, by namespace and memory
@@ -627,7 +632,7 @@ class Console:
                 raise AxonMemoryError(
                     f"memory '{name}' is not declared in this session{hint}; declare it first"
                 )
-            space = split_scope(scope_of(item.metadata) or name)[0]  # the line's, placed
+            space = placed_namespace(name, item)
             place = placed.get((space, name, item.key))
             if place is None:  # where the key lives, else where a remember would write it
                 memory = await self.session.memories.in_namespace(name, space)
