@@ -203,11 +203,15 @@ def test_paging_and_purge_name_the_namespace(tmp_path: Path) -> None:
     _fill("sqlite", keywords)
     with axon.Session(namespace="acme/u42", **keywords) as session:  # type: ignore[arg-type]
         session.declare("memory Notes { store: persistent backend: sqlite }")
-        session.memory("Notes").remember("soon gone", key="brief", expires_in="1s")
+        session.memory("Notes").remember("soon gone", key="brief", expires_in="3s")
+        stored = time.monotonic()
+    # `show` must run while the entry lives: opened after the expiry, it sweeps the entry
+    # itself and `purge` finds none (with a 1 s expiry a loaded machine got there). Then
+    # `purge` once it has expired.
     page = run_axon("memory", "show", "Notes", "--limit", "1", "--namespace", "acme/u42",
                     *where)
     assert page.returncode == 0 and "--namespace acme/u42 --limit 1 --after" in page.stdout
-    time.sleep(1.2)
+    time.sleep(max(0.0, stored + 3.2 - time.monotonic()))
     purged = as_json(run_axon("memory", "purge", "--json", *where))
     assert purged == {"op": "purge", "purged": 1, "memories": {"acme/u42/Notes": 1}}
 
