@@ -13,29 +13,45 @@ from tests.helpers.cli import PROGRAM, Store, axon
 from tests.memory.conftest import chroma_test_url, pg_dsn_or_skip, pg_test_schema
 
 
-@pytest.fixture(params=["sqlite", "pgvector", "chroma", "chroma-dir"])
+@pytest.fixture(params=["sqlite", "pgvector", "chroma"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
     """`axon memory ...` against a store holding PROGRAM's memories: a memory directory,
-    a PostgreSQL schema, a collection on the Chroma server (`--chroma URL`) and one in
-    an embedded Chroma directory (`--chroma DIR`, relative to the memory directory)."""
-    backend = request.param
+    a PostgreSQL schema and a collection on the Chroma server (`--chroma URL`).
+
+    The embedded Chroma directory runs the same backend code through another client, so
+    only the tests that name the store's location on the command line (every command,
+    the errors, a pasted page hint) take it too: `store_every_location`."""
+    return _store(request.param, tmp_path)
+
+
+@pytest.fixture(params=["sqlite", "pgvector", "chroma", "chroma-dir"])
+def store_every_location(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    """`store`, and also a store in an embedded Chroma directory (`--chroma DIR`,
+    relative to the memory directory)."""
+    return _store(request.param, tmp_path)
+
+
+def _store(kind: str, tmp_path: Path) -> Store:
+    """PROGRAM's memories written by `axon run` on the backend `kind`; `axon memory`
+    against them."""
+    backend = kind
     env: dict[str, str] = {}
-    if request.param == "sqlite":
+    if kind == "sqlite":
         where = ["--memory-dir", str(tmp_path / "mem")]
-    elif request.param == "pgvector":
+    elif kind == "pgvector":
         dsn = pg_dsn_or_skip()
         schema = pg_test_schema(tmp_path)
         where = ["--pg-dsn", dsn, "--pg-schema", schema]
         env = {"AXON_PG_SCHEMA": schema}
     else:
         require_extra("chromadb")  # the embedded "chroma-dir" needs no server, but the client
-        location = chroma_test_url(tmp_path) if request.param == "chroma" else "kb#notes"
+        location = chroma_test_url(tmp_path) if kind == "chroma" else "kb#notes"
         backend = f'chroma location: "{location}"'
         where = ["--memory-dir", str(tmp_path / "mem"), "--chroma", location]
     program = tmp_path / "p.axon"
     program.write_text(PROGRAM.replace("BACKEND", backend))
     run_where = ["--memory-dir", str(tmp_path / "mem")]
-    if request.param == "pgvector":
+    if kind == "pgvector":
         run_where += ["--pg-dsn", where[1]]
     result = axon("run", str(program), *run_where, **env)
     assert result.returncode == 0, result.stderr

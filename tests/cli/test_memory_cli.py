@@ -13,7 +13,8 @@ from tests.helpers.cli import PROGRAM, ROOT, Store, as_json, axon
 from tests.memory.conftest import pg_dsn_or_skip, pg_test_schema
 
 
-def test_every_command_with_json(store: Store, tmp_path: Path) -> None:
+def test_every_command_with_json(store_every_location: Store, tmp_path: Path) -> None:
+    store = store_every_location  # the embedded Chroma directory too
     listing = as_json(store("ls", "--json"))
     assert listing["memories"] == [
         {"memory": "Diary", "entries": 1}, {"memory": "Notes", "entries": 2}
@@ -91,7 +92,10 @@ def test_a_mode_in_capitals_is_suggested_as_the_checker_suggests(store: Store) -
     assert "not 'KEYWORD'; did you mean 'keyword'?" in shouted.stderr, shouted.stderr
 
 
-def test_errors_are_one_line_with_the_right_exit_code(store: Store, tmp_path: Path) -> None:
+def test_errors_are_one_line_with_the_right_exit_code(
+    store_every_location: Store, tmp_path: Path
+) -> None:
+    store = store_every_location  # the embedded Chroma directory too
     unknown = store("show", "Note")
     assert unknown.returncode == 1
     assert "no memory 'Note'" in unknown.stderr and "did you mean 'Notes'?" in unknown.stderr

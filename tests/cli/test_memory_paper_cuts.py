@@ -46,9 +46,10 @@ def _hint(stdout: str) -> list[str]:
     return words[1:]
 
 
-def test_the_next_page_hint_pastes_and_works(store: Store) -> None:
+def test_the_next_page_hint_pastes_and_works(store_every_location: Store) -> None:
     """Pasted as printed (no options added), the hint shows the next page of the same
     store: on a memory directory, PostgreSQL and Chroma alike."""
+    store = store_every_location  # the embedded Chroma directory too
     first = store("show", "Notes", "--limit", "1")
     assert first.returncode == 0, first.stderr
     assert "tally" in first.stdout and "report" not in first.stdout
