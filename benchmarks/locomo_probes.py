@@ -43,9 +43,9 @@ backend with the default model).
     PYTHONPATH=. .venv/bin/python benchmarks/locomo_probes.py --cache DIR --pools FILE \\
         [--probes diversity,query-weight,question-type,context,direction,question-frame,similarity]
 
-`context`, `question-frame` and `similarity` embed every dev turn (and, for
-`context`, every turn with the one before it: about four minutes the first time,
-kept in `--cache`) and every question.
+`context`, `question-frame` and `similarity` share one embedding of every dev turn
+(and, for `context`, of every turn with the one before it: about four minutes the
+first time, kept in `--cache`) and of every question.
 """
 
 from __future__ import annotations
@@ -230,15 +230,22 @@ class Turns:
     own: dict[str, np.ndarray]
     context: dict[str, np.ndarray]
     floor: float
+    place: dict[str, dict[str, int]] = dataclasses.field(init=False)
+    """Each conversation's turn keys -> their row in `entries`, `own` and `context`."""
+
+    def __post_init__(self) -> None:
+        self.place = {
+            name: {e.key: n for n, e in enumerate(entries)}
+            for name, entries in self.entries.items()
+        }
 
     def vectors(self, conversation: str, keys: Sequence[str], which: str) -> np.ndarray:
-        place = {e.key: n for n, e in enumerate(self.entries[conversation])}
         table = self.own if which == "own" else self.context
-        return table[conversation][[place[k] for k in keys]]
+        return table[conversation][[self.place[conversation][k] for k in keys]]
 
 
 def embed_turns(args: argparse.Namespace, with_context: bool) -> Turns:
-    embedder = locomo_cv.locomo.default_embedder()
+    embedder = default_embedder()
     if embedder is None:
         raise SystemExit("no embedding model installed")
     cached = locomo_cv.locomo.CachedEmbedder(embedder, Path(args.cache)) if args.cache else embedder
@@ -285,23 +292,14 @@ def semantic_list(
     ]
 
 
-def replayed_rows(
-    pools: Sequence[locomo_ranker.Pool],
-    semantic: Sequence[Sequence[MemoryEntry]],
-    now: Mapping[str, float],
-) -> Rows:
-    rows = []
-    for pool, candidates in zip(pools, semantic, strict=True):
-        keys = locomo_cv.replay(
-            pool.keyword,
-            candidates,
-            pool.question,
-            hybrid.HybridWeights(),
-            now[pool.conversation],
-            True,
-        )
-        rows.append((sum(1 for k in keys[:5] if k in pool.evidence), len(pool.evidence)))
-    return rows
+def with_semantic(
+    pools: Sequence[locomo_ranker.Pool], semantic: Sequence[list[MemoryEntry]]
+) -> list[locomo_ranker.Pool]:
+    """`pools` with their semantic candidates replaced by `semantic` (for `locomo_rows`)."""
+    return [
+        dataclasses.replace(pool, semantic=candidates)
+        for pool, candidates in zip(pools, semantic, strict=True)
+    ]
 
 
 def compare_ranker(
@@ -330,10 +328,11 @@ def compare_ranker(
 
 
 def probe_context(
-    args: argparse.Namespace, pools: Sequence[locomo_ranker.Pool], now: Mapping[str, float]
+    turns: Turns,
+    queries: np.ndarray,
+    pools: Sequence[locomo_ranker.Pool],
+    now: Mapping[str, float],
 ) -> None:
-    turns = embed_turns(args, with_context=True)
-    queries = query_vectors([p.question for p in pools])
     plain = locomo_ranker.matrices(pools, hybrid.HybridWeights(learned=0.0))
     extra = [
         np.asarray(
@@ -354,7 +353,9 @@ def probe_context(
             ctx = turns.context[pool.conversation] @ q
             cosines = {"own": own, "max": np.maximum(own, ctx), "mean": (own + ctx) / 2}[mix]
             lists.append(semantic_list(turns, pool.conversation, cosines, size))
-        rows[value] = replayed_rows(pools, lists, now)
+        rows[value] = locomo_cv.locomo_rows(
+            with_semantic(pools, lists), hybrid.HybridWeights(), now
+        )
     cross_validate("context in the candidates (0 own, 1 max, 2 mean)", pools, rows, 0.0)
 
 
@@ -411,10 +412,11 @@ QUESTION_FRAME = re.compile(
 
 
 def probe_question_frame(
-    args: argparse.Namespace, pools: Sequence[locomo_ranker.Pool], now: Mapping[str, float]
+    turns: Turns,
+    plain: np.ndarray,
+    pools: Sequence[locomo_ranker.Pool],
+    now: Mapping[str, float],
 ) -> None:
-    turns = embed_turns(args, with_context=False)
-    plain = query_vectors([p.question for p in pools])
     bare = query_vectors([QUESTION_FRAME.sub("", p.question) or p.question for p in pools])
     size = len(pools[0].semantic)
     rows: dict[float, Rows] = {}
@@ -430,13 +432,15 @@ def probe_question_frame(
                 "mean": (first + second) / 2,
             }[mix]
             lists.append(semantic_list(turns, pool.conversation, cosines, size))
-        rows[value] = replayed_rows(pools, lists, now)
+        rows[value] = locomo_cv.locomo_rows(
+            with_semantic(pools, lists), hybrid.HybridWeights(), now
+        )
     cross_validate("question-frame (0 plain, 1 bare, 2 max, 3 mean)", pools, rows, 0.0)
 
 
-def probe_similarity(args: argparse.Namespace, pools: Sequence[locomo_ranker.Pool]) -> None:
-    turns = embed_turns(args, with_context=False)
-    queries = query_vectors([p.question for p in pools])
+def probe_similarity(
+    turns: Turns, queries: np.ndarray, pools: Sequence[locomo_ranker.Pool]
+) -> None:
     plain = locomo_ranker.matrices(pools, hybrid.HybridWeights(learned=0.0))
     dims = queries.shape[1]
     # Scaled so that the products of a pair sum to about its cosine times dims / 8: the
@@ -470,14 +474,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         if not isinstance(default_embedder(), BlendEmbedder):
             raise SystemExit("query-weight needs the blended default model (AXON_EMBEDDER=blend)")
         probe_query_weight(args, pools, now)
-    if "context" in probes:
-        probe_context(args, pools, now)
     if "direction" in probes:
         probe_direction(pools)
-    if "question-frame" in probes:
-        probe_question_frame(args, pools, now)
-    if "similarity" in probes:
-        probe_similarity(args, pools)
+    if probes & {"context", "question-frame", "similarity"}:
+        turns = embed_turns(args, with_context="context" in probes)
+        queries = query_vectors([p.question for p in pools])
+        if "context" in probes:
+            probe_context(turns, queries, pools, now)
+        if "question-frame" in probes:
+            probe_question_frame(turns, queries, pools, now)
+        if "similarity" in probes:
+            probe_similarity(turns, queries, pools)
 
 
 if __name__ == "__main__":
